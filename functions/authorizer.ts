@@ -1,0 +1,13 @@
+import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
+import { bearerToken, resolveToken } from '../shared/auth/tokens.js';
+import type { AuthContext } from '../shared/http/operation.js';
+
+type Result = APIGatewaySimpleAuthorizerWithContextResult<AuthContext | Record<string, never>>;
+
+/** HTTP API Lambda authorizer (simple responses). The local server runs this same function. */
+export const handler = async (event: Pick<APIGatewayRequestAuthorizerEventV2, 'headers'>): Promise<Result> => {
+  const header = event.headers?.authorization ?? event.headers?.Authorization;
+  const token = bearerToken(header);
+  const auth = token ? await resolveToken(token) : undefined;
+  return auth ? { isAuthorized: true, context: auth } : { isAuthorized: false, context: {} };
+};

@@ -1,0 +1,10 @@
+import { getCompany } from '../../shared/domain/companies.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseIdOnly } from '../../shared/schemas/common.js';
+
+export const handler = operation({
+  name: 'companies-get',
+  family: 'companies',
+  parse: (body) => parseIdOnly('companies', body),
+  run: ({ id }, ctx) => getCompany(ctx, id),
+});

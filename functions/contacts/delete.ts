@@ -1,0 +1,10 @@
+import { deleteContact } from '../../shared/domain/contacts.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseIdOnly } from '../../shared/schemas/common.js';
+
+export const handler = operation({
+  name: 'contacts-delete',
+  family: 'contacts',
+  parse: (body) => parseIdOnly('contacts', body),
+  run: ({ id }, ctx) => deleteContact(ctx, id),
+});

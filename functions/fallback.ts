@@ -1,0 +1,12 @@
+import { ApiError } from '../shared/http/errors.js';
+import { type ApiEvent, type ApiResult, errorResponse } from '../shared/http/operation.js';
+import { operationByName } from './operations.js';
+
+/** The `$default` route: unknown operations are 404, other methods on known ones 405. */
+export const handler = async (event: Pick<ApiEvent, 'rawPath' | 'requestContext'>): Promise<ApiResult> => {
+  const match = /^\/api\/([^/]+)\/?$/.exec(event.rawPath ?? '');
+  const known = match ? operationByName.has(match[1]!) : false;
+  const method = event.requestContext?.http?.method ?? 'GET';
+  if (known && method !== 'POST') return errorResponse(new ApiError('api.method_not_allowed', 'only POST is allowed'));
+  return errorResponse(new ApiError('api.unknown_operation', 'unknown operation'));
+};

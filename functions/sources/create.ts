@@ -1,0 +1,10 @@
+import { createSource, sourceBody } from '../../shared/domain/sources.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseRecordBody } from '../../shared/schemas/record-body.js';
+
+export const handler = operation({
+  name: 'sources-create',
+  family: 'sources',
+  parse: (body) => parseRecordBody(sourceBody, body, 'create'),
+  run: (input, ctx) => createSource(ctx, input),
+});

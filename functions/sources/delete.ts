@@ -1,0 +1,10 @@
+import { deleteSource } from '../../shared/domain/sources.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseIdOnly } from '../../shared/schemas/common.js';
+
+export const handler = operation({
+  name: 'sources-delete',
+  family: 'sources',
+  parse: (body) => parseIdOnly('sources', body),
+  run: ({ id }, ctx) => deleteSource(ctx, id),
+});

@@ -1,0 +1,98 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handler as streamHandler } from '../functions/stream/handler.js';
+import { issueToken, saveToken } from '../shared/auth/tokens.js';
+import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
+import type { AuthContext } from '../shared/http/operation.js';
+import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
+import { createApiServer, type StaticRoute } from './server.js';
+import { type StreamPoller, startStreamPoller } from './stream-poller.js';
+
+export const DEFAULT_ACCOUNT: AuthContext = {
+  accountId: '00000000-0000-4000-8000-000000000001',
+  userId: '00000000-0000-4000-8000-000000000002',
+};
+
+export interface DevToken extends AuthContext {
+  token: string;
+}
+
+/** Parses `CRM_DEV_TOKENS`: `token=account_id:user_id,...`. */
+export function parseDevTokens(value: string): DevToken[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const m = /^([^=]+)=([0-9a-fA-F-]{36}):([0-9a-fA-F-]{36})$/.exec(entry);
+      if (!m) throw new Error(`CRM_DEV_TOKENS entry "${entry.split('=')[0]}=…" is not token=account_id:user_id`);
+      return { token: m[1]!, accountId: m[2]!.toLowerCase(), userId: m[3]!.toLowerCase() };
+    });
+}
+
+export interface LocalStackOptions {
+  port?: number;
+  host?: string;
+  dataDir?: string;
+  tableName?: string;
+  devTokens?: string;
+  /** Extra GET routes (e.g. documentation). */
+  routes?: StaticRoute[];
+  onStreamError?: (e: unknown) => void;
+}
+
+export interface LocalStack {
+  baseUrl: string;
+  dynamoEndpoint: string;
+  tableName: string;
+  tokens: DevToken[];
+  poller: StreamPoller;
+  server: Server;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service on one machine: DynamoDB Local with the shared table definition, the
+ * stream worker, and the HTTP API, all running the same handlers Lambda runs.
+ */
+export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
+  const tableName = opts.tableName ?? DEFAULT_TABLE_NAME;
+  let dynamo: LocalDynamo | undefined;
+  let poller: StreamPoller | undefined;
+  let server: Server | undefined;
+  const stop = async () => {
+    if (server) await new Promise<void>((r) => server!.close(() => r()));
+    server?.closeAllConnections?.();
+    await poller?.stop();
+    await dynamo?.stop();
+  };
+  try {
+    dynamo = await startDynamo({ dataDir: opts.dataDir });
+    Object.assign(process.env, LOCAL_AWS_ENV, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: dynamo.endpoint, CRM_LOCAL: 'true' });
+    process.env.CRM_ALLOW_INSECURE_WEBHOOKS ??= 'true';
+    await ensureTable(dynamo.endpoint, tableName);
+
+    const tokens: DevToken[] = [];
+    if (opts.devTokens) {
+      for (const t of parseDevTokens(opts.devTokens)) {
+        await saveToken(t.token, t);
+        tokens.push(t);
+      }
+    } else {
+      tokens.push({ ...DEFAULT_ACCOUNT, token: await issueToken(DEFAULT_ACCOUNT) });
+    }
+
+    poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError });
+    server = createApiServer(opts.routes);
+    const srv = server;
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, server, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Context } from 'aws-lambda';
+import { handler as authorize } from '../functions/authorizer.js';
+import { handler as fallback } from '../functions/fallback.js';
+import { operationByName } from '../functions/operations.js';
+import { ApiError } from '../shared/http/errors.js';
+import { type ApiEvent, type ApiResult, errorResponse, MAX_BODY_BYTES } from '../shared/http/operation.js';
+
+type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
+const loaded = new Map<string, Promise<Handler>>();
+
+/** Loads a registry entry's handler module, as Lambda would load its bundle. */
+function loadHandler(entry: string): Promise<Handler> {
+  let p = loaded.get(entry);
+  if (!p) {
+    p = import(new URL(`../functions/${entry.replace(/\.ts$/, '.js')}`, import.meta.url).href).then((m: { handler: Handler }) => m.handler);
+    loaded.set(entry, p);
+  }
+  return p;
+}
+
+export function lambdaContext(functionName: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 29_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Reads at most `limit` bytes; undefined when the body is larger. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      req.resume();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res: ServerResponse, result: ApiResult) {
+  res.writeHead(result.statusCode ?? 200, { 'content-type': 'application/json', ...(result.headers as Record<string, string>) });
+  res.end(result.body ?? '');
+}
+
+/** Extra GET routes (documentation) that other modules may register. */
+export type StaticRoute = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+
+/**
+ * The local API Gateway: `POST /api/<operation>` runs the authorizer, then the operation's
+ * handler with an HTTP API v2 event; everything else goes to the fallback route.
+ */
+export function createApiServer(extraRoutes: StaticRoute[] = []): Server {
+  return createServer(async (req, res) => {
+    try {
+      for (const route of extraRoutes) if (await route(req, res)) return;
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = req.method ?? 'GET';
+      const name = /^\/api\/([^/]+)\/?$/.exec(url.pathname)?.[1];
+      const op = name ? operationByName.get(name) : undefined;
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(',') : v])) as Record<string, string>;
+      const requestContext = {
+        accountId: 'local',
+        apiId: 'local',
+        domainName: headers.host ?? 'localhost',
+        domainPrefix: 'localhost',
+        http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+        requestId: randomUUID(),
+        routeKey: op ? `POST /api/${op.name}` : '$default',
+        stage: '$default',
+        time: new Date().toUTCString(),
+        timeEpoch: Date.now(),
+      };
+      if (!op || method !== 'POST') {
+        req.resume();
+        return send(res, await fallback({ rawPath: url.pathname, requestContext } as ApiEvent));
+      }
+      const auth = await authorize({ headers });
+      if (!auth.isAuthorized) {
+        req.resume();
+        return send(res, errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token')));
+      }
+      const body = await readBody(req, MAX_BODY_BYTES);
+      if (body === undefined) return send(res, errorResponse(new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`)));
+      const event = {
+        version: '2.0',
+        routeKey: requestContext.routeKey,
+        rawPath: url.pathname,
+        rawQueryString: url.search.slice(1),
+        headers,
+        requestContext: { ...requestContext, authorizer: { lambda: auth.context } },
+        body,
+        isBase64Encoded: false,
+      } as unknown as ApiEvent;
+      const handler = await loadHandler(op.entry);
+      send(res, await handler(event, lambdaContext(op.name)));
+    } catch (error) {
+      console.error('local server error', error);
+      if (!res.headersSent) send(res, errorResponse(new ApiError('api.internal', 'internal server error')));
+    }
+  });
+}

@@ -1,0 +1,153 @@
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+
+type AV = Record<string, unknown>;
+
+/** The SDK decodes an empty map as `{}`; Lambda delivers `{ M: {} }`. Restore the wire shape. */
+function fixValue(value: AV): AV {
+  if (Object.keys(value).length === 0) return { M: {} };
+  if (value.M) return { M: fixImage(value.M as Record<string, AV>) };
+  if (value.L) return { L: (value.L as AV[]).map(fixValue) };
+  return value;
+}
+const fixImage = (image: Record<string, AV> | undefined) =>
+  image && Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fixValue(v)]));
+
+/** A DynamoDB Streams API record in the shape Lambda's event source mapping delivers. */
+function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  const at = d.ApproximateCreationDateTime as unknown;
+  return {
+    ...(r as unknown as DynamoDBRecord),
+    eventSource: 'aws:dynamodb',
+    eventSourceARN: streamArn,
+    awsRegion: 'us-east-1',
+    dynamodb: {
+      ...(d as unknown as DynamoDBRecord['dynamodb']),
+      ApproximateCreationDateTime: at instanceof Date ? Math.floor(at.getTime() / 1000) : (at as number | undefined),
+      Keys: fixImage(d.Keys as unknown as Record<string, AV>) as never,
+      NewImage: fixImage(d.NewImage as unknown as Record<string, AV>) as never,
+      OldImage: fixImage(d.OldImage as unknown as Record<string, AV>) as never,
+    },
+  };
+}
+
+export interface StreamPoller {
+  stop(): Promise<void>;
+  /** Resolves when every record written so far has been handled (for tests). */
+  drain(timeoutMs?: number): Promise<void>;
+}
+
+type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+/**
+ * Reads the table's stream from DynamoDB Local and invokes the stream handler with
+ * Lambda-shaped batches, as the DynamoDB event source mapping does in AWS: in order per shard,
+ * a failed record and everything after it retried (bisected by ReportBatchItemFailures).
+ */
+export async function startStreamPoller(opts: { endpoint: string; tableName: string; handler: StreamHandler; intervalMs?: number; retryDelayMs?: number; batchSize?: number; onError?: (e: unknown) => void }): Promise<StreamPoller> {
+  const cfg = { endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const ddb = new DynamoDBClient(cfg);
+  const streams = new DynamoDBStreamsClient(cfg);
+  const table = await ddb.send(new DescribeTableCommand({ TableName: opts.tableName }));
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
+  const interval = opts.intervalMs ?? 50;
+  const retryDelay = opts.retryDelayMs ?? 500;
+
+  const iterators = new Map<string, string | undefined>(); // shardId -> iterator (undefined = closed)
+  let pendingBatch: _Record[] = [];
+  let running = true;
+  let idleSince = 0;
+
+  async function refreshShards() {
+    const d = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    for (const shard of d.StreamDescription?.Shards ?? []) {
+      if (!shard.ShardId || iterators.has(shard.ShardId)) continue;
+      const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId, ShardIteratorType: 'TRIM_HORIZON' }));
+      iterators.set(shard.ShardId, it.ShardIterator);
+    }
+  }
+
+  async function handle(records: _Record[]): Promise<_Record[]> {
+    const event: DynamoDBStreamEvent = { Records: records.map((r) => toLambdaRecord(r, streamArn!)) };
+    const out = await opts.handler(event);
+    const failed = out?.batchItemFailures?.[0]?.itemIdentifier;
+    if (!failed) return [];
+    const at = records.findIndex((r) => r.dynamodb?.SequenceNumber === failed);
+    return at < 0 ? records : records.slice(at);
+  }
+
+  async function tick(): Promise<boolean> {
+    let busy = false;
+    if (pendingBatch.length) {
+      pendingBatch = await handle(pendingBatch);
+      // A failing batch is retried after a pause, in order, until it succeeds (at least once).
+      if (pendingBatch.length) return false;
+      busy = true;
+    }
+    await refreshShards();
+    for (const [shardId, iterator] of iterators) {
+      if (!iterator) continue;
+      let out;
+      try {
+        out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: opts.batchSize ?? 100 }));
+      } catch (error) {
+        if (error instanceof ExpiredIteratorException) {
+          iterators.delete(shardId);
+          continue;
+        }
+        throw error;
+      }
+      iterators.set(shardId, out.NextShardIterator);
+      const records = out.Records ?? [];
+      if (records.length) {
+        busy = true;
+        pendingBatch = await handle(records);
+        if (pendingBatch.length) return false;
+      }
+    }
+    return busy;
+  }
+
+  const loop = (async () => {
+    while (running) {
+      let busy = false;
+      try {
+        busy = await tick();
+      } catch (error) {
+        opts.onError?.(error);
+      }
+      if (!busy) {
+        if (!pendingBatch.length) idleSince ||= Date.now();
+        await new Promise((r) => setTimeout(r, pendingBatch.length ? retryDelay : interval));
+      } else idleSince = 0;
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      ddb.destroy();
+      streams.destroy();
+    },
+    async drain(timeoutMs = 10_000) {
+      const start = Date.now();
+      // Idle for two poll intervals after the call means the stream is caught up.
+      while (Date.now() - start < timeoutMs) {
+        if (idleSince && idleSince > start && Date.now() - idleSince > interval * 2 && pendingBatch.length === 0) return;
+        await new Promise((r) => setTimeout(r, interval));
+      }
+      throw new Error('stream did not drain in time');
+    },
+  };
+}

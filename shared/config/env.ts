@@ -1,0 +1,17 @@
+/** Environment access in one place: required variables throw when missing (no `|| ''`). */
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`environment variable ${name} is not set`);
+  return value;
+}
+
+export function optionalEnv(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function boolEnv(name: string, fallback: boolean): boolean {
+  const value = optionalEnv(name);
+  if (value === undefined) return fallback;
+  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}

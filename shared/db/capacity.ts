@@ -1,0 +1,73 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** Capacity consumed by the DynamoDB calls made inside one `measureCapacity` scope. */
+export interface CapacityUsage {
+  rcu: number;
+  wcu: number;
+  /** Items DynamoDB read (Query/Scan ScannedCount, GetItem and BatchGetItem items). */
+  itemsRead: number;
+  calls: number;
+  /** Write units as AWS bills TransactWriteItems (2 × each item's 1 KB units), estimated from item sizes. */
+  transactWcuBilled: number;
+}
+
+const storage = new AsyncLocalStorage<CapacityUsage>();
+
+export async function measureCapacity<T>(fn: () => Promise<T>): Promise<{ result: T; usage: CapacityUsage }> {
+  const usage: CapacityUsage = { rcu: 0, wcu: 0, itemsRead: 0, calls: 0, transactWcuBilled: 0 };
+  const result = await storage.run(usage, fn);
+  return { result, usage };
+}
+
+type Cap = { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number };
+
+function addCapacity(usage: CapacityUsage, cc: unknown, isWrite: boolean) {
+  const list = Array.isArray(cc) ? cc : cc ? [cc] : [];
+  for (const c of list as Array<Cap & { Table?: Cap; GlobalSecondaryIndexes?: Record<string, Cap> }>) {
+    const total = c.CapacityUnits ?? 0;
+    const reads = c.ReadCapacityUnits ?? 0;
+    const writes = c.WriteCapacityUnits ?? 0;
+    if (reads || writes) {
+      usage.rcu += reads;
+      usage.wcu += writes;
+    } else if (isWrite) usage.wcu += total;
+    else usage.rcu += total;
+  }
+}
+
+/** Approximate DynamoDB item size: attribute names plus values, as AWS counts them. */
+export function itemSize(value: unknown): number {
+  if (value === null || value === undefined || typeof value === 'boolean') return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number') return Math.ceil(String(value).length / 2) + 1;
+  if (value instanceof Set) return [...value].reduce((n: number, v) => n + itemSize(v), 0);
+  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + itemSize(v), 0);
+  if (typeof value === 'object') {
+    return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + 1 + Buffer.byteLength(k) + itemSize(v), 0);
+  }
+  return 0;
+}
+
+const WRITE_COMMANDS = new Set([
+  'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand',
+]);
+
+export function recordCapacity(commandName: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined) {
+  const usage = storage.getStore();
+  if (!usage || !output) return;
+  usage.calls += 1;
+  addCapacity(usage, output.ConsumedCapacity, WRITE_COMMANDS.has(commandName));
+  if ('ScannedCount' in output) usage.itemsRead += Number(output.ScannedCount ?? 0);
+  else if (commandName === 'GetItemCommand' && output.Item) usage.itemsRead += 1;
+  else if (commandName === 'BatchGetItemCommand' && output.Responses) {
+    for (const items of Object.values(output.Responses as Record<string, unknown[]>)) usage.itemsRead += items.length;
+  }
+  if (commandName === 'TransactWriteItemsCommand' && Array.isArray(input.TransactItems)) {
+    for (const t of input.TransactItems as Array<Record<string, { Item?: unknown }>>) {
+      const op = Object.values(t)[0];
+      // Puts are billed by their size; updates, deletes and checks by the stored item (at least 1 KB).
+      const size = op?.Item ? itemSize(op.Item) : 1024;
+      usage.transactWcuBilled += 2 * Math.max(1, Math.ceil(size / 1024));
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import type { TransactItem } from './records.js';
+import { keys } from './table.js';
+
+/**
+ * Per-account metadata item. It makes derived data current at once while the stream worker
+ * catches up in the background:
+ * - `o#company#<id>` / `o#source#<id>`: a rename (`name`) or deletion (`name: null`) whose
+ *   fan-out to contacts is still running; reads apply it, the fan-out removes it when done.
+ * - `df`: ids of deleted custom-field definitions; reads hide their values.
+ * - `cf_count_<entity>`: number of custom-field definitions (at most 200 per entity type).
+ */
+export type RefKind = 'company' | 'source';
+
+export interface AccountMeta {
+  overrides: Map<string, { name: string | null; v: number }>;
+  deletedFields: Set<string>;
+}
+
+export const overrideAttr = (kind: RefKind, id: string) => `o#${kind}#${id}`;
+
+export async function readMeta(accountId: string): Promise<AccountMeta> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
+  const item = out.Item ?? {};
+  const overrides = new Map<string, { name: string | null; v: number }>();
+  for (const [k, v] of Object.entries(item)) if (k.startsWith('o#')) overrides.set(k, v as { name: string | null; v: number });
+  return { overrides, deletedFields: new Set((item.df as Set<string> | undefined) ?? []) };
+}
+
+/** Applies a pending rename/deletion to a reference (company_id + company_name, …). */
+export function currentRef(meta: AccountMeta, kind: RefKind, id: unknown, storedName: unknown): { id: string | null; name: string } {
+  if (typeof id !== 'string' || id === '') return { id: null, name: '' };
+  const o = meta.overrides.get(overrideAttr(kind, id));
+  if (!o) return { id, name: String(storedName ?? '') };
+  return o.name === null ? { id: null, name: '' } : { id, name: o.name };
+}
+
+export function setOverrideItem(accountId: string, kind: RefKind, id: string, name: string | null, v: number): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.accountMeta(accountId),
+      UpdateExpression: 'SET #o = :o',
+      ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
+      ExpressionAttributeValues: { ':o': { name, v } },
+    },
+  };
+}
+
+/** Called by the fan-out when every contact carries the change; a newer change keeps its entry. */
+export async function clearOverride(accountId: string, kind: RefKind, id: string, v: number): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.accountMeta(accountId),
+        UpdateExpression: 'REMOVE #o',
+        ConditionExpression: '#o.v = :v',
+        ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
+        ExpressionAttributeValues: { ':v': v },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The single DynamoDB table, declared once. The CDK stack, the local runner and the tests
+ * all build the table from TABLE_DEFINITION, and every key in the code base comes from the
+ * key builders below (see docs/data-model.md for the access patterns).
+ */
+export const TABLE_DEFINITION = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** GSI on account + entity type + created_at: the newest-first listing of every entity. */
+  gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  stream: 'NEW_AND_OLD_IMAGES',
+} as const;
+
+export const DEFAULT_TABLE_NAME = 'crm';
+
+/** Parameters for CreateTable, used by the local runner and the tests (the stack maps the same fields). */
+export function createTableInput(tableName: string) {
+  const d = TABLE_DEFINITION;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [
+      { AttributeName: d.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: d.sortKey, AttributeType: 'S' as const },
+      { AttributeName: d.gsi1.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: d.gsi1.sortKey, AttributeType: 'S' as const },
+    ],
+    KeySchema: [
+      { AttributeName: d.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: d.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: d.gsi1.name,
+        KeySchema: [
+          { AttributeName: d.gsi1.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: d.gsi1.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'ALL' as const },
+      },
+    ],
+    StreamSpecification: { StreamEnabled: true, StreamViewType: d.stream },
+  };
+}
+
+/** Entity types stored as records (one item each, sk = RECORD_SK). */
+export type EntityType = 'contact' | 'company' | 'source';
+
+export const RECORD_SK = 'R';
+
+/** Every key of account data starts with the account: tenant isolation lives in the key. */
+const acct = (accountId: string) => `A#${accountId}`;
+
+/** Sort value shared by the GSI and every index entry: newest-first order is its reverse. */
+export const orderKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
+
+export const keys = {
+  record: (accountId: string, type: EntityType, id: string) => ({
+    pk: `${acct(accountId)}#${type}#${id}`,
+    sk: RECORD_SK,
+  }),
+  /** GSI1 attributes of a record: the account's list of that type, newest first. */
+  recordGsi: (accountId: string, type: EntityType, createdAt: string, id: string) => ({
+    gsi1pk: `${acct(accountId)}#${type}`,
+    gsi1sk: orderKey(createdAt, id),
+  }),
+  listPartition: (accountId: string, type: EntityType) => `${acct(accountId)}#${type}`,
+  /**
+   * An index entry: one small item per (record, indexed value), in a partition per value,
+   * sorted like the GSI. `name` is `t#<tag>`, `c#<company>`, `s#<source>` or `w#<prefix>`.
+   */
+  indexPartition: (accountId: string, type: EntityType, name: string) => `${acct(accountId)}#${type}#x#${name}`,
+  indexEntry: (accountId: string, type: EntityType, name: string, createdAt: string, id: string) => ({
+    pk: `${acct(accountId)}#${type}#x#${name}`,
+    sk: orderKey(createdAt, id),
+  }),
+  /** Per-account metadata: pending renames/deletions of companies and sources, deleted custom fields. */
+  accountMeta: (accountId: string) => ({ pk: acct(accountId), sk: 'META' }),
+  customField: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#cf`, sk: id }),
+  customFieldPartition: (accountId: string) => `${acct(accountId)}#cf`,
+  /** Access tokens, by SHA-256 hash only. */
+  token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** Installation-wide secrets (the cursor signing key). */
+  system: (name: string) => ({ pk: 'SYSTEM', sk: name }),
+} as const;

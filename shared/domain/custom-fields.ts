@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import { QueryCommand, TransactWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as v from 'valibot';
+import { db, tableName } from '../db/client.js';
+import { cancellationCodes } from '../db/records.js';
+import { keys } from '../db/table.js';
+import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../http/errors.js';
+import type { OperationContext } from '../http/operation.js';
+import { emailString, isHttpUrl } from '../schemas/common.js';
+
+export const ENTITY_TYPES = ['contact', 'company'] as const;
+export type CustomFieldEntity = (typeof ENTITY_TYPES)[number];
+export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'url', 'email', 'select', 'multi_select'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+export const MAX_DEFINITIONS_PER_ENTITY = 200;
+
+export interface CustomFieldDefinition {
+  id: string;
+  account_id: string;
+  created_by: string;
+  entity_type: CustomFieldEntity;
+  name: string;
+  field_type: FieldType;
+  options: string[];
+  description: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const API_FIELDS = ['id', 'account_id', 'created_by', 'entity_type', 'name', 'field_type', 'options', 'description', 'created_at', 'updated_at'] as const;
+
+const toApi = (item: Record<string, unknown>): CustomFieldDefinition =>
+  Object.fromEntries(API_FIELDS.map((k) => [k, item[k]])) as unknown as CustomFieldDefinition;
+
+const isSelect = (t: FieldType) => t === 'select' || t === 'multi_select';
+const countAttr = (entity: CustomFieldEntity) => `cf_count_${entity}`;
+
+function isRealDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** A valibot schema for a value of the given definition (contract §5). */
+export function valueSchema(def: Pick<CustomFieldDefinition, 'field_type' | 'options'>): v.GenericSchema {
+  switch (def.field_type) {
+    case 'text':
+      return v.pipe(v.string('must be a string'), v.maxLength(10_000, 'must be at most 10000 characters'));
+    case 'number':
+      return v.pipe(v.number('must be a number'), v.finite('must be a finite number'));
+    case 'boolean':
+      return v.boolean('must be a boolean');
+    case 'date':
+      return v.pipe(v.string('must be a date string'), v.check(isRealDate, 'must be a real date in YYYY-MM-DD form'));
+    case 'datetime':
+      return v.pipe(
+        v.string('must be a datetime string'),
+        v.check((s) => ISO_DATETIME.test(s) && isRealDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 datetime'),
+      );
+    case 'url':
+      return v.pipe(v.string('must be a string'), v.maxLength(2048, 'must be at most 2048 characters'), v.check((s) => isHttpUrl(s), 'must be an http(s) URL'));
+    case 'email':
+      return v.pipe(v.string('must be a string'), v.check((s) => s !== '' && v.is(emailString, s), 'must be a valid email address'));
+    case 'select':
+      return v.picklist(def.options as [string, ...string[]], 'must be one of the options');
+    case 'multi_select':
+      return v.pipe(
+        v.array(v.picklist(def.options as [string, ...string[]], 'must be one of the options'), 'must be an array of options'),
+        v.check((a) => new Set(a).size === a.length, 'options must be distinct'),
+      );
+  }
+}
+
+export async function listDefinitions(accountId: string, entity?: CustomFieldEntity): Promise<CustomFieldDefinition[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': keys.customFieldPartition(accountId) },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items
+    .map(toApi)
+    .filter((d) => !entity || d.entity_type === entity)
+    .sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at)));
+}
+
+export interface CustomFieldChanges {
+  set: Record<string, unknown>;
+  remove: string[];
+}
+
+/**
+ * Validates custom field values of a record against the account's definitions for its entity
+ * type. `null` removes a key. Failures: `<family>.invalid_custom_fields` with one detail per key.
+ */
+export async function checkCustomFields(
+  family: Family,
+  accountId: string,
+  entity: CustomFieldEntity,
+  input: Record<string, unknown>,
+): Promise<CustomFieldChanges> {
+  const entries = Object.entries(input);
+  if (entries.length === 0) return { set: {}, remove: [] };
+  const defs = new Map((await listDefinitions(accountId, entity)).map((d) => [d.id, d]));
+  const details: ErrorDetail[] = [];
+  const set: Record<string, unknown> = {};
+  const remove: string[] = [];
+  for (const [key, value] of entries) {
+    const def = defs.get(key.toLowerCase());
+    if (!def) {
+      details.push({ path: `custom_fields.${key}`, message: `is not a ${entity} custom field of this account` });
+      continue;
+    }
+    if (value === null) {
+      remove.push(def.id);
+      continue;
+    }
+    const out = v.safeParse(valueSchema(def), value);
+    if (out.success) set[def.id] = out.output;
+    else details.push({ path: `custom_fields.${key}`, message: out.issues[0]?.message ?? 'invalid value' });
+  }
+  if (details.length) throw new ApiError(`${family}.invalid_custom_fields`, 'custom field values do not match their definitions', details);
+  return { set, remove };
+}
+
+// --- definitions CRUD ---------------------------------------------------------------------------
+
+const FAMILY: Family = 'custom_fields';
+
+export interface CreateDefinitionInput {
+  entity_type: CustomFieldEntity;
+  name: string;
+  field_type: FieldType;
+  options?: string[];
+  description?: string;
+}
+
+function checkOptions(fieldType: FieldType, options: string[] | undefined): string[] {
+  if (isSelect(fieldType)) {
+    if (!options || options.length === 0) throw invalidRequest(FAMILY, 'options are required for select fields', [{ path: 'options', message: 'is required for select and multi_select' }]);
+    if (new Set(options).size !== options.length) throw invalidRequest(FAMILY, 'options must be distinct', [{ path: 'options', message: 'must be distinct' }]);
+    return options;
+  }
+  if (options !== undefined) throw invalidRequest(FAMILY, 'options are only allowed for select fields', [{ path: 'options', message: 'only allowed for select and multi_select' }]);
+  return [];
+}
+
+export async function createDefinition(ctx: OperationContext, input: CreateDefinitionInput): Promise<CustomFieldDefinition> {
+  const options = checkOptions(input.field_type, input.options);
+  const now = new Date().toISOString();
+  const def: CustomFieldDefinition = {
+    id: randomUUID(),
+    account_id: ctx.accountId,
+    created_by: ctx.userId,
+    entity_type: input.entity_type,
+    name: input.name,
+    field_type: input.field_type,
+    options,
+    description: input.description ?? '',
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName(), Item: { ...keys.customField(ctx.accountId, def.id), ...def }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.accountMeta(ctx.accountId),
+              UpdateExpression: 'ADD #c :one',
+              ConditionExpression: 'attribute_not_exists(#c) OR #c < :max',
+              ExpressionAttributeNames: { '#c': countAttr(input.entity_type) },
+              ExpressionAttributeValues: { ':one': 1, ':max': MAX_DEFINITIONS_PER_ENTITY },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') {
+      throw invalidRequest(FAMILY, `an account has at most ${MAX_DEFINITIONS_PER_ENTITY} custom fields per entity type`, [{ path: 'entity_type', message: 'limit reached' }]);
+    }
+    throw error;
+  }
+  return def;
+}
+
+export async function getDefinition(ctx: OperationContext, id: string): Promise<CustomFieldDefinition> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.customField(ctx.accountId, id), ConsistentRead: true }));
+  if (!out.Item) throw notFound(FAMILY, 'custom field');
+  return toApi(out.Item);
+}
+
+export interface UpdateDefinitionInput {
+  id: string;
+  name?: string;
+  description?: string;
+  options?: string[];
+}
+
+export async function updateDefinition(ctx: OperationContext, input: UpdateDefinitionInput): Promise<CustomFieldDefinition> {
+  const current = await getDefinition(ctx, input.id);
+  const options = input.options === undefined ? undefined : checkOptions(current.field_type, input.options);
+  const next: CustomFieldDefinition = {
+    ...current,
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(options !== undefined ? { options } : {}),
+  };
+  if (next.name === current.name && next.description === current.description && JSON.stringify(next.options) === JSON.stringify(current.options)) return current;
+  next.updated_at = new Date().toISOString();
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.customField(ctx.accountId, input.id),
+        UpdateExpression: 'SET #n = :n, description = :d, #o = :o, updated_at = :u',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#n': 'name', '#o': 'options' },
+        ExpressionAttributeValues: { ':n': next.name, ':d': next.description, ':o': next.options, ':u': next.updated_at },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') throw notFound(FAMILY, 'custom field');
+    throw error;
+  }
+  return next;
+}
+
+/** Deletes a definition; its values disappear from every read at once (see meta `df`). */
+export async function deleteDefinition(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
+  const current = await getDefinition(ctx, id);
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: tableName(), Key: keys.customField(ctx.accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.accountMeta(ctx.accountId),
+              UpdateExpression: 'ADD df :id, #c :minus',
+              ExpressionAttributeNames: { '#c': countAttr(current.entity_type) },
+              ExpressionAttributeValues: { ':id': new Set([id]), ':minus': -1 },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') throw notFound(FAMILY, 'custom field');
+    throw error;
+  }
+  return { deleted: true };
+}

@@ -1,0 +1,51 @@
+/**
+ * The one error type of the API. Every failure a client may see is an ApiError with a
+ * contract code; the HTTP status is derived from the code (contract §1), never chosen ad hoc.
+ */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export type Family = 'contacts' | 'companies' | 'webhooks' | 'custom_fields' | 'sources' | 'api' | 'auth';
+
+export function statusForCode(code: string): number {
+  const name = code.slice(code.indexOf('.') + 1);
+  if (code === 'auth.unauthorized') return 401;
+  if (code === 'api.unknown_operation') return 404;
+  if (code === 'api.method_not_allowed') return 405;
+  if (code === 'api.payload_too_large') return 413;
+  if (code === 'api.rate_limited') return 429;
+  if (name === 'not_found') return 404;
+  if (name === 'conflict') return 409;
+  if (name === 'internal') return 500;
+  if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required')) return 400;
+  return 500;
+}
+
+export class ApiError extends Error {
+  readonly code: string;
+  readonly details?: ErrorDetail[];
+  constructor(code: string, message: string, details?: ErrorDetail[], options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ApiError';
+    this.code = code;
+    if (details && details.length > 0) this.details = details;
+  }
+  get status(): number {
+    return statusForCode(this.code);
+  }
+  toJSON() {
+    return { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+  }
+}
+
+export const invalidRequest = (family: Family, message: string, details?: ErrorDetail[]) =>
+  new ApiError(`${family}.invalid_request`, message, details);
+
+export const notFound = (family: Family, what: string) => new ApiError(`${family}.not_found`, `${what} not found`);
+
+export const unauthorized = () => new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token');
+
+export const internal = (family: Family, cause?: unknown) =>
+  new ApiError(`${family}.internal`, 'internal server error', undefined, { cause });

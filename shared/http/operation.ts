@@ -1,0 +1,100 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2WithLambdaAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ApiError, type Family, internal, invalidRequest, unauthorized } from './errors.js';
+import { logger } from './logger.js';
+
+/** What the authorizer passes to every handler (API Gateway simple-response context). */
+export interface AuthContext {
+  accountId: string;
+  userId: string;
+}
+
+export type ApiEvent = APIGatewayProxyEventV2WithLambdaAuthorizer<AuthContext>;
+export type ApiResult = APIGatewayProxyStructuredResultV2;
+
+export interface OperationContext extends AuthContext {
+  operation: string;
+  headers: Record<string, string | undefined>;
+}
+
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export interface OperationSpec<I, R> {
+  name: string;
+  family: Family;
+  /** Validates the JSON object body into the operation's input; throws ApiError. */
+  parse: (body: Record<string, unknown>) => I;
+  run: (input: I, ctx: OperationContext) => Promise<R>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+export function jsonResponse(statusCode: number, body: unknown): ApiResult {
+  return { statusCode, headers: JSON_HEADERS, body: JSON.stringify(body) };
+}
+
+export function errorResponse(error: ApiError): ApiResult {
+  return jsonResponse(error.status, { ok: false, error: error.toJSON() });
+}
+
+/** Maps anything thrown to the contract's envelope; unexpected errors become `<family>.internal`. */
+export function toApiError(error: unknown, family: Family): ApiError {
+  if (error instanceof ApiError) return error;
+  return internal(family, error);
+}
+
+function authFrom(event: ApiEvent): AuthContext {
+  const auth = event.requestContext?.authorizer?.lambda;
+  if (!auth || typeof auth.accountId !== 'string' || typeof auth.userId !== 'string') throw unauthorized();
+  return { accountId: auth.accountId, userId: auth.userId };
+}
+
+export function readJsonObject(event: ApiEvent, family: Family): Record<string, unknown> {
+  const raw = event.body === undefined || event.body === null ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+  if (raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw invalidRequest(family, 'request body is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw invalidRequest(family, 'request body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Error middleware: the one place where errors become responses. */
+const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
+  onError: async (request) => {
+    const apiError = toApiError(request.error, family);
+    if (apiError.status >= 500) {
+      logger.error('operation failed', { code: apiError.code, error: apiError.cause ?? request.error });
+    }
+    request.response = errorResponse(apiError);
+  },
+});
+
+/**
+ * Builds a Lambda handler for one operation: auth → body → validate → run → envelope.
+ * The same function serves API Gateway and the local HTTP server.
+ */
+export function operation<I, R>(spec: OperationSpec<I, R>) {
+  return middy<ApiEvent, ApiResult, Error, Context>()
+    .use(errorEnvelope(spec.family))
+    .handler(async (event) => {
+      if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
+        throw new ApiError('api.method_not_allowed', 'only POST is allowed');
+      }
+      const auth = authFrom(event);
+      const body = readJsonObject(event, spec.family);
+      const input = spec.parse(body);
+      const result = await spec.run(input, {
+        ...auth,
+        operation: spec.name,
+        headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+      });
+      return jsonResponse(200, { ok: true, result });
+    });
+}

@@ -1,0 +1,94 @@
+/**
+ * Word-prefix search (contract §4): case- and accent-insensitive; text splits into words at
+ * every character that is not a letter or digit; the whole email and domain also count as
+ * words; a phone contributes its digits read from every digit group onward.
+ */
+
+export function normalize(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+}
+
+export function words(text: string): string[] {
+  return normalize(text).split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+}
+
+/** Digits of the phone from each digit group onward: "+1 (555) 123-4567" → 15551234567, 5551234567, 1234567, 4567. */
+export function phoneSuffixes(phone: string): string[] {
+  const groups = phone.match(/\d+/g) ?? [];
+  const out: string[] = [];
+  for (let i = 0; i < groups.length; i++) out.push(groups.slice(i).join(''));
+  return out;
+}
+
+export interface SearchableText {
+  text?: string[];
+  emails?: string[];
+  domains?: string[];
+  phones?: string[];
+}
+
+/** Every word a record can be found by. */
+export function recordWords(source: SearchableText): Set<string> {
+  const out = new Set<string>();
+  for (const t of source.text ?? []) for (const w of words(t)) out.add(w);
+  for (const e of [...(source.emails ?? []), ...(source.domains ?? [])]) {
+    if (!e) continue;
+    for (const w of words(e)) out.add(w);
+    out.add(normalize(e).trim());
+  }
+  for (const p of source.phones ?? []) {
+    for (const w of words(p)) out.add(w);
+    for (const s of phoneSuffixes(p)) out.add(s);
+  }
+  return out;
+}
+
+const PHONE_QUERY = /^[\d+().\-\s]+$/;
+
+export interface SearchQuery {
+  /** Normalized query words; each must prefix some record word. */
+  words: string[];
+  /** Set when the query looks like a phone number (≥ 3 digits, phone punctuation only). */
+  phoneDigits?: string;
+}
+
+/** Parses a search string; undefined when it is blank (no filter). */
+export function parseQuery(search: string | undefined): SearchQuery | undefined {
+  if (search === undefined || search.trim() === '') return undefined;
+  const ws = [...new Set(words(search))];
+  const digits = search.replace(/\D/g, '');
+  const phoneDigits = PHONE_QUERY.test(search) && digits.length >= 3 ? digits : undefined;
+  if (ws.length === 0 && !phoneDigits) return { words: [] };
+  return phoneDigits ? { words: ws, phoneDigits } : { words: ws };
+}
+
+export function matchesQuery(recordWordSet: Iterable<string>, query: SearchQuery): boolean {
+  const all = [...recordWordSet];
+  const hasPrefix = (q: string) => all.some((w) => w.startsWith(q));
+  if (query.phoneDigits && hasPrefix(query.phoneDigits)) return true;
+  return query.words.length > 0 && query.words.every(hasPrefix);
+}
+
+/**
+ * Index prefixes of a word: its first 3 characters, and its first 6 when it has that many.
+ * Shorter words are not indexed (a query made only of 1–2 character words walks the list).
+ * Words holding punctuation (the whole email or domain) are not indexed: query words never do.
+ */
+export const PREFIX_LENGTHS = [3, 6] as const;
+
+export function indexPrefixes(wordSet: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const w of wordSet) {
+    if (!/^[\p{L}\p{N}]+$/u.test(w)) continue;
+    const chars = [...w];
+    for (const n of PREFIX_LENGTHS) if (chars.length >= n) out.add(chars.slice(0, n).join(''));
+  }
+  return out;
+}
+
+/** The prefix partition that holds every record with a word starting with `q` (q.length ≥ 3). */
+export function prefixFor(q: string): string | undefined {
+  const chars = [...q];
+  if (chars.length < PREFIX_LENGTHS[0]) return undefined;
+  return chars.slice(0, chars.length >= PREFIX_LENGTHS[1] ? PREFIX_LENGTHS[1] : PREFIX_LENGTHS[0]).join('');
+}

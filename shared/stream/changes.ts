@@ -1,0 +1,42 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { type EntityType, RECORD_SK } from '../db/table.js';
+
+/** A change of one record (contact, company, source) read from the table's stream. */
+export interface RecordChange {
+  /** The stream record's id: stable across replays of the same batch. */
+  eventId: string;
+  op: 'created' | 'updated' | 'deleted';
+  type: EntityType;
+  accountId: string;
+  id: string;
+  /** When the change happened (the stream's approximate creation time, else now). */
+  at: string;
+  old?: Record<string, unknown>;
+  new?: Record<string, unknown>;
+}
+
+const OPS = { INSERT: 'created', MODIFY: 'updated', REMOVE: 'deleted' } as const;
+
+/** Turns a stream record into a RecordChange; undefined for items that are not records. */
+export function toRecordChange(record: DynamoDBRecord): RecordChange | undefined {
+  const d = record.dynamodb;
+  if (!d || !record.eventName) return undefined;
+  const image = (x: unknown) => (x ? unmarshall(x as Record<string, AttributeValue>) : undefined);
+  const newImage = image(d.NewImage);
+  const oldImage = image(d.OldImage);
+  const item = newImage ?? oldImage;
+  if (!item || item.sk !== RECORD_SK || typeof item.type !== 'string' || typeof item.account_id !== 'string') return undefined;
+  const seconds = typeof d.ApproximateCreationDateTime === 'number' ? d.ApproximateCreationDateTime : undefined;
+  return {
+    eventId: record.eventID ?? `${item.pk}:${d.SequenceNumber}`,
+    op: OPS[record.eventName],
+    type: item.type as EntityType,
+    accountId: item.account_id,
+    id: String(item.id),
+    at: seconds ? new Date(seconds * 1000).toISOString() : new Date().toISOString(),
+    old: oldImage,
+    new: newImage,
+  };
+}
