@@ -1,0 +1,15 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, inject } from 'vitest';
+import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
+
+/**
+ * Each test file gets its own table (created from the shared definition) in the run's
+ * DynamoDB Local, so stream workers and queues of one file never see another file's writes.
+ */
+const endpoint = inject('dynamoEndpoint');
+const tableName = `test-${randomUUID()}`;
+Object.assign(process.env, LOCAL_AWS_ENV, { DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, CURSOR_SECRET: 'test-cursor-secret', POWERTOOLS_LOG_LEVEL: 'CRITICAL' });
+
+beforeAll(async () => {
+  await ensureTable(endpoint, tableName);
+});
