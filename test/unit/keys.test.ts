@@ -1,0 +1,31 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createTableInput, keys, TABLE_DEFINITION } from '../../shared/db/table.js';
+
+describe('key builders', () => {
+  it('property: every account-scoped key starts with the account, so accounts never share a partition', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.uuid(), fc.uuid(), fc.string({ minLength: 1, maxLength: 20 }), (a, b, id, name) => {
+        fc.pre(a !== b);
+        const ofA = [keys.record(a, 'contact', id).pk, keys.indexPartition(a, 'contact', name), keys.listPartition(a, 'company'), keys.accountMeta(a).pk, keys.customFieldPartition(a)];
+        const ofB = [keys.record(b, 'contact', id).pk, keys.indexPartition(b, 'contact', name), keys.listPartition(b, 'company'), keys.accountMeta(b).pk, keys.customFieldPartition(b)];
+        for (const k of ofA) expect(k.startsWith(`A#${a}`)).toBe(true);
+        for (const k of ofA) expect(ofB).not.toContain(k);
+      }),
+    );
+  });
+
+  it('sorts index entries and the GSI by created_at then id', () => {
+    const e = keys.indexEntry('acc', 'contact', 't#vip', '2026-01-01T00:00:00.000Z', 'id-1');
+    const g = keys.recordGsi('acc', 'contact', '2026-01-01T00:00:00.000Z', 'id-1');
+    expect(e.sk).toBe(g.gsi1sk);
+    expect('2026-01-01T00:00:00.001Z#a' > '2026-01-01T00:00:00.000Z#z').toBe(true);
+  });
+
+  it('builds CreateTable input from the one table definition', () => {
+    const input = createTableInput('crm');
+    expect(input.KeySchema.map((k) => k.AttributeName)).toEqual([TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey]);
+    expect(input.GlobalSecondaryIndexes[0]!.IndexName).toBe(TABLE_DEFINITION.gsi1.name);
+    expect(input.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+  });
+});
