@@ -282,7 +282,7 @@ interface Candidate {
 }
 
 /** Newest-first reader of one partition, strictly below `after`, page by page (handles empty pages). */
-async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>, sortKey: string, after: string | undefined, pageSize: number): AsyncGenerator<Record<string, unknown>> {
+export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>, sortKey: string, after: string | undefined, pageSize: number): AsyncGenerator<Record<string, unknown>> {
   let startKey: Record<string, unknown> | undefined;
   const names = { ...(input.ExpressionAttributeNames ?? {}), '#sk': sortKey };
   do {
@@ -324,10 +324,13 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
       pageSize,
     )[Symbol.asyncIterator](),
   );
-  // k-way merge, newest first, without duplicates.
+  // k-way merge, newest first, without duplicates. A reader advances only after its head was
+  // consumed, so no partition is read further than the page needs.
   const heads = await Promise.all(readers.map((r) => r.next()));
   let last: string | undefined;
+  let consumed = -1;
   for (;;) {
+    if (consumed >= 0) heads[consumed] = await readers[consumed]!.next();
     let best = -1;
     for (let i = 0; i < heads.length; i++) {
       const h = heads[i]!;
@@ -336,7 +339,7 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     }
     if (best < 0) return;
     const value = heads[best]!.value as Record<string, unknown>;
-    heads[best] = await readers[best]!.next();
+    consumed = best;
     const position = String(value.sk);
     if (position === last) continue;
     last = position;
