@@ -33,6 +33,12 @@ export const operations: readonly OperationEntry[] = [
   ...crud('contacts', 'contacts', 'contacts'),
   ...crud('custom_fields', 'custom-fields', 'custom-fields'),
   ...crud('sources', 'sources', 'sources'),
+  { name: 'webhooks-create', family: 'webhooks', entry: 'webhooks/create.ts', access: 'write', needs: ['secrets-key'] },
+  { name: 'webhooks-list', family: 'webhooks', entry: 'webhooks/list.ts', access: 'read' },
+  { name: 'webhooks-get', family: 'webhooks', entry: 'webhooks/get.ts', access: 'read' },
+  { name: 'webhooks-update', family: 'webhooks', entry: 'webhooks/update.ts', access: 'write', needs: ['secrets-key'] },
+  { name: 'webhooks-delete', family: 'webhooks', entry: 'webhooks/delete.ts', access: 'write' },
+  { name: 'webhooks-deliveries', family: 'webhooks', entry: 'webhooks/deliveries.ts', access: 'read' },
 ];
 
 /** Functions that are not API routes: the authorizer, the fallback route, and the workers. */
@@ -40,6 +46,7 @@ export const internalFunctions = {
   authorizer: { entry: 'authorizer.ts', access: 'read' as Access },
   fallback: { entry: 'fallback.ts', access: 'read' as Access },
   stream: { entry: 'stream/handler.ts', access: 'write' as Access },
+  delivery: { entry: 'delivery/handler.ts', access: 'write' as Access },
 } as const;
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

@@ -1,11 +1,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import { handler as deliveryHandler } from '../functions/delivery/handler.js';
 import { handler as streamHandler } from '../functions/stream/handler.js';
 import { issueToken, saveToken } from '../shared/auth/tokens.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
 import { createApiServer, type StaticRoute } from './server.js';
+import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 import { type StreamPoller, startStreamPoller } from './stream-poller.js';
 
 export const DEFAULT_ACCOUNT: AuthContext = {
@@ -39,6 +42,7 @@ export interface LocalStackOptions {
   /** Extra GET routes (e.g. documentation). */
   routes?: StaticRoute[];
   onStreamError?: (e: unknown) => void;
+  onQueueError?: (e: unknown) => void;
 }
 
 export interface LocalStack {
@@ -47,6 +51,8 @@ export interface LocalStack {
   tableName: string;
   tokens: DevToken[];
   poller: StreamPoller;
+  /** The local SQS-compatible delivery queue (fauxqs) and its worker. */
+  deliveryQueueUrl: string;
   server: Server;
   stop(): Promise<void>;
 }
@@ -60,10 +66,14 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   let dynamo: LocalDynamo | undefined;
   let poller: StreamPoller | undefined;
   let server: Server | undefined;
+  let queue: FauxqsServer | undefined;
+  let queueWorker: QueueWorker | undefined;
   const stop = async () => {
     if (server) await new Promise<void>((r) => server!.close(() => r()));
     server?.closeAllConnections?.();
     await poller?.stop();
+    await queueWorker?.stop();
+    await queue?.stop();
     await dynamo?.stop();
   };
   try {
@@ -82,6 +92,11 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       tokens.push({ ...DEFAULT_ACCOUNT, token: await issueToken(DEFAULT_ACCOUNT) });
     }
 
+    queue = await startFauxqs({ port: 0, logger: false });
+    const { queueUrl } = queue.createQueue('crm-webhook-deliveries');
+    process.env.DELIVERY_QUEUE_URL = queueUrl;
+    queueWorker = startQueueWorker({ queueUrl, handler: deliveryHandler, onError: opts.onQueueError });
+
     poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError });
     server = createApiServer(opts.routes);
     const srv = server;
@@ -90,7 +105,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, server, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, server, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -82,4 +82,17 @@ export const keys = {
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** Installation-wide secrets (the cursor signing key). */
   system: (name: string) => ({ pk: 'SYSTEM', sk: name }),
+  /** Webhook endpoints: one partition per account, read once per stream batch per account. */
+  webhookEndpoint: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#wh`, sk: id }),
+  webhookEndpointPartition: (accountId: string) => `${acct(accountId)}#wh`,
+  /**
+   * Webhook deliveries: one partition per endpoint, sorted by (created_at, id) so a reverse
+   * query lists them newest first. Both parts are derived from the stream event, so a replayed
+   * batch addresses the same item.
+   */
+  webhookDelivery: (accountId: string, endpointId: string, createdAt: string, id: string) => ({
+    pk: `${acct(accountId)}#wh#${endpointId}`,
+    sk: orderKey(createdAt, id),
+  }),
+  webhookDeliveryPartition: (accountId: string, endpointId: string) => `${acct(accountId)}#wh#${endpointId}`,
 } as const;

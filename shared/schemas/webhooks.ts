@@ -1,0 +1,162 @@
+import * as v from 'valibot';
+import { ApiError } from '../http/errors.js';
+import { allowInsecureWebhooks } from '../webhooks/config.js';
+import { parseWebhookUrl } from '../webhooks/ssrf.js';
+import { limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
+
+/** Event names an endpoint may subscribe to (interface "Events"). */
+export const WEBHOOK_EVENTS = [
+  'contact.created', 'contact.updated', 'contact.deleted',
+  'company.created', 'company.updated', 'company.deleted',
+  'activity.created', 'activity.updated', 'activity.deleted',
+  'project.created', 'project.updated', 'project.deleted',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+const uuid = v.pipe(v.string(), v.uuid('must be a UUID'));
+const datetime = v.pipe(v.string(), v.isoTimestamp());
+
+// --- inputs ---------------------------------------------------------------------------------
+// The schemas describe the bodies (and generate the OpenAPI document); the parse functions
+// below run the contract's checks in its order before the schemas check the types.
+
+export const webhookUrl = v.pipe(v.string(), v.maxLength(2048, 'must be at most 2048 characters'));
+export const webhookEventList = v.pipe(
+  v.array(v.picklist(WEBHOOK_EVENTS, 'is not a known event name')),
+  v.minLength(1, 'must not be empty'),
+  v.transform((events) => [...new Set(events)]),
+);
+
+export const webhookCreateInput = v.strictObject({
+  url: webhookUrl,
+  description: v.optional(plainString),
+  events: webhookEventList,
+});
+export type WebhookCreateInput = v.InferOutput<typeof webhookCreateInput>;
+
+export const webhookUpdateInput = v.strictObject({
+  id: uuid,
+  url: v.optional(webhookUrl),
+  description: v.optional(plainString),
+  events: v.optional(webhookEventList),
+  is_active: v.optional(v.boolean()),
+});
+export type WebhookUpdateInput = v.InferOutput<typeof webhookUpdateInput>;
+
+export const webhookIdInput = v.strictObject({ id: uuid });
+export const webhookListInput = v.strictObject({});
+
+export const webhookDeliveriesInput = v.strictObject({
+  endpoint_id: uuid,
+  limit: v.optional(limitInteger, 25),
+});
+export type WebhookDeliveriesInput = v.InferOutput<typeof webhookDeliveriesInput>;
+
+// --- results --------------------------------------------------------------------------------
+
+export const webhookEndpointSchema = v.object({
+  id: uuid,
+  account_id: uuid,
+  created_by: uuid,
+  url: v.string(),
+  description: v.string(),
+  secret_prefix: v.string(),
+  events: v.array(v.picklist(WEBHOOK_EVENTS)),
+  is_active: v.boolean(),
+  created_at: datetime,
+  updated_at: datetime,
+});
+export type WebhookEndpoint = v.InferOutput<typeof webhookEndpointSchema>;
+export const WEBHOOK_ENDPOINT_FIELDS = Object.keys(webhookEndpointSchema.entries) as (keyof WebhookEndpoint)[];
+
+export const webhookCreateResult = v.object({ endpoint: webhookEndpointSchema, signing_secret: v.pipe(v.string(), v.startsWith('whsec_')) });
+export const webhookListResult = v.object({ items: v.array(webhookEndpointSchema) });
+export const webhookDeleteResult = v.object({ deleted: v.literal(true) });
+
+export const webhookDeliverySchema = v.object({
+  id: uuid,
+  endpoint_id: uuid,
+  event_id: v.string(),
+  event_type: v.picklist(WEBHOOK_EVENTS),
+  status: v.picklist(DELIVERY_STATUSES),
+  http_status_code: v.nullable(v.pipe(v.number(), v.integer())),
+  attempt_count: v.pipe(v.number(), v.integer()),
+  last_error: v.string(),
+  next_attempt_at: v.nullable(datetime),
+  completed_at: v.nullable(datetime),
+  created_at: datetime,
+});
+export type WebhookDelivery = v.InferOutput<typeof webhookDeliverySchema>;
+export const WEBHOOK_DELIVERY_FIELDS = Object.keys(webhookDeliverySchema.entries) as (keyof WebhookDelivery)[];
+export const webhookDeliveriesResult = v.object({ deliveries: v.array(webhookDeliverySchema) });
+
+/** The body POSTed to an endpoint. */
+export const webhookPayloadSchema = v.object({
+  id: v.string(),
+  event: v.picklist(WEBHOOK_EVENTS),
+  timestamp: datetime,
+  data: v.record(v.string(), v.unknown()),
+});
+export type WebhookPayload = v.InferOutput<typeof webhookPayloadSchema>;
+
+// --- parsing, in the contract's order ------------------------------------------------------
+
+const READ_ONLY = ['account_id', 'created_by', 'secret_prefix', 'created_at', 'updated_at'] as const;
+
+const fail = (code: string, message: string, path: string) => new ApiError(`webhooks.${code}`, message, [{ path, message }]);
+
+/** `url`: missing/null/blank → url_required; not a string → invalid_request; not an allowed URL → invalid_url. */
+function checkUrl(body: Record<string, unknown>, mode: 'create' | 'update'): void {
+  const url = body.url;
+  if (url === undefined && mode === 'update') return;
+  if (url === undefined || url === null || (typeof url === 'string' && url.trim() === '')) throw fail('url_required', 'url is required', 'url');
+  if (typeof url !== 'string') return; // the schema reports the wrong type
+  if (!parseWebhookUrl(url, allowInsecureWebhooks())) {
+    throw fail('invalid_url', allowInsecureWebhooks() ? 'url must be an https URL, or an http URL to a loopback host' : 'url must be an absolute https URL of at most 2048 characters', 'url');
+  }
+}
+
+/** `events`: missing/null/empty → events_required; names outside the event table → invalid_events. */
+function checkEvents(body: Record<string, unknown>, mode: 'create' | 'update'): void {
+  const events = body.events;
+  if (events === undefined && mode === 'update') return;
+  if (events === undefined || events === null || (Array.isArray(events) && events.length === 0)) throw fail('events_required', 'events must name at least one event', 'events');
+  if (!Array.isArray(events) || events.some((e) => typeof e !== 'string')) return; // wrong type: the schema reports it
+  const unknown = events.filter((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
+  if (unknown.length) {
+    throw new ApiError(
+      'webhooks.invalid_events',
+      `unknown event names: ${unknown.join(', ')}`,
+      unknown.map((e) => ({ path: `events.${events.indexOf(e)}`, message: `is not a known event name (one of ${WEBHOOK_EVENTS.join(', ')})` })),
+    );
+  }
+}
+
+export function parseWebhookCreate(body: Record<string, unknown>): WebhookCreateInput {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookCreateInput.entries), readOnly: ['id', ...READ_ONLY] });
+  checkUrl(body, 'create');
+  checkEvents(body, 'create');
+  return parseWith('webhooks', webhookCreateInput, body);
+}
+
+export function parseWebhookUpdate(body: Record<string, unknown>): WebhookUpdateInput {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookUpdateInput.entries), readOnly: READ_ONLY });
+  const id = requireId('webhooks', body);
+  checkUrl(body, 'update');
+  checkEvents(body, 'update');
+  return { ...parseWith('webhooks', webhookUpdateInput, body), id };
+}
+
+export function parseWebhookDeliveries(body: Record<string, unknown>): WebhookDeliveriesInput {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookDeliveriesInput.entries) });
+  const endpointId = requireId('webhooks', body, 'endpoint_id');
+  return { ...parseWith('webhooks', webhookDeliveriesInput, body), endpoint_id: endpointId };
+}
+
+export function parseWebhookList(body: Record<string, unknown>): Record<string, never> {
+  rejectUnknownFields('webhooks', body, { allowed: [] });
+  return {};
+}

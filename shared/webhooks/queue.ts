@@ -1,0 +1,40 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { deliveryQueueUrl, MAX_SQS_DELAY_SECONDS } from './config.js';
+import type { DeliveryRef } from './deliveries.js';
+
+let client: SQSClient | undefined;
+
+/** The SQS client; the queue URL (DELIVERY_QUEUE_URL) also names the endpoint, so the local queue works unchanged. */
+export function sqs(): SQSClient {
+  client ??= new SQSClient({ maxAttempts: 4 });
+  return client;
+}
+
+export function parseDeliveryRef(body: string): DeliveryRef | undefined {
+  try {
+    const m = JSON.parse(body) as Record<string, unknown>;
+    if (['account_id', 'endpoint_id', 'delivery_id', 'created_at'].every((k) => typeof m[k] === 'string')) return m as unknown as DeliveryRef;
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+/**
+ * Sends one message per delivery (batches of 10). `delaySeconds` is capped at SQS's 900 s;
+ * the worker re-checks `next_attempt_at` on receipt and re-sends when the wait is longer.
+ * Throws when any message could not be sent (callers retry; duplicates are harmless).
+ */
+export async function enqueueDeliveries(refs: DeliveryRef[], delaySeconds = 0): Promise<void> {
+  const delay = Math.max(0, Math.min(Math.ceil(delaySeconds), MAX_SQS_DELAY_SECONDS));
+  for (let i = 0; i < refs.length; i += 10) {
+    const chunk = refs.slice(i, i + 10);
+    const out = await sqs().send(
+      new SendMessageBatchCommand({
+        QueueUrl: deliveryQueueUrl(),
+        Entries: chunk.map((ref, j) => ({ Id: String(j), MessageBody: JSON.stringify(ref), DelaySeconds: delay })),
+      }),
+    );
+    if (out.Failed?.length) throw new Error(`SQS refused ${out.Failed.length} delivery message(s): ${out.Failed.map((f) => f.Code).join(', ')}`);
+  }
+}
