@@ -1,0 +1,90 @@
+import * as path from 'node:path';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { FUNCTIONS_DIR, REPO_ROOT } from './paths.js';
+
+/** The one Lambda runtime of the service (the test asserts nodejs22.x or newer on every function). */
+export const RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/**
+ * ESM output has no `require`; a few CommonJS dependencies (bundled from node_modules) still call
+ * `require('node:…')` for built-ins, which esbuild turns into "Dynamic require is not supported".
+ * This shim gives them a real `require`. The alias avoids clashing with names in the bundle.
+ */
+const ESM_REQUIRE_SHIM = "import{createRequire as __crmCreateRequire}from'node:module';const require=__crmCreateRequire(import.meta.url);";
+
+export interface ApiFunctionProps {
+  /** Handler module relative to functions/ (as in the registry), exporting `handler`. */
+  entry: string;
+  description?: string;
+  /** @default 10 seconds (API functions; the HTTP API integration limit is 30 s) */
+  timeout?: Duration;
+  /** @default 512 */
+  memorySize?: number;
+  environment?: Record<string, string>;
+  /** X-Ray active tracing. @default false */
+  tracing?: boolean;
+  logRetention: logs.RetentionDays;
+  /** Removal policy of the function's log group. */
+  logRemovalPolicy: RemovalPolicy;
+  /** POWERTOOLS_LOG_LEVEL. @default 'INFO' */
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+}
+
+/**
+ * Every Lambda of the service, with its defaults in one place (like Powertools'
+ * FunctionWithLogGroup): the stack only says which handler and which extra environment.
+ *
+ * Bundling runs the project's own esbuild (a devDependency) on the host, so synth needs no
+ * Docker; `forceDockerBundling` stays false and NodejsFunction only falls back to Docker when
+ * esbuild cannot be found.
+ */
+export class ApiFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+    super(scope, id, {
+      entry: path.join(FUNCTIONS_DIR, props.entry),
+      handler: 'handler',
+      description: props.description,
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+      logGroup,
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
+      awsSdkConnectionReuse: false,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'crm',
+        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        ...props.environment,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        banner: ESM_REQUIRE_SHIM,
+        minify: true,
+        sourceMap: true,
+        // Stack traces need the mappings only; leaving the sources out keeps the zip small.
+        sourcesContent: false,
+        // Resolve the ESM builds of dependencies first: better tree shaking, smaller bundles.
+        mainFields: ['module', 'main'],
+        // The AWS SDK v3 is bundled on purpose instead of using the copy in the runtime:
+        // a tree-shaken, minified SDK built from its ESM entry points loads faster on cold
+        // start than the runtime's full CommonJS SDK, and the code runs against the exact
+        // SDK version pinned in package-lock.json (tested locally), not whatever the runtime ships.
+        bundleAwsSDK: true,
+        externalModules: [],
+        forceDockerBundling: false,
+        logLevel: LogLevel.WARNING,
+      },
+    });
+  }
+}
