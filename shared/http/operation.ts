@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2WithLambdaAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, type Family, internal, invalidRequest, unauthorized } from './errors.js';
+import { idempotencyKeyOf, runIdempotent } from './idempotency.js';
 import { logger } from './logger.js';
 
 /** What the authorizer passes to every handler (API Gateway simple-response context). */
@@ -83,18 +84,22 @@ const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult>
 export function operation<I, R>(spec: OperationSpec<I, R>) {
   return middy<ApiEvent, ApiResult, Error, Context>()
     .use(errorEnvelope(spec.family))
-    .handler(async (event) => {
+    .handler(async (event, context) => {
       if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
         throw new ApiError('api.method_not_allowed', 'only POST is allowed');
       }
       const auth = authFrom(event);
       const body = readJsonObject(event, spec.family);
       const input = spec.parse(body);
-      const result = await spec.run(input, {
+      const ctx: OperationContext = {
         ...auth,
         operation: spec.name,
         headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
-      });
+      };
+      const run = () => spec.run(input, ctx);
+      // `Idempotency-Key` on a create: a retry returns the first result (shared/http/idempotency.ts).
+      const key = idempotencyKeyOf(spec.name, spec.family, ctx.headers);
+      const result = key === undefined ? await run() : await runIdempotent({ ...ctx, family: spec.family, key, body, lambdaContext: context }, run);
       return jsonResponse(200, { ok: true, result });
     });
 }

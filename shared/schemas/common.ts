@@ -99,6 +99,12 @@ export function requireId(family: Family, body: Record<string, unknown>, field =
   return id.toLowerCase();
 }
 
+/**
+ * The JSON shape parseIdOnly accepts, as a schema (for the OpenAPI document and the client's
+ * types; parseIdOnly itself stays procedural to keep the contract's error codes).
+ */
+export const idOnlyInput = v.strictObject({ id: v.pipe(v.string(), v.uuid('must be a UUID')) });
+
 /** For operations that take only `id` (get, delete). */
 export function parseIdOnly(family: Family, body: Record<string, unknown>): { id: string } {
   rejectUnknownFields(family, body, { allowed: ['id'] });

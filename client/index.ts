@@ -1,0 +1,206 @@
+/**
+ * Typed client of the CRM API, for Node (≥ 20) and browsers: fetch-based, no Node-only imports.
+ *
+ *   const crm = createClient({ baseUrl: 'http://127.0.0.1:3000', token });
+ *   const c = await crm.contacts.create({ first_name: 'Ada' }, { idempotencyKey: crypto.randomUUID() });
+ *   for await (const contact of crm.contacts.list({ tags: ['vip'] })) console.log(contact.first_name);
+ *
+ * One method per operation of the registry, grouped by family (`crm.customFields.list`); request
+ * and result types are inferred from the valibot schemas the server validates with
+ * (shared/openapi/operations.ts). Failures throw CrmError with the contract's code. Calls that
+ * are safe to repeat (everything but a create without an Idempotency-Key) are retried on 429,
+ * 5xx and network errors with exponential backoff and full jitter.
+ */
+import { operations } from '../functions/operations.js';
+import type { OperationTypes } from '../shared/openapi/operations.js';
+import { CrmError, type CrmErrorDetail } from './errors.js';
+
+export { CrmError, isCrmError, type CrmErrorCode, type CrmErrorDetail } from './errors.js';
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from './webhooks.js';
+
+// --- types derived from the operation table -----------------------------------------------------
+
+export type OperationName = keyof OperationTypes;
+export type Input<K extends OperationName> = OperationTypes[K]['input'];
+export type Result<K extends OperationName> = OperationTypes[K]['result'];
+
+/** The last dash-separated word of an operation name: its method (`custom-fields-list` → `list`). */
+type Last<S extends string> = S extends `${string}-${infer R}` ? Last<R> : S;
+/** Everything before it: the family prefix (`custom-fields`). */
+type Prefix<S extends string> = S extends `${infer P}-${Last<S>}` ? P : never;
+type Camel<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
+
+/** Common record types, for convenience. */
+export type Contact = Result<'contacts-get'>;
+export type Company = Result<'companies-get'>;
+export type Source = Result<'sources-get'>;
+export type CustomField = Result<'custom-fields-get'>;
+export type WebhookEndpoint = Result<'webhooks-get'>;
+
+export interface CallOptions {
+  /** Sent as `Idempotency-Key` (creates): a retried create returns the first result. Makes a create retryable. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  /** Overrides the client's maxRetries for this call. */
+  maxRetries?: number;
+}
+
+/** A paginated result: await it for one page, or iterate it for every item of every page. */
+export interface PageRequest<P extends { items: readonly unknown[] }> extends PromiseLike<P>, AsyncIterable<P['items'][number]> {
+  /** Every page, starting with this one. */
+  pages(): AsyncIterable<P>;
+}
+
+type Paginated = { items: readonly unknown[]; next_cursor: string };
+type Args<K extends OperationName> = Record<string, never> extends Input<K> ? [input?: Input<K>, options?: CallOptions] : [input: Input<K>, options?: CallOptions];
+type Method<K extends OperationName> = Result<K> extends Paginated ? (...args: Args<K>) => PageRequest<Result<K>> : (...args: Args<K>) => Promise<Result<K>>;
+type FamilyMethods<P extends string> = { [K in OperationName as Prefix<K> extends P ? Camel<Last<K>> : never]: Method<K> };
+
+export type CrmClient = { [P in Prefix<OperationName> as Camel<P>]: FamilyMethods<P> } & {
+  /** Any operation by name (also the ones this client version has no types for). */
+  call<K extends OperationName>(operation: K, input?: Input<K>, options?: CallOptions): Promise<Result<K>>;
+};
+
+// --- options --------------------------------------------------------------------------------------
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** First backoff ceiling in ms (default 200); doubles per attempt. */
+  baseDelayMs?: number;
+  /** Largest wait in ms (default 5000), also for Retry-After. */
+  maxDelayMs?: number;
+}
+
+export interface ClientOptions {
+  /** e.g. `http://127.0.0.1:3000` (operations are POSTed to `<baseUrl>/api/<operation>`). */
+  baseUrl: string;
+  /** Bearer token, or a function returning one (called per request). */
+  token: string | (() => string | Promise<string>);
+  /** A fetch implementation (default: globalThis.fetch). */
+  fetch?: typeof globalThis.fetch;
+  retry?: RetryOptions;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 && status <= 599);
+
+const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const splitName = (name: string) => ({ prefix: name.slice(0, name.lastIndexOf('-')), verb: name.slice(name.lastIndexOf('-') + 1) });
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Retry-After in ms (seconds or an HTTP date), if present. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+interface Envelope {
+  ok?: unknown;
+  result?: unknown;
+  error?: { code?: unknown; message?: unknown; details?: unknown };
+}
+
+function errorFrom(operation: string, status: number, body: Envelope | undefined): CrmError {
+  const e = body?.error;
+  if (e && typeof e.code === 'string') {
+    return new CrmError({
+      operation,
+      status,
+      code: e.code,
+      message: typeof e.message === 'string' ? e.message : e.code,
+      details: Array.isArray(e.details) ? (e.details as CrmErrorDetail[]) : undefined,
+    });
+  }
+  return new CrmError({ operation, status, code: 'client.invalid_response', message: `unexpected response (HTTP ${status}) from ${operation}` });
+}
+
+export function createClient(options: ClientOptions): CrmClient {
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const retry = { maxRetries: 3, baseDelayMs: 200, maxDelayMs: 5000, ...options.retry };
+  const backoff = (attempt: number) => Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** attempt);
+
+  async function call(operation: string, input: unknown = {}, opts: CallOptions = {}): Promise<unknown> {
+    const isCreate = splitName(operation).verb === 'create';
+    const retryable = !isCreate || opts.idempotencyKey !== undefined;
+    const maxRetries = retryable ? (opts.maxRetries ?? retry.maxRetries) : 0;
+    const body = JSON.stringify(input ?? {});
+    for (let attempt = 0; ; attempt++) {
+      const token = typeof options.token === 'function' ? await options.token() : options.token;
+      const headers: Record<string, string> = { ...options.headers, 'content-type': 'application/json', authorization: `Bearer ${token}` };
+      if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
+      let response: Response;
+      try {
+        response = await fetchImpl(`${baseUrl}/api/${operation}`, { method: 'POST', headers, body, signal: opts.signal });
+      } catch (error) {
+        if (opts.signal?.aborted) throw error;
+        if (attempt >= maxRetries) {
+          throw new CrmError({ operation, status: 0, code: 'client.network_error', message: `could not reach the API: ${(error as Error)?.message ?? error}`, cause: error });
+        }
+        await sleep(backoff(attempt), opts.signal);
+        continue;
+      }
+      const payload = (await response.json().catch(() => undefined)) as Envelope | undefined;
+      if (response.ok && payload?.ok === true) return payload.result;
+      if (RETRYABLE_STATUS(response.status) && attempt < maxRetries) {
+        const wait = retryAfterMs(response.headers.get('retry-after'));
+        await sleep(wait === undefined ? backoff(attempt) : Math.min(wait, retry.maxDelayMs), opts.signal);
+        continue;
+      }
+      throw errorFrom(operation, response.status, payload);
+    }
+  }
+
+  function paginate(operation: string, input: Record<string, unknown> = {}, opts: CallOptions = {}): PageRequest<Paginated> {
+    let first: Promise<Paginated> | undefined;
+    // A non-paginated list (`{ items }` only) has no next_cursor: iteration stops after one page.
+    const firstPage = () => (first ??= call(operation, input, opts) as Promise<Paginated>);
+    async function* pages(): AsyncGenerator<Paginated> {
+      let page = await firstPage();
+      yield page;
+      while (page.next_cursor) {
+        page = (await call(operation, { ...input, cursor: page.next_cursor }, opts)) as Paginated;
+        yield page;
+      }
+    }
+    return {
+      then: (onFulfilled, onRejected) => firstPage().then(onFulfilled, onRejected),
+      pages,
+      async *[Symbol.asyncIterator]() {
+        for await (const page of pages()) yield* page.items;
+      },
+    };
+  }
+
+  const client: Record<string, Record<string, unknown>> = {};
+  for (const { name } of operations) {
+    const { prefix, verb } = splitName(name);
+    const family = (client[camel(prefix)] ??= {});
+    // Every list is a PageRequest at run time (awaitable like a promise); the ones whose result
+    // has `next_cursor` are typed as such and iterate page after page.
+    family[camel(verb)] =
+      verb === 'list'
+        ? (input?: Record<string, unknown>, opts?: CallOptions) => paginate(name, input, opts)
+        : (input?: unknown, opts?: CallOptions) => call(name, input, opts);
+  }
+  return Object.assign(client, { call }) as unknown as CrmClient;
+}

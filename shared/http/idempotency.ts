@@ -1,0 +1,117 @@
+/**
+ * Idempotent creates (the `Idempotency-Key` header), with Powertools idempotency on the
+ * service's single table.
+ *
+ * - Active only for `*-create` operations and only when the header is sent.
+ * - Scope: account + operation + key. The record lives at
+ *   pk = `IDEMP#<accountId>#<operation>#<key>`, sk = `IDEMP`; `ttl` (epoch seconds) expires it
+ *   24 h after the first success (enable the table's TTL on `ttl` to have DynamoDB delete it;
+ *   an expired record is overwritten anyway). The item's sk is not the records' `R`, so the
+ *   stream worker ignores it.
+ * - A retry with the same key and the same body (hashed by Powertools) returns the stored
+ *   result and runs nothing. The same key with another body: `<family>.conflict` (409).
+ * - A duplicate that arrives while the first request is still running waits for it (up to
+ *   IN_PROGRESS_WAIT_MS) and returns its result; if it is still running then: `<family>.conflict`.
+ * - A failed first request (any error) leaves no record, so a retry runs again.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { Context } from 'aws-lambda';
+import { optionalEnv, requireEnv } from '../config/env.js';
+import { ApiError, type Family, invalidRequest } from './errors.js';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+export const IDEMPOTENCY_TTL_ATTRIBUTE = 'ttl';
+const IN_PROGRESS_WAIT_MS = 5_000;
+const KEY_RE = /^[\x21-\x7E]{1,255}$/;
+
+/** What Powertools hashes: `scope` names the record, `body` is the payload it validates. */
+interface IdempotentCall {
+  scope: { accountId: string; operation: string; key: string };
+  body: Record<string, unknown>;
+}
+
+export const idempotencyKeys = {
+  record: (accountId: string, operation: string, key: string) => ({ pk: `IDEMP#${accountId}#${operation}#${key}`, sk: 'IDEMP' }),
+};
+
+/**
+ * DynamoDBPersistenceLayer on the shared table: the record's key is the readable, account-scoped
+ * pk above instead of Powertools' `<function>#<hash>`; Powertools still does the conditional
+ * writes, status, expiry and payload-hash validation.
+ */
+class ScopedPersistenceLayer extends DynamoDBPersistenceLayer {
+  protected override getHashedIdempotencyKey(data: Parameters<DynamoDBPersistenceLayer['deleteRecord']>[0]): string {
+    const { scope } = data as unknown as IdempotentCall;
+    return idempotencyKeys.record(scope.accountId, scope.operation, scope.key).pk;
+  }
+  protected override getKey(idempotencyKey: string): Record<string, AttributeValue> {
+    return marshall({ pk: idempotencyKey, sk: idempotencyKeys.record('', '', '').sk });
+  }
+}
+
+let store: ScopedPersistenceLayer | undefined;
+function persistenceStore(): ScopedPersistenceLayer {
+  const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
+  store ??= new ScopedPersistenceLayer({
+    tableName: requireEnv('TABLE_NAME'),
+    keyAttr: 'pk',
+    expiryAttr: IDEMPOTENCY_TTL_ATTRIBUTE,
+    awsSdkV3Client: new DynamoDBClient({ ...(endpoint ? { endpoint } : {}), maxAttempts: 4 }),
+  });
+  return store;
+}
+
+/** The header's value when the operation is a create and the header was sent; validates it. */
+export function idempotencyKeyOf(operation: string, family: Family, headers: Record<string, string | undefined>): string | undefined {
+  if (!operation.endsWith('-create')) return undefined;
+  const key = headers[IDEMPOTENCY_HEADER.toLowerCase()];
+  if (key === undefined) return undefined;
+  if (!KEY_RE.test(key)) {
+    throw invalidRequest(family, `${IDEMPOTENCY_HEADER} must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters`, [
+      { path: IDEMPOTENCY_HEADER, message: 'is not a valid idempotency key' },
+    ]);
+  }
+  return key;
+}
+
+const conflict = (family: Family, message: string) => new ApiError(`${family}.conflict`, message);
+
+/**
+ * Runs `run` at most once per (account, operation, key) within 24 h and returns its first
+ * result to every retry; see the module comment for the rules.
+ */
+export async function runIdempotent<R>(
+  call: { accountId: string; operation: string; family: Family; key: string; body: Record<string, unknown>; lambdaContext?: Context },
+  run: () => Promise<R>,
+): Promise<R> {
+  const config = new IdempotencyConfig({
+    eventKeyJmesPath: 'scope',
+    payloadValidationJmesPath: 'body',
+    expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
+  });
+  if (call.lambdaContext) config.registerLambdaContext(call.lambdaContext);
+  // Stored as JSON: what a retry gets back is exactly what the first caller got.
+  const idempotent = makeIdempotent(async (_: IdempotentCall) => JSON.parse(JSON.stringify(await run())) as R, { persistenceStore: persistenceStore(), config });
+  const data: IdempotentCall = { scope: { accountId: call.accountId, operation: call.operation, key: call.key }, body: call.body };
+  const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await idempotent(data);
+    } catch (error) {
+      const name = error instanceof Error ? error.name : '';
+      if (name === 'IdempotencyValidationError') {
+        throw conflict(call.family, `${IDEMPOTENCY_HEADER} was already used with a different request body`);
+      }
+      if (name !== 'IdempotencyAlreadyInProgressError') throw error;
+      if (Date.now() >= deadline) throw conflict(call.family, `a request with this ${IDEMPOTENCY_HEADER} is still in progress`);
+      await sleep(Math.min(50 * 2 ** attempt, 500));
+    }
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Builds the OpenAPI 3.1 document from the operation registry and the valibot schemas the
+ * handlers validate with (operations.ts). Nothing in the document is written by hand: bodies,
+ * results, envelopes and webhook payloads are valibot schemas converted by
+ * @valibot/to-json-schema (JSON Schema 2020-12, the dialect of OpenAPI 3.1), error codes come
+ * from errors.ts and their statuses from statusForCode.
+ */
+import { readFileSync } from 'node:fs';
+import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
+import * as v from 'valibot';
+import { type OperationEntry, operations } from '../../functions/operations.js';
+import { MAX_BODY_BYTES } from '../http/operation.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
+import { codesByStatus, errorCodesFor, verbOf } from './errors.js';
+import { componentSchemas, type OperationDoc, operationDocs } from './operations.js';
+import { webhookEvents } from './webhooks.js';
+
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: string;
+  paths: Record<string, { post: Record<string, unknown> }>;
+  components: { schemas: Record<string, JsonSchema> } & Record<string, unknown>;
+  webhooks: Record<string, unknown>;
+};
+
+const REF_PREFIX = '#/components/schemas/';
+
+/** The error object of every failure (contract §1). */
+export const errorDetailSchema = v.strictObject({ path: v.string(), message: v.string() });
+export const errorSchema = v.strictObject({
+  code: v.string(),
+  message: v.string(),
+  details: v.optional(v.array(errorDetailSchema)),
+});
+export const errorEnvelope = (codes: readonly string[]) =>
+  v.strictObject({ ok: v.literal(false), error: v.strictObject({ ...errorSchema.entries, code: v.picklist(codes) }) });
+export const successEnvelope = (result: v.GenericSchema) => v.strictObject({ ok: v.literal(true), result });
+
+const allDefinitions = (): Record<string, v.GenericSchema> => ({
+  ...componentSchemas,
+  Error: errorSchema,
+  ErrorDetail: errorDetailSchema,
+  ...Object.fromEntries(webhookEvents().map((e) => [e.component, e.payload])),
+});
+
+function conversion(definitions: Record<string, v.GenericSchema>): ConversionConfig {
+  return {
+    target: 'draft-2020-12',
+    typeMode: 'input',
+    errorMode: 'throw',
+    // Trimming and lower-casing keep the type; `check` rules (email, URL syntax) have no JSON
+    // Schema equivalent and are described by the error codes instead.
+    ignoreActions: ['trim', 'to_lower_case', 'check'],
+    definitions,
+    overrideRef: ({ referenceId }) => `${REF_PREFIX}${referenceId}`,
+  };
+}
+
+/** One schema, referring to the components by `$ref` (no embedded `$defs` or `$schema`). */
+function convert(schema: v.GenericSchema, config: ConversionConfig): JsonSchema {
+  const { $schema: _s, $defs: _d, ...rest } = toJsonSchema(schema, config);
+  return rest;
+}
+
+const isPaginated = (doc: Pick<OperationDoc, 'result'>): boolean =>
+  'entries' in doc.result && typeof doc.result.entries === 'object' && doc.result.entries !== null && 'next_cursor' in doc.result.entries;
+
+/** A registry entry without an OperationDoc still gets a path, flagged `x-undocumented`. */
+const undocumented = (entry: OperationEntry): OperationDoc => ({
+  summary: `${entry.name} (no description yet)`,
+  input: v.record(v.string(), v.unknown()),
+  result: v.unknown(),
+});
+
+function readVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+function operationObject(entry: OperationEntry, doc: OperationDoc, documented: boolean, config: ConversionConfig) {
+  const codes = errorCodesFor(entry, { paginated: isPaginated(doc), extra: doc.errors });
+  const responses: Record<string, unknown> = {
+    200: { description: 'Success', content: { 'application/json': { schema: convert(successEnvelope(doc.result), config) } } },
+  };
+  for (const [status, statusCodes] of codesByStatus(codes)) {
+    responses[status] = {
+      description: `Error: ${statusCodes.join(', ')}`,
+      content: { 'application/json': { schema: convert(errorEnvelope(statusCodes), config) } },
+    };
+  }
+  const isCreate = verbOf(entry.name) === 'create';
+  return {
+    operationId: entry.name,
+    summary: doc.summary,
+    ...(doc.description ? { description: doc.description } : {}),
+    tags: [entry.family],
+    ...(isCreate
+      ? {
+          parameters: [
+            {
+              name: IDEMPOTENCY_HEADER,
+              in: 'header',
+              required: false,
+              description: `Makes a retried create safe: within ${IDEMPOTENCY_TTL_SECONDS / 3600} h, a request with the same key and body returns the first result and creates nothing; the same key with another body is \`${entry.family}.conflict\` (409). Scoped to the account and the operation.`,
+              schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
+            },
+          ],
+        }
+      : {}),
+    requestBody: { required: true, content: { 'application/json': { schema: convert(doc.input, config) } } },
+    responses,
+    'x-error-codes': codes,
+    ...(documented ? {} : { 'x-undocumented': true }),
+  };
+}
+
+function webhooksSection(config: ConversionConfig) {
+  const header = (name: string, description: string, schema: Record<string, unknown>) => ({ name, in: 'header', required: true, description, schema });
+  const parameters = [
+    header('webhook-id', 'The delivery id; the same on every retry of one delivery (use it to drop duplicates).', { type: 'string' }),
+    header('webhook-timestamp', 'Unix seconds of this attempt.', { type: 'string', pattern: '^[0-9]+$' }),
+    header(
+      'webhook-signature',
+      '`v1,` + base64(HMAC-SHA256(key = base64-decoded signing secret after `whsec_`, message = `{webhook-id}.{webhook-timestamp}.{raw body}`)), per the Standard Webhooks specification. Verify it with any Standard Webhooks library (the client exports `verifyWebhook`).',
+      { type: 'string', pattern: '^v1,' },
+    ),
+  ];
+  return Object.fromEntries(
+    webhookEvents().map((e) => [
+      e.event,
+      {
+        post: {
+          operationId: `webhook-${e.event.replace('.', '-')}`,
+          summary: e.summary,
+          tags: ['webhooks'],
+          parameters,
+          requestBody: { required: true, content: { 'application/json': { schema: convert(e.payload, config) } } },
+          responses: {
+            '2XX': { description: 'Any 2xx answer within 10 s marks the delivery delivered; anything else is retried.' },
+          },
+        },
+      },
+    ]),
+  );
+}
+
+export function buildOpenApiDocument(opts: { serverUrl?: string } = {}): OpenApiDocument {
+  const definitions = allDefinitions();
+  const config = conversion(definitions);
+  const docs: Partial<Record<string, OperationDoc>> = operationDocs;
+  const paths: OpenApiDocument['paths'] = {};
+  for (const entry of operations) {
+    const doc = docs[entry.name];
+    paths[`/api/${entry.name}`] = { post: operationObject(entry, doc ?? undocumented(entry), doc !== undefined, config) };
+  }
+  const { definitions: _d, ...defsConfig } = config;
+  const schemas = Object.fromEntries(
+    Object.entries(toJsonSchemaDefs(definitions, defsConfig)).map(([name, { $schema: _s, ...schema }]) => [name, schema as JsonSchema]),
+  );
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'CRM API',
+      version: readVersion(),
+      description: [
+        'Every operation is `POST /api/<operation>` with a JSON object body (an empty body counts as `{}`) and `Authorization: Bearer <token>`.',
+        'Success is HTTP 200 `{ "ok": true, "result": ... }`; failure is `{ "ok": false, "error": { "code", "message", "details"? } }` with the status given by the code.',
+        `Bodies larger than ${MAX_BODY_BYTES / 1024} KiB are rejected with \`api.payload_too_large\` (413).`,
+        'List operations are paginated with `cursor` / `next_cursor` (empty on the last page), newest first.',
+      ].join('\n\n'),
+    },
+    servers: [{ url: opts.serverUrl ?? 'http://127.0.0.1:3000', description: opts.serverUrl ? 'this server' : 'local mode (npm start)' }],
+    security: [{ bearerAuth: [] }],
+    tags: [...new Set<string>([...operations.map((o) => o.family), 'webhooks'])].map((name) => ({ name })),
+    paths,
+    webhooks: webhooksSection(config),
+    components: {
+      schemas,
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An access token of one account and user (`npm run token`, or the token printed by `npm start`).' },
+      },
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The error codes an operation can return, derived from its registry entry (family, verb)
+ * and the contract (§1–§6), plus the extra codes its OperationDoc names.
+ */
+import type { OperationEntry } from '../../functions/operations.js';
+import { statusForCode } from '../http/errors.js';
+
+/** The verb of an operation name: its last dash-separated word (`custom-fields-list` → `list`). */
+export const verbOf = (name: string): string => name.slice(name.lastIndexOf('-') + 1);
+
+/** The `*_required` code of each family's required name field on create/update (contract §3, §5, §6). */
+const NAME_REQUIRED: Partial<Record<string, readonly string[]>> = {
+  companies: ['companies.name_required'],
+  contacts: ['contacts.first_name_required'],
+  sources: ['sources.name_required'],
+  custom_fields: ['custom_fields.name_required'],
+};
+
+/** Families whose records carry `custom_fields` values (contract §5). */
+const WITH_CUSTOM_FIELDS = new Set(['companies', 'contacts']);
+
+/** Paginated lists (contract §4): the ones whose result has `next_cursor`. */
+export function errorCodesFor(entry: Pick<OperationEntry, 'name' | 'family'>, opts: { paginated: boolean; extra?: readonly string[] }): string[] {
+  const f = entry.family;
+  const verb = verbOf(entry.name);
+  const codes = ['auth.unauthorized', 'api.payload_too_large', `${f}.invalid_request`, `${f}.internal`];
+  if (['get', 'update', 'delete'].includes(verb)) codes.push(`${f}.invalid_id`, `${f}.not_found`);
+  if (opts.paginated) codes.push(`${f}.invalid_cursor`);
+  if (verb === 'create' || verb === 'update') {
+    codes.push(...(NAME_REQUIRED[f] ?? []));
+    if (WITH_CUSTOM_FIELDS.has(f)) codes.push(`${f}.invalid_custom_fields`);
+  }
+  // Idempotency-Key reuse with another body, or a duplicate still running (shared/http/idempotency.ts).
+  if (verb === 'create') codes.push(`${f}.conflict`);
+  codes.push(...(opts.extra ?? []));
+  return [...new Set(codes)];
+}
+
+/** Codes grouped by their HTTP status (statusForCode), statuses ascending. */
+export function codesByStatus(codes: readonly string[]): Map<number, string[]> {
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) {
+    const status = statusForCode(code);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
+}
