@@ -48,6 +48,12 @@ export function itemSize(value: unknown): number {
   return 0;
 }
 
+/**
+ * Sizes of items that a transaction updates or deletes, registered by the writer (the request
+ * itself does not carry them), so billed write units can be estimated as AWS computes them.
+ */
+export const billedItemSize = new WeakMap<object, number>();
+
 const WRITE_COMMANDS = new Set([
   'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand',
 ]);
@@ -65,8 +71,9 @@ export function recordCapacity(commandName: string, input: Record<string, unknow
   if (commandName === 'TransactWriteItemsCommand' && Array.isArray(input.TransactItems)) {
     for (const t of input.TransactItems as Array<Record<string, { Item?: unknown }>>) {
       const op = Object.values(t)[0];
-      // Puts are billed by their size; updates, deletes and checks by the stored item (at least 1 KB).
-      const size = op?.Item ? itemSize(op.Item) : 1024;
+      // Puts are billed by their size; updates and deletes by the stored item's size when the
+      // writer registered it, else 1 KB; condition checks by 1 unit each.
+      const size = op?.Item ? itemSize(op.Item) : (op && billedItemSize.get(op)) ?? 1024;
       usage.transactWcuBilled += 2 * Math.max(1, Math.ceil(size / 1024));
     }
   }

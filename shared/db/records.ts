@@ -9,6 +9,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { billedItemSize, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
@@ -101,9 +102,8 @@ export interface CreateArgs {
   checks?: TransactItem[];
 }
 
-export async function createRecord(model: EntityModel, args: CreateArgs): Promise<StoredRecord> {
-  const now = new Date().toISOString();
-  const id = randomUUID();
+/** The items of a new record: the record itself and its index entries (also used by seeding tools). */
+export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'checks'>, now = new Date().toISOString(), id: string = randomUUID()) {
   const base = { id, account_id: args.accountId, created_by: args.userId, ...args.fields, created_at: now, updated_at: now };
   const idx = model.indexNames(base);
   const record = { ...base, ver: 1, idx } as StoredRecord;
@@ -113,13 +113,18 @@ export async function createRecord(model: EntityModel, args: CreateArgs): Promis
     type: model.type,
     ...record,
   };
-  await guarded(
-    () =>
-      transact([
-        ...(args.checks ?? []),
-        { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-        ...idx.map((name) => indexPut(args.accountId, model.type, name, record)),
-      ]),
+  const entries = idx.map((name) => ({ ...keys.indexEntry(args.accountId, model.type, name, now, id), id }));
+  return { record, item, entries };
+}
+
+export async function createRecord(model: EntityModel, args: CreateArgs): Promise<StoredRecord> {
+  const { record, item, entries } = newRecordItems(model, args);
+  await guarded(() =>
+    transact([
+      ...(args.checks ?? []),
+      { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...entries.map((Item) => ({ Put: { TableName: tableName(), Item } })),
+    ]),
   );
   return record;
 }
@@ -208,6 +213,7 @@ export async function updateRecord(model: EntityModel, args: UpdateArgs): Promis
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     };
+    billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
     const extra = args.extra?.(current, next) ?? [];
     try {
       if (added.length === 0 && removed.length === 0 && extra.length === 0) {

@@ -61,7 +61,7 @@ describe('contacts', () => {
     expect(same.updated_at).toBe(c.updated_at);
     const u = await ok<Rec>('contacts-update', { id: c.id, job_title: 'CTO', tags: ['c'] }, auth);
     expect(u).toMatchObject({ first_name: 'Ada', last_name: 'L', job_title: 'CTO', tags: ['c'] });
-    expect(u.updated_at > c.updated_at).toBe(true);
+    expect(String(u.updated_at) > String(c.updated_at)).toBe(true);
     expect((await invoke('contacts-update', { id: 'nope', first_name: 'x' }, auth)).body.error?.code).toBe('contacts.invalid_id');
     expect((await invoke('contacts-update', { first_name: 'x' }, auth)).body.error?.code).toBe('contacts.invalid_request');
     expect((await invoke('contacts-update', { id: c.id, first_name: '' }, auth)).body.error?.code).toBe('contacts.first_name_required');
