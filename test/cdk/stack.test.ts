@@ -1,0 +1,391 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { internalFunctions, operations } from '../../functions/operations.js';
+import { createTableInput, TABLE_DEFINITION } from '../../shared/db/table.js';
+import { CrmStack, needsOf, TIMEOUTS } from '../../lib/crm-stack.js';
+import { TABLE_WRITE_ACTIONS } from '../../lib/grants.js';
+import { REPO_ROOT } from '../../lib/paths.js';
+import { stageConfig } from '../../lib/stage.js';
+
+type Json = Record<string, unknown>;
+interface Resource {
+  Type: string;
+  Properties?: Json;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+  Metadata?: Json;
+}
+
+/**
+ * Bundling is skipped here (`aws:cdk:bundling-stacks: []`): these tests assert the template, and
+ * NodejsFunction still checks that every handler file exists. The CLI test at the end bundles
+ * every function for real.
+ */
+function synth(stage: 'dev' | 'prod') {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new CrmStack(app, `CrmService-${stage}`, { stage: stageConfig(stage) });
+  const template = Template.fromStack(stack);
+  return { stack, template, resources: template.toJSON().Resources as Record<string, Resource> };
+}
+
+const internalNames = Object.keys(internalFunctions);
+const hasDelivery = internalNames.includes('delivery');
+const allFunctionNames = [...operations.map((op) => op.name), ...internalNames];
+
+let dev: ReturnType<typeof synth>;
+let prod: ReturnType<typeof synth>;
+
+beforeAll(() => {
+  dev = synth('dev');
+  prod = synth('prod');
+});
+
+const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const refId = (value: unknown): string | undefined => {
+  const v = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] } | undefined;
+  return v?.Ref ?? v?.['Fn::GetAtt']?.[0];
+};
+const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+function functionId(name: string, from = dev): string {
+  const fn = from.stack.functions.get(name);
+  if (!fn) throw new Error(`no function ${name}`);
+  return from.stack.getLogicalId(fn.node.defaultChild as CfnFunction);
+}
+
+function fnProps(name: string, from = dev): Json {
+  return from.resources[functionId(name, from)]!.Properties!;
+}
+
+function envOf(name: string, from = dev): Record<string, unknown> {
+  return ((fnProps(name, from).Environment as Json | undefined)?.Variables ?? {}) as Record<string, unknown>;
+}
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Json;
+}
+
+/** Every IAM statement attached to a function's role. */
+function statementsOf(name: string, from = dev): Statement[] {
+  const roleId = refId(fnProps(name, from).Role);
+  return ofType(from.resources, 'AWS::IAM::Policy')
+    .filter(([, policy]) => asArray(policy.Properties!.Roles).some((role) => refId(role) === roleId))
+    .flatMap(([, policy]) => (policy.Properties!.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+const actionsOf = (statements: Statement[]) => statements.flatMap((s) => asArray(s.Action));
+const tableId = () => ofType(dev.resources, 'AWS::DynamoDB::Table')[0]![0];
+
+describe('API routes: one per registry entry', () => {
+  it('has one POST /api/<name> route per operation plus $default, and nothing else', () => {
+    dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', operations.length + 1);
+    const routeKeys = ofType(dev.resources, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties!.RouteKey);
+    expect(routeKeys.sort()).toEqual([...operations.map((op) => `POST /api/${op.name}`), '$default'].sort());
+  });
+
+  it.each(operations.map((op) => [op.name]))('%s: authorized route integrated with its own function', (name) => {
+    const [, route] = ofType(dev.resources, 'AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties!.RouteKey === `POST /api/${name}`)!;
+    expect(route.Properties!.AuthorizationType).toBe('CUSTOM');
+    expect(refId(route.Properties!.AuthorizerId)).toBe(ofType(dev.resources, 'AWS::ApiGatewayV2::Authorizer')[0]![0]);
+    const target = JSON.stringify(route.Properties!.Target);
+    const [, integration] = ofType(dev.resources, 'AWS::ApiGatewayV2::Integration').find(([id]) => target.includes(`"${id}"`))!;
+    expect(refId(integration.Properties!.IntegrationUri)).toBe(functionId(name));
+    expect(integration.Properties!.PayloadFormatVersion).toBe('2.0');
+  });
+
+  it('has one function per registry entry (operations and internal functions)', () => {
+    dev.template.resourceCountIs('AWS::Lambda::Function', allFunctionNames.length);
+    expect([...dev.stack.functions.keys()].sort()).toEqual([...allFunctionNames].sort());
+  });
+
+  it('routes everything else to the fallback function without an authorizer', () => {
+    const [, route] = ofType(dev.resources, 'AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties!.RouteKey === '$default')!;
+    expect(route.Properties!.AuthorizationType ?? 'NONE').toBe('NONE');
+    expect(route.Properties!.AuthorizerId).toBeUndefined();
+    const target = JSON.stringify(route.Properties!.Target);
+    const [, integration] = ofType(dev.resources, 'AWS::ApiGatewayV2::Integration').find(([id]) => target.includes(`"${id}"`))!;
+    expect(refId(integration.Properties!.IntegrationUri)).toBe(functionId('fallback'));
+  });
+
+  it('uses a cached simple-response Lambda authorizer on the Authorization header', () => {
+    dev.template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+    dev.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'REQUEST',
+      EnableSimpleResponses: true,
+      AuthorizerPayloadFormatVersion: '2.0',
+      IdentitySource: ['$request.header.Authorization'],
+      AuthorizerResultTtlInSeconds: 60,
+      AuthorizerUri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [functionId('authorizer'), 'Arn'] })])]) }),
+    });
+  });
+
+  it('throttles the default stage and writes access logs', () => {
+    const { throttle } = stageConfig('dev');
+    dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit },
+      AccessLogSettings: Match.objectLike({ DestinationArn: Match.anyValue() }),
+    });
+  });
+});
+
+describe('functions: defaults and environment', () => {
+  it.each(allFunctionNames.map((name) => [name]))('%s: nodejs22.x or newer, arm64, ESM bundle, source maps, own log group', (name) => {
+    const props = fnProps(name);
+    const major = Number(/^nodejs(\d+)\.x$/.exec(String(props.Runtime))?.[1]);
+    expect(major).toBeGreaterThanOrEqual(22);
+    expect(props.Architectures).toEqual(['arm64']);
+    expect(props.MemorySize).toBe(512);
+    expect(props.Handler).toBe('index.handler');
+    expect(refId((props.LoggingConfig as Json | undefined)?.LogGroup)).toBeTruthy();
+    const env = envOf(name);
+    expect(env.NODE_OPTIONS).toBe('--enable-source-maps');
+    expect(env.POWERTOOLS_LOG_LEVEL).toBeTruthy();
+    expect(env.POWERTOOLS_SERVICE_NAME).toBe('crm');
+    expect(env.CRM_ALLOW_INSECURE_WEBHOOKS).toBe('false');
+    expect(env).not.toHaveProperty('CURSOR_SECRET');
+    if (name !== 'fallback') expect(refId(env.TABLE_NAME)).toBe(tableId());
+  });
+
+  it('gives every log group a retention', () => {
+    for (const [, group] of ofType(dev.resources, 'AWS::Logs::LogGroup')) expect(group.Properties!.RetentionInDays).toBeGreaterThan(0);
+  });
+});
+
+describe('least privilege', () => {
+  const readOnly = [...operations.filter((op) => op.access === 'read').map((op) => op.name), 'authorizer'];
+  const writers = [...operations.filter((op) => op.access === 'write').map((op) => op.name), 'stream', ...(hasDelivery ? ['delivery'] : [])];
+  const tableWrites: string[] = [...TABLE_WRITE_ACTIONS, 'dynamodb:TransactWriteItems', 'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete'];
+
+  it('never grants a wildcard action, and `*` resources only for actions that cannot name one', () => {
+    const unscopable = new Set(['dynamodb:ListStreams', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+    for (const name of allFunctionNames) {
+      for (const statement of statementsOf(name)) {
+        for (const action of asArray(statement.Action)) expect(action, name).not.toMatch(/\*$/);
+        if (asArray(statement.Resource).includes('*')) {
+          for (const action of asArray(statement.Action)) expect(unscopable.has(action), `${name}: ${action} on *`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it.each(readOnly.map((name) => [name]))('%s (read): reads the table and its indexes, never writes account data', (name) => {
+    const statements = statementsOf(name);
+    expect(actionsOf(statements)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+    for (const statement of statements) {
+      const writes = asArray(statement.Action).filter((a) => tableWrites.includes(a));
+      if (writes.length === 0) continue;
+      // The only write a read function has: seeding the installation's SYSTEM partition (cursor key).
+      expect(name).not.toBe('authorizer');
+      expect(writes).toEqual(['dynamodb:PutItem']);
+      expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SYSTEM'] } });
+    }
+    const unconditioned = statements.filter((s) => !s.Condition);
+    for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:TransactWriteItems']) {
+      expect(actionsOf(unconditioned)).not.toContain(action);
+    }
+    const readStatement = statements.find((s) => asArray(s.Action).includes('dynamodb:Query'))!;
+    const resources = JSON.stringify(readStatement.Resource);
+    expect(resources).toContain(tableId());
+    expect(resources).toContain(`/index/${TABLE_DEFINITION.gsi1.name}`);
+  });
+
+  it.each(writers.map((name) => [name]))('%s (write): reads and writes the table only', (name) => {
+    const actions = actionsOf(statementsOf(name));
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+    expect(actions.filter((a) => a.startsWith('dynamodb:') && !a.includes('Stream'))).not.toContain('dynamodb:Scan');
+  });
+
+  it('gives the fallback function no table access at all', () => {
+    expect(actionsOf(statementsOf('fallback'))).toEqual([]);
+    expect(envOf('fallback')).not.toHaveProperty('TABLE_NAME');
+  });
+
+  it('lets only the queue users send to the delivery queue', () => {
+    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...operations.filter((op) => needsOf(op).includes('queue')).map((op) => op.name)];
+    for (const name of allFunctionNames) {
+      const sends = actionsOf(statementsOf(name)).includes('sqs:SendMessage');
+      expect(sends, name).toBe(senders.includes(name));
+      expect(Boolean(envOf(name).DELIVERY_QUEUE_URL), name).toBe(senders.includes(name));
+    }
+  });
+
+  it('lets only webhook writers encrypt and only the delivery worker decrypt with the secrets key', () => {
+    const encrypters = operations.filter((op) => needsOf(op).includes('secrets-key')).map((op) => op.name);
+    for (const name of allFunctionNames) {
+      const actions = actionsOf(statementsOf(name)).filter((a) => a.startsWith('kms:'));
+      if (encrypters.includes(name)) expect(actions).toEqual(['kms:Encrypt']);
+      else if (name === 'delivery') expect(actions).toEqual(['kms:Decrypt']);
+      else expect(actions, name).toEqual([]);
+      expect(Boolean(envOf(name).WEBHOOK_SECRET_KEY_ID), name).toBe(encrypters.includes(name) || name === 'delivery');
+    }
+    dev.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+  });
+});
+
+describe('table', () => {
+  const input = createTableInput('x');
+
+  it('matches the shared table definition', () => {
+    dev.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    const props = ofType(dev.resources, 'AWS::DynamoDB::Table')[0]![1].Properties!;
+    expect(props.KeySchema).toEqual(input.KeySchema);
+    expect(props.AttributeDefinitions).toEqual(expect.arrayContaining(input.AttributeDefinitions));
+    expect((props.AttributeDefinitions as unknown[]).length).toBe(input.AttributeDefinitions.length);
+    expect(props.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
+    expect(props.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({ IndexName: TABLE_DEFINITION.gsi1.name, Projection: { ProjectionType: 'ALL' } }),
+    ]);
+    expect(props.StreamSpecification).toEqual({ StreamViewType: TABLE_DEFINITION.stream });
+    expect(props.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  });
+
+  it('is retained with deletion protection in prod, and removable in dev', () => {
+    const [, prodTable] = ofType(prod.resources, 'AWS::DynamoDB::Table')[0]!;
+    expect(prodTable.DeletionPolicy).toBe('Retain');
+    expect(prodTable.UpdateReplacePolicy).toBe('Retain');
+    expect(prodTable.Properties!.DeletionProtectionEnabled).toBe(true);
+    expect(ofType(prod.resources, 'AWS::KMS::Key')[0]![1].DeletionPolicy).toBe('Retain');
+    const [, devTable] = ofType(dev.resources, 'AWS::DynamoDB::Table')[0]!;
+    expect(devTable.DeletionPolicy).toBe('Delete');
+    expect(devTable.Properties!.DeletionProtectionEnabled ?? false).toBe(false);
+  });
+});
+
+describe('stream and queues', () => {
+  const queueId = (queue: { node: { defaultChild?: unknown } }) => dev.stack.getLogicalId(queue.node.defaultChild as never);
+
+  it('has a delivery queue with a dead-letter queue, SSE and a long enough visibility timeout', () => {
+    const queue = dev.resources[queueId(dev.stack.deliveryQueue)]!.Properties!;
+    expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [queueId(dev.stack.deliveryDlq), 'Arn'] }, maxReceiveCount: 5 });
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * TIMEOUTS.delivery.toSeconds());
+    for (const [, q] of ofType(dev.resources, 'AWS::SQS::Queue')) expect(q.Properties!.SqsManagedSseEnabled).toBe(true);
+  });
+
+  it('consumes the table stream with bisect, retry limit, partial failures and an on-failure queue', () => {
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionId('stream') },
+      EventSourceArn: { 'Fn::GetAtt': [tableId(), 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId(dev.stack.streamFailures), 'Arn'] } } },
+    });
+    expect(TIMEOUTS.stream.toSeconds()).toBeGreaterThan(0);
+  });
+
+  it.runIf(hasDelivery)('delivers from the queue with partial batch responses', () => {
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionId('delivery') },
+      EventSourceArn: { 'Fn::GetAtt': [queueId(dev.stack.deliveryQueue), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(fnProps('delivery').Timeout).toBe(TIMEOUTS.delivery.toSeconds());
+  });
+
+  it.runIf(!hasDelivery)('creates no delivery function while the registry has none', () => {
+    dev.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+  });
+});
+
+describe('alarms and outputs', () => {
+  const alarms = () => ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties!);
+
+  it('alarms on the API 5xx rate with metric math', () => {
+    const rate = alarms().find((a) => JSON.stringify(a.Metrics ?? '').includes('errors / requests'));
+    expect(rate).toBeDefined();
+    expect(JSON.stringify(rate!.Metrics)).toContain('"MetricName":"5xx"');
+    expect(JSON.stringify(rate!.Metrics)).toContain('"MetricName":"Count"');
+  });
+
+  it('alarms on errors of every function', () => {
+    for (const name of allFunctionNames) {
+      const id = functionId(name);
+      expect(
+        alarms().some((a) => a.MetricName === 'Errors' && JSON.stringify(a.Dimensions).includes(`"${id}"`)),
+        name,
+      ).toBe(true);
+    }
+  });
+
+  it('alarms on both dead-letter queues and on the stream iterator age', () => {
+    const dlqAlarms = alarms().filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible').map((a) => JSON.stringify(a.Dimensions));
+    for (const queue of [dev.stack.deliveryDlq, dev.stack.streamFailures]) {
+      expect(dlqAlarms.some((d) => d.includes(`"${dev.stack.getLogicalId(queue.node.defaultChild as never)}"`))).toBe(true);
+    }
+    const age = alarms().find((a) => a.MetricName === 'IteratorAge');
+    expect(JSON.stringify(age?.Dimensions)).toContain(functionId('stream'));
+  });
+
+  it('sends every alarm to the alarm topic', () => {
+    for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
+  });
+
+  it('outputs the API URL, the table name and the queue URL', () => {
+    const outputs = Object.keys(dev.template.toJSON().Outputs);
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'DeliveryQueueUrl']));
+  });
+});
+
+describe('stages', () => {
+  it('puts the stage in the stack name so dev and prod can sit side by side', () => {
+    expect(dev.stack.stackName).toContain('dev');
+    expect(prod.stack.stackName).toContain('prod');
+  });
+
+  it('defaults to dev and rejects unknown stages', () => {
+    expect(stageConfig(undefined).name).toBe('dev');
+    expect(() => stageConfig('staging')).toThrow(/unknown stage/);
+  });
+});
+
+describe('cdk synth through the real CLI', () => {
+  it(
+    'succeeds offline with no AWS credentials and bundles every function with the local esbuild',
+    async () => {
+      const out = mkdtempSync(path.join(tmpdir(), 'cdk-synth-'));
+      try {
+        const env: NodeJS.ProcessEnv = {};
+        for (const [key, value] of Object.entries(process.env)) {
+          if (!/^(AWS_|CDK_)/.test(key) && !['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'CURSOR_SECRET'].includes(key)) env[key] = value;
+        }
+        const started = Date.now();
+        await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/aws-cdk/bin/cdk'), 'synth', '--quiet', '--no-notices', '--output', out], {
+          cwd: REPO_ROOT,
+          env,
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        const template = JSON.parse(readFileSync(path.join(out, 'CrmService-dev.template.json'), 'utf8')) as { Resources: Record<string, Resource> };
+        const functions = ofType(template.Resources, 'AWS::Lambda::Function');
+        expect(functions.length).toBe(allFunctionNames.length);
+        const sizes = functions.map(([id, fn]) => {
+          const asset = path.join(out, String(fn.Metadata!['aws:asset:path']));
+          expect(existsSync(path.join(asset, 'index.mjs')), id).toBe(true);
+          expect(existsSync(path.join(asset, 'index.mjs.map')), id).toBe(true);
+          return statSync(path.join(asset, 'index.mjs')).size;
+        });
+        // Bundled, minified handlers stay far below Lambda's limits; a jump here means a bad import.
+        expect(Math.max(...sizes)).toBeLessThan(2 * 1024 * 1024);
+        expect(readdirSync(out).some((f) => f.endsWith('.assets.json'))).toBe(true);
+        console.info(`cdk synth: ${Date.now() - started} ms, bundles ${Math.min(...sizes)}–${Math.max(...sizes)} bytes`);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    },
+    300_000,
+  );
+});
