@@ -9,6 +9,8 @@ export interface QueueWorker {
 type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
 export interface QueueWorkerOptions {
+  /** The queue's endpoint (the local queue's URLs carry a host name that need not resolve). */
+  endpoint: string;
   queueUrl: string;
   handler: SqsHandler;
   /** Messages per batch (Lambda's SQS default: 10). */
@@ -51,7 +53,7 @@ function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
  * the rest are deleted.
  */
 export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
-  const sqs = new SQSClient({ region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const sqs = new SQSClient({ endpoint: opts.endpoint, useQueueUrlAsEndpoint: false, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const concurrency = opts.concurrency ?? 4;
   const abort = new AbortController();
   let running = true;

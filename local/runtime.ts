@@ -94,8 +94,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 
     queue = await startFauxqs({ port: 0, logger: false });
     const { queueUrl } = queue.createQueue('crm-webhook-deliveries');
-    process.env.DELIVERY_QUEUE_URL = queueUrl;
-    queueWorker = startQueueWorker({ queueUrl, handler: deliveryHandler, onError: opts.onQueueError });
+    const queueEndpoint = `http://127.0.0.1:${queue.port}`;
+    Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
+    queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, onError: opts.onQueueError });
 
     poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError });
     server = createApiServer(opts.routes);

@@ -38,7 +38,7 @@ export function attemptTimeoutMs(): number {
  * How long a claimed attempt keeps other workers off the delivery. Longer than an attempt can
  * take; a worker that dies mid-attempt frees the delivery when it runs out.
  */
-export const attemptLeaseMs = () => attemptTimeoutMs() + 5_000;
+export const attemptLeaseMs = () => 2 * attemptTimeoutMs() + 1_000;
 
 /** `CRM_ALLOW_INSECURE_WEBHOOKS`: local development only (http and https to loopback hosts). */
 export const allowInsecureWebhooks = () => boolEnv('CRM_ALLOW_INSECURE_WEBHOOKS', false);

@@ -1,12 +1,17 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { optionalEnv } from '../config/env.js';
 import { deliveryQueueUrl, MAX_SQS_DELAY_SECONDS } from './config.js';
 import type { DeliveryRef } from './deliveries.js';
 
 let client: SQSClient | undefined;
 
-/** The SQS client; the queue URL (DELIVERY_QUEUE_URL) also names the endpoint, so the local queue works unchanged. */
+/**
+ * The SQS client. Deployed, the queue URL (DELIVERY_QUEUE_URL) names the endpoint. Locally,
+ * AWS_ENDPOINT_URL_SQS (the SDK's own variable) points at the in-process queue, whose queue
+ * URLs carry a host name that need not resolve.
+ */
 export function sqs(): SQSClient {
-  client ??= new SQSClient({ maxAttempts: 4 });
+  client ??= new SQSClient({ maxAttempts: 4, ...(optionalEnv('AWS_ENDPOINT_URL_SQS') ? { useQueueUrlAsEndpoint: false } : {}) });
   return client;
 }
 
