@@ -17,6 +17,9 @@ import {
 /** Fields every record carries that a client never sets. */
 export const RECORD_READ_ONLY = ['id', 'account_id', 'created_by', 'created_at', 'updated_at'] as const;
 
+/** `{ k: v.string() }` for each key, typed per key (so the result types name every field). */
+const stringFields = <const K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, v.string()])) as { [P in K]: v.StringSchema<undefined> };
+
 // --- companies --------------------------------------------------------------------------------
 
 export const companyWritable = {
@@ -49,7 +52,7 @@ export const companySchema = v.object({
   id: v.string(),
   account_id: v.string(),
   created_by: v.string(),
-  ...Object.fromEntries(['name', 'domain', 'industry', 'notes', 'phone', 'website', 'social_url', 'address', 'city', 'state', 'zip_code', 'country'].map((k) => [k, v.string()])),
+  ...stringFields(['name', 'domain', 'industry', 'notes', 'phone', 'website', 'social_url', 'address', 'city', 'state', 'zip_code', 'country']),
   employee_count: v.nullable(v.number()),
   annual_revenue: v.nullable(v.number()),
   tags: v.array(v.string()),
@@ -89,7 +92,7 @@ export const contactSchema = v.object({
   id: v.string(),
   account_id: v.string(),
   created_by: v.string(),
-  ...Object.fromEntries(['first_name', 'last_name', 'email', 'phone', 'company_name', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'source_name'].map((k) => [k, v.string()])),
+  ...stringFields(['first_name', 'last_name', 'email', 'phone', 'company_name', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'source_name']),
   company_id: v.nullable(v.string()),
   source_id: v.nullable(v.string()),
   tags: v.array(v.string()),

@@ -3,7 +3,7 @@ import addFormatsImport from 'ajv-formats';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../shared/openapi/document.js';
 
 // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as typeof addFormatsImport;
+const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as unknown as (ajv: Ajv2020) => Ajv2020;
 
 type Json = Record<string, unknown>;
 
