@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../../functions/operations.js';
+import { docsRoutes } from '../../local/docs-routes.js';
+import { createApiServer } from '../../local/server.js';
+import { responseValidator } from '../helpers/openapi-validator.js';
+import { startServer, type TestServer } from '../helpers/api.js';
+
+let server: TestServer;
+const check = responseValidator();
+/** Every reply seen, checked against the schema documented for its operation and status. */
+const seen: { op: string; status: number }[] = [];
+
+async function call(op: string, body: unknown = {}, opts: Parameters<TestServer['call']>[2] = {}) {
+  const reply = await server.call(op, body, opts);
+  seen.push({ op, status: reply.status });
+  expect(check(op, reply.status, reply.body), `${op} ${reply.status} ${JSON.stringify(reply.body)}`).toEqual([]);
+  return reply as { status: number; body: { ok: boolean; result?: Record<string, never> & { id: string } } };
+}
+
+beforeAll(async () => {
+  process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true'; // as in local mode: a loopback receiver URL
+  server = await startServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('real responses match the OpenAPI document', () => {
+  it('successes of every family', async () => {
+    const company = (await call('companies-create', { name: 'Doc Co', employee_count: 5, tags: ['x'] })).body.result!;
+    const source = (await call('sources-create', { name: 'Doc source' })).body.result!;
+    const field = (await call('custom-fields-create', { entity_type: 'contact', name: 'Score', field_type: 'number' })).body.result!;
+    const contact = (await call('contacts-create', { first_name: 'Doc', company_id: company.id, source_id: source.id, custom_fields: { [field.id]: 3 } })).body.result!;
+    for (const [family, id] of [['companies', company.id], ['sources', source.id], ['custom-fields', field.id], ['contacts', contact.id]] as const) {
+      await call(`${family}-get`, { id });
+      await call(`${family}-list`, {});
+    }
+    await call('contacts-update', { id: contact.id, tags: ['vip'] });
+    await call('companies-update', { id: company.id, domain: 'doc.example' });
+    await call('sources-update', { id: source.id, name: 'Renamed' });
+    await call('custom-fields-update', { id: field.id, description: 'd' });
+    await call('contacts-list', { limit: 1, tags: ['vip'] });
+    const hook = (await call('webhooks-create', { url: 'http://127.0.0.1:9/hook', events: ['contact.created'] })).body.result!;
+    const endpointId = (hook as unknown as { endpoint: { id: string } }).endpoint.id;
+    await call('webhooks-list', {});
+    await call('webhooks-get', { id: endpointId });
+    await call('webhooks-update', { id: endpointId, is_active: false });
+    await call('webhooks-deliveries', { endpoint_id: endpointId });
+    await call('webhooks-delete', { id: endpointId });
+    for (const [family, id] of [['contacts', contact.id], ['companies', company.id], ['sources', source.id], ['custom-fields', field.id]] as const) {
+      await call(`${family}-delete`, { id });
+    }
+  });
+
+  it('errors, with their documented codes and statuses', async () => {
+    const errors: [string, unknown, number][] = [
+      ['contacts-get', { id: randomUUID() }, 404],
+      ['contacts-get', { id: 'nope' }, 400],
+      ['contacts-get', {}, 400],
+      ['contacts-create', {}, 400],
+      ['contacts-create', { first_name: 'X', company_id: randomUUID() }, 400],
+      ['contacts-create', { first_name: 'X', custom_fields: { [randomUUID()]: 1 } }, 400],
+      ['contacts-create', { first_name: 'X', id: randomUUID() }, 400],
+      ['contacts-list', { cursor: 'garbage' }, 400],
+      ['companies-create', { name: '  ' }, 400],
+      ['companies-update', { id: randomUUID(), name: 'x' }, 404],
+      ['sources-delete', { id: randomUUID() }, 404],
+      ['custom-fields-create', { entity_type: 'deal', name: 'x', field_type: 'text' }, 400],
+      ['webhooks-create', { events: ['contact.created'] }, 400],
+      ['webhooks-create', { url: 'ftp://x', events: ['contact.created'] }, 400],
+      ['webhooks-create', { url: 'https://example.com/h', events: [] }, 400],
+      ['webhooks-create', { url: 'https://example.com/h', events: ['nope'] }, 400],
+      ['webhooks-deliveries', { endpoint_id: randomUUID() }, 404],
+    ];
+    for (const [op, body, status] of errors) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
+    expect((await call('contacts-list', {}, { token: 'wrong' })).status).toBe(401);
+    expect((await call('contacts-create', {}, { rawBody: '[1]' })).status).toBe(400);
+    expect((await call('contacts-create', {}, { rawBody: `{"notes":"${'x'.repeat(300 * 1024)}"}` })).status).toBe(413);
+    const key = randomUUID();
+    await call('sources-create', { name: 'k' }, { headers: { 'idempotency-key': key } });
+    expect((await call('sources-create', { name: 'other' }, { headers: { 'idempotency-key': key } })).status).toBe(409);
+  });
+
+  it('covered every operation of the document', () => {
+    const ops = new Set(seen.filter((s) => s.status === 200).map((s) => s.op));
+    expect([...ops].sort()).toEqual(operations.map((o) => o.name).sort());
+  });
+});
+
+describe('documentation routes of the local server', () => {
+  let docs: Server;
+  let base: string;
+  beforeAll(async () => {
+    docs = createApiServer(docsRoutes());
+    await new Promise<void>((r) => docs.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(docs.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => {
+      docs.closeAllConnections();
+      docs.close(() => r());
+    });
+  });
+
+  it('serves a valid /openapi.json naming this server', async () => {
+    const res = await fetch(`${base}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { servers: { url: string }[] };
+    expect(doc.servers[0]!.url).toBe(base);
+    expect((await new Validator().validate(doc)).valid).toBe(true);
+  });
+
+  it('serves /docs with its assets from node_modules (no CDN)', async () => {
+    const page = await fetch(`${base}/docs`);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.every((a) => a.startsWith('/'))).toBe(true);
+    for (const asset of assets) expect((await fetch(`${base}${asset}`)).status, asset).toBe(200);
+    const bundle = await fetch(`${base}/docs/assets/swagger-ui-bundle.js`);
+    expect((await bundle.text()).length).toBeGreaterThan(100_000);
+    expect((await fetch(`${base}/docs/assets/package.json`)).status).toBe(404);
+    expect((await fetch(`${base}/docs/assets/..%2fpackage.json`)).status).toBe(404);
+  });
+});
