@@ -104,6 +104,10 @@ export class CrmStack extends Stack {
 
     // ---- Functions ----------------------------------------------------------------------
     const internal: Partial<Record<string, InternalEntry>> = internalFunctions;
+    const wired = new Set(['authorizer', 'fallback', 'stream', 'delivery']);
+    const unwired = Object.keys(internal).filter((name) => !wired.has(name));
+    // Internal functions need their own event source and grants: fail loudly rather than skip one.
+    if (unwired.length) throw new Error(`internal functions without stack wiring: ${unwired.join(', ')} (lib/crm-stack.ts)`);
     const fn = (name: string, entry: string, extra: Partial<ConstructorParameters<typeof ApiFunction>[2]> = {}) => {
       const created = new ApiFunction(this, `${constructIdFor(name)}Function`, {
         entry,
