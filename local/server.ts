@@ -8,6 +8,22 @@ import { ApiError } from '../shared/http/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse, MAX_BODY_BYTES } from '../shared/http/operation.js';
 
 type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
+type AuthResult = Awaited<ReturnType<typeof authorize>>;
+
+/**
+ * Like API Gateway's authorizer cache (keyed by the Authorization header), when
+ * CRM_AUTH_CACHE_SECONDS > 0; off by default locally so a revoked token stops at once.
+ */
+const authCache = new Map<string, { at: number; result: AuthResult }>();
+async function authorizeCached(headers: Record<string, string>): Promise<AuthResult> {
+  const ttl = Number(process.env.CRM_AUTH_CACHE_SECONDS ?? 0) * 1000;
+  const key = headers.authorization ?? '';
+  const hit = ttl > 0 ? authCache.get(key) : undefined;
+  if (hit && Date.now() - hit.at < ttl) return hit.result;
+  const result = await authorize({ headers });
+  if (ttl > 0 && 'accountId' in result.context) authCache.set(key, { at: Date.now(), result });
+  return result;
+}
 const loaded = new Map<string, Promise<Handler>>();
 
 /** Loads a registry entry's handler module, as Lambda would load its bundle. */
@@ -89,8 +105,8 @@ export function createApiServer(extraRoutes: StaticRoute[] = []): Server {
         req.resume();
         return send(res, await fallback({ rawPath: url.pathname, requestContext } as ApiEvent));
       }
-      const auth = await authorize({ headers });
-      if (!auth.isAuthorized) {
+      const auth = await authorizeCached(headers);
+      if (!auth.isAuthorized || !('accountId' in auth.context)) {
         req.resume();
         return send(res, errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token')));
       }

@@ -58,9 +58,12 @@ export function cursorKey(): Promise<Buffer> {
     try {
       await db().send(new PutCommand({ TableName: tableName(), Item: { ...Key, secret }, ConditionExpression: 'attribute_not_exists(pk)' }));
       return Buffer.from(secret, 'base64');
-    } catch {
+    } catch (error) {
+      // Another process created it first: use theirs. Anything else is an error, never a weak key.
+      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
       const again = await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }));
-      return Buffer.from(String(again.Item?.secret), 'base64');
+      if (typeof again.Item?.secret !== 'string') throw new Error('cursor key missing after a conflicting create');
+      return Buffer.from(again.Item.secret, 'base64');
     }
   })().catch((error) => {
     keyPromise = undefined;

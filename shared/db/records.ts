@@ -353,6 +353,23 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
   }
 }
 
+/**
+ * Counts a partition's entries below `after`, reading at most `limit`: `exhausted` when the
+ * partition holds no more than that. Used to pick the most selective index for a list.
+ */
+export async function probePartition(type: EntityType, accountId: string, name: string, after: string | undefined, limit: number): Promise<{ count: number; exhausted: boolean }> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: after ? 'pk = :p AND sk < :after' : 'pk = :p',
+      ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name), ...(after ? { ':after': after } : {}) },
+      Select: 'COUNT',
+      Limit: limit,
+    }),
+  );
+  return { count: out.Count ?? 0, exhausted: !out.LastEvaluatedKey };
+}
+
 async function batchGet(type: EntityType, accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> {
   const found = new Map<string, StoredRecord>();
   let pending: Record<string, unknown>[] = [...new Set(ids)].map((id) => keys.record(accountId, type, id));

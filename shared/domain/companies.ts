@@ -6,7 +6,7 @@ import { type CompanyListInput, COMPANY_FIELDS, companyWritable } from '../schem
 import { parseRecordBody } from '../schemas/record-body.js';
 import { matchesQuery, parseQuery, recordWords } from '../search/tokenize.js';
 import { checkCustomFields } from './custom-fields.js';
-import { canonicalSearch, page, searchDriver, searchIndexNames, tagNames } from './listing.js';
+import { canonicalSearch, page, searchDrivers, searchIndexNames, tagNames } from './listing.js';
 import { shape, visibleCustomFields } from './shape.js';
 
 export const companyBody = {
@@ -74,7 +74,7 @@ export async function listCompanies(ctx: OperationContext, input: CompanyListInp
   const filters = { search: canonicalSearch(input.search), tags: [...tags].sort() };
   const meta = readMeta(ctx.accountId);
   if (query && query.words.length === 0 && !query.phoneDigits) return { items: [], next_cursor: '' };
-  const driverNames = (query && searchDriver(query)) ?? (tags.length ? tagNames([tags[0]]) : undefined);
+  const drivers = [...(query ? searchDrivers(query) : []), ...tags.map((t) => tagNames([t]))];
   const matches = (r: StoredRecord) => {
     const rTags = (r.tags ?? []) as string[];
     if (!tags.every((t) => rTags.includes(t))) return false;
@@ -82,7 +82,7 @@ export async function listCompanies(ctx: OperationContext, input: CompanyListInp
   };
   const result = await page(
     ctx,
-    { type: 'company', family: 'companies', cursor: input.cursor, limit: input.limit, filters, driver: driverNames ? { kind: 'index', names: driverNames } : { kind: 'all' }, matches: query || tags.length ? matches : undefined },
+    { type: 'company', family: 'companies', cursor: input.cursor, limit: input.limit, filters, drivers, matches: query || tags.length ? matches : undefined },
     (r) => r,
   );
   const m = await meta;

@@ -18,7 +18,7 @@ import { CONTACT_FIELDS, type ContactListInput, contactWritable } from '../schem
 import type { parseRecordBody } from '../schemas/record-body.js';
 import { matchesQuery, parseQuery, recordWords } from '../search/tokenize.js';
 import { checkCustomFields } from './custom-fields.js';
-import { canonicalSearch, page, searchDriver, searchIndexNames, tagNames } from './listing.js';
+import { canonicalSearch, page, searchDrivers, searchIndexNames, tagNames } from './listing.js';
 import { shape, visibleCustomFields } from './shape.js';
 
 export const contactBody = {
@@ -172,11 +172,14 @@ export async function listContacts(ctx: OperationContext, input: ContactListInpu
   if (query && query.words.length === 0 && !query.phoneDigits) return { items: [], next_cursor: '' };
   const meta = await readMeta(ctx.accountId);
 
-  const driverNames =
-    (query && searchDriver(query)) ??
-    (tags.length ? tagNames([tags[0]]) : undefined) ??
-    (companies.length ? companies.map((c) => `c#${c}`) : undefined) ??
-    (sources.length ? sources.map((s) => `s#${s}`) : undefined);
+  const drivers = [
+    ...(query ? searchDrivers(query) : []),
+    ...tags.map((t) => tagNames([t])),
+    companies.map((c) => `c#${c}`),
+    sources.map((s) => `s#${s}`),
+  ];
+  // A short-word search is re-checked on the whole list (short prefixes match most records).
+  if (query && searchDrivers(query).length === 0 && !tags.length && !companies.length && !sources.length) drivers.length = 0;
 
   const filtered = Boolean(query || tags.length || companies.length || sources.length);
   const matches = (r: StoredRecord) => {
@@ -196,7 +199,7 @@ export async function listContacts(ctx: OperationContext, input: ContactListInpu
       cursor: input.cursor,
       limit: input.limit,
       filters,
-      driver: driverNames ? { kind: 'index', names: driverNames } : { kind: 'all' },
+      drivers,
       matches: filtered ? matches : undefined,
     },
     (r) => contactToApi(r, meta),

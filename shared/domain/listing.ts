@@ -1,5 +1,5 @@
 import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
-import { type Driver, listRecords, type StoredRecord } from '../db/records.js';
+import { type Driver, listRecords, probePartition, type StoredRecord } from '../db/records.js';
 import type { EntityType } from '../db/table.js';
 import { ApiError, type Family } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
@@ -22,7 +22,11 @@ export interface PageRequest {
   limit?: number;
   /** Canonical filters: part of the cursor's scope. */
   filters: unknown;
-  driver: Driver;
+  /**
+   * Index options, each a union of partitions that holds every match (a necessary condition),
+   * in order of preference; none means the whole list.
+   */
+  drivers: string[][];
   matches?: (record: StoredRecord) => boolean;
 }
 
@@ -35,14 +39,42 @@ export async function page<T>(ctx: OperationContext, req: PageRequest, toApi: (r
     after = decodeCursor(req.cursor, scope, key);
     if (after === undefined) throw new ApiError(`${req.family}.invalid_cursor`, 'cursor is invalid for this request');
   }
+  const limit = req.limit ?? DEFAULT_LIMIT;
+  const driver = await chooseDriver(req.type, ctx.accountId, req.drivers, after, limit + 1);
+  if (driver === 'empty') return { items: [], next_cursor: '' };
   const result = await listRecords(req.type, {
     accountId: ctx.accountId,
-    driver: req.driver,
+    driver,
     matches: req.matches,
     after,
-    limit: req.limit ?? DEFAULT_LIMIT,
+    limit,
   });
   return { items: result.items.map(toApi), next_cursor: result.next ? encodeCursor(result.next, scope, key) : '' };
+}
+
+/** Options with more partitions than this are not probed (they stay eligible as a fallback). */
+const MAX_PROBED_PARTITIONS = 3;
+
+/**
+ * Picks the index to read: every option is a superset of the matches, so the smallest one
+ * wins. Small options are found by counting at most one page of each (a few cheap COUNT
+ * queries); an option found empty means the page is empty. Without a small option, the first
+ * (preferred) option is read.
+ */
+export async function chooseDriver(type: EntityType, accountId: string, options: string[][], after: string | undefined, want: number): Promise<Driver | 'empty'> {
+  const unique = options.filter((o, i) => o.length > 0 && options.findIndex((x) => x.join() === o.join()) === i);
+  if (unique.length === 0) return { kind: 'all' };
+  if (unique.length === 1) return { kind: 'index', names: unique[0]! };
+  const probed = await Promise.all(
+    unique.map(async (names) => {
+      if (names.length > MAX_PROBED_PARTITIONS) return { names, count: Infinity, exhausted: false };
+      const parts = await Promise.all(names.map((n) => probePartition(type, accountId, n, after, want)));
+      return { names, count: parts.reduce((n, p) => n + p.count, 0), exhausted: parts.every((p) => p.exhausted) };
+    }),
+  );
+  const small = probed.filter((p) => p.exhausted).sort((a, b) => a.count - b.count)[0];
+  if (small) return small.count === 0 ? 'empty' : { kind: 'index', names: small.names };
+  return { kind: 'index', names: unique[0]! };
 }
 
 /** Index partition names of a record's words (capped, deterministic order). */
@@ -51,19 +83,18 @@ export function searchIndexNames(wordSet: Iterable<string>): string[] {
 }
 
 /**
- * The partitions that hold every record a query can match: the longest query word's prefix
- * partition (all words must match), plus the phone digits' partition for phone-like queries
- * (which also match by the phone rule). Undefined when no word is long enough to be indexed.
+ * Index options of a search, longest word first: each query word's prefix partition holds every
+ * record the query can match (all words must match). A phone-like query also matches by the
+ * phone rule, so its options are unions of the phone digits' partition and a word's partition.
+ * Words shorter than 3 characters are not indexed (no option).
  */
-export function searchDriver(query: SearchQuery): string[] | undefined {
-  const longest = [...query.words].sort((a, b) => [...b].length - [...a].length)[0];
-  const wordPrefix = longest ? prefixFor(longest) : undefined;
-  if (query.phoneDigits) {
-    const phonePrefix = prefixFor(query.phoneDigits);
-    if (!wordPrefix && query.words.length > 0) return undefined;
-    return [phonePrefix!, ...(wordPrefix ? [wordPrefix] : [])].map((p) => `w#${p}`);
-  }
-  return wordPrefix ? [`w#${wordPrefix}`] : undefined;
+export function searchDrivers(query: SearchQuery): string[][] {
+  const prefixes = [...new Set([...query.words].sort((a, b) => [...b].length - [...a].length).map(prefixFor).filter((p): p is string => Boolean(p)))];
+  if (!query.phoneDigits) return prefixes.map((p) => [`w#${p}`]);
+  const phone = `w#${prefixFor(query.phoneDigits)}`;
+  // Every query word must be indexable for the word rule to be bounded by one of them.
+  if (query.words.some((w) => !prefixFor(w))) return [];
+  return prefixes.length ? prefixes.map((p) => [...new Set([phone, `w#${p}`])]) : [[phone]];
 }
 
 export const tagNames = (tags: unknown) => (Array.isArray(tags) ? tags.map((t) => `t#${t}`) : []);

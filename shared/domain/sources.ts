@@ -50,5 +50,5 @@ export async function deleteSource(ctx: OperationContext, id: string): Promise<{
 }
 
 export async function listSources(ctx: OperationContext, input: { cursor?: string; limit?: number }) {
-  return page(ctx, { type: 'source', family: 'sources', cursor: input.cursor, limit: input.limit, filters: {}, driver: { kind: 'all' } }, sourceToApi);
+  return page(ctx, { type: 'source', family: 'sources', cursor: input.cursor, limit: input.limit, filters: {}, drivers: [] }, sourceToApi);
 }

@@ -1,60 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { operationByName } from '../../functions/operations.js';
+import { invokeOperation, type Reply } from '../../local/invoke.js';
 import { issueToken } from '../../shared/auth/tokens.js';
-import type { ApiEvent, ApiResult, AuthContext } from '../../shared/http/operation.js';
-import { createApiServer, lambdaContext } from '../../local/server.js';
+import type { AuthContext } from '../../shared/http/operation.js';
+import { createApiServer } from '../../local/server.js';
 import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
 import { handler as streamHandler } from '../../functions/stream/handler.js';
 
-export interface Reply<T = Record<string, unknown>> {
-  status: number;
-  body: { ok: boolean; result?: T; error?: { code: string; message: string; details?: { path: string; message: string }[] } };
-}
-
 export const newAccount = (): AuthContext => ({ accountId: randomUUID(), userId: randomUUID() });
 
-/** An API Gateway HTTP API v2 event as the authorizer-fronted route delivers it. */
-export function apiEvent(op: string, body: unknown, auth?: AuthContext, headers: Record<string, string> = {}): ApiEvent {
-  return {
-    version: '2.0',
-    routeKey: `POST /api/${op}`,
-    rawPath: `/api/${op}`,
-    rawQueryString: '',
-    headers: { 'content-type': 'application/json', ...headers },
-    requestContext: {
-      accountId: 'test',
-      apiId: 'test',
-      domainName: 'localhost',
-      domainPrefix: 'localhost',
-      http: { method: 'POST', path: `/api/${op}`, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: randomUUID(),
-      routeKey: `POST /api/${op}`,
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-      ...(auth ? { authorizer: { lambda: auth } } : {}),
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    isBase64Encoded: false,
-  } as unknown as ApiEvent;
-}
-
-const handlers = new Map<string, Promise<(e: ApiEvent, c: unknown) => Promise<ApiResult>>>();
+export { apiEvent } from '../../local/invoke.js';
+export type { Reply } from '../../local/invoke.js';
 
 /** Invokes an operation's Lambda handler directly (the registry entry's module). */
-export async function invoke<T = Record<string, unknown>>(op: string, body: unknown, auth?: AuthContext, headers?: Record<string, string>): Promise<Reply<T>> {
-  const entry = operationByName.get(op);
-  if (!entry) throw new Error(`no operation ${op}`);
-  let h = handlers.get(op);
-  if (!h) {
-    h = import(`../../functions/${entry.entry.replace(/\.ts$/, '.js')}`).then((m) => m.handler);
-    handlers.set(op, h);
-  }
-  const res = await (await h)(apiEvent(op, body, auth, headers), lambdaContext(op));
-  return { status: res.statusCode ?? 200, body: JSON.parse(res.body ?? '{}') };
-}
+export const invoke = invokeOperation;
 
 /** Invokes and expects success; returns the result. */
 export async function ok<T = Record<string, unknown>>(op: string, body: unknown, auth: AuthContext): Promise<T> {

@@ -1,0 +1,156 @@
+/**
+ * `npm run bench [-- --quick]`: cost, latency, bundle and webhook figures against the local stack.
+ * Writes bench-results.json and prints a table. See README "Performance".
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { build } from 'esbuild';
+import { internalFunctions, operations } from '../functions/operations.js';
+import { invokeOperation } from '../local/invoke.js';
+import { startLocalStack } from '../local/runtime.js';
+import { measureCapacity } from '../shared/db/capacity.js';
+import { db, tableName } from '../shared/db/client.js';
+import { keys } from '../shared/db/table.js';
+import { issueToken } from '../shared/auth/tokens.js';
+import type { AuthContext } from '../shared/http/operation.js';
+import { FIRST, seedContacts, type SeedRefs, TAGS } from './seed.js';
+import { percentile, table, timeIt } from './stats.js';
+import { benchWebhooks } from './webhooks.js';
+
+const quick = process.argv.includes('--quick');
+const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
+const RUNS = quick ? 25 : 50;
+process.env.CRM_AUTH_CACHE_SECONDS ??= '60'; // API Gateway caches authorizer results; so does the local server here
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+
+const stack = await startLocalStack({ port: 0 });
+const log = (...a: unknown[]) => console.error('[bench]', ...a);
+
+async function account(size: number) {
+  const auth: AuthContext = { accountId: crypto.randomUUID(), userId: crypto.randomUUID() };
+  const token = await issueToken(auth);
+  const refs: SeedRefs = { companies: [], sources: [] };
+  for (let i = 0; i < 50; i++) {
+    const r = await invokeOperation<{ id: string; name: string }>('companies-create', { name: `Company ${i} GmbH`, domain: `company${i}.com` }, auth);
+    refs.companies.push({ id: r.body.result!.id, name: r.body.result!.name, ver: 1 });
+  }
+  for (let i = 0; i < 10; i++) {
+    const r = await invokeOperation<{ id: string; name: string }>('sources-create', { name: `Source ${i}` }, auth);
+    refs.sources.push({ id: r.body.result!.id, name: r.body.result!.name });
+  }
+  const t = performance.now();
+  const contacts = await seedContacts(auth.accountId, auth.userId, size, refs, 42);
+  log(`seeded ${size} contacts in ${Math.round(performance.now() - t)} ms`);
+  return { auth, token, refs, contacts };
+}
+
+async function http(token: string, op: string, body: unknown) {
+  const res = await fetch(`${stack.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (await res.json()) as { ok: boolean; result?: Record<string, unknown>; error?: unknown };
+  if (!json.ok) throw new Error(`${op} failed: ${JSON.stringify(json.error)}`);
+  return json.result!;
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
+const operationRows: Record<string, unknown>[] = [];
+const overheadRows: Record<string, unknown>[] = [];
+
+for (const size of sizes) {
+  const a = await account(size);
+  const sample = a.contacts[Math.floor(a.contacts.length / 2)]!;
+  let counter = 0;
+  const createBody = () => ({
+    first_name: 'Benchmark', last_name: `Person${counter++}`, email: `bench.person${counter}@example.com`,
+    tags: TAGS.slice(0, 5), company_id: a.refs.companies[0]!.id, source_id: a.refs.sources[0]!.id,
+  });
+  const victims = a.contacts.slice(0, RUNS + 5).map((c) => c.id);
+  const cases: Array<{ name: string; op: string; body: () => unknown }> = [
+    { name: 'contacts-list', op: 'contacts-list', body: () => ({}) },
+    { name: 'contacts-list tags', op: 'contacts-list', body: () => ({ tags: ['tag-3'] }) },
+    { name: 'contacts-list company_id', op: 'contacts-list', body: () => ({ company_id: a.refs.companies[1]!.id }) },
+    { name: 'contacts-list source_ids', op: 'contacts-list', body: () => ({ source_ids: [a.refs.sources[2]!.id] }) },
+    { name: 'contacts-list search name', op: 'contacts-list', body: () => ({ search: FIRST[0] }) },
+    { name: 'contacts-list search email', op: 'contacts-list', body: () => ({ search: sample.email }) },
+    { name: 'contacts-list search phone', op: 'contacts-list', body: () => ({ search: sample.phone.replace(/\D/g, '').slice(1, 8) }) },
+    { name: 'contacts-get', op: 'contacts-get', body: () => ({ id: sample.id }) },
+    { name: 'contacts-create', op: 'contacts-create', body: createBody },
+    { name: 'contacts-update-notes', op: 'contacts-update', body: () => ({ id: sample.id, notes: `note ${counter++}` }) },
+    { name: 'contacts-update-tags', op: 'contacts-update', body: () => ({ id: sample.id, tags: [`tag-${counter++ % 20}`, 'tag-1'] }) },
+    { name: 'contacts-delete', op: 'contacts-delete', body: () => ({ id: victims.pop() }) },
+  ];
+  for (const c of cases) {
+    const { result, usage } = await measureCapacity(() => invokeOperation(c.op, c.body(), a.auth));
+    if (!result.body.ok) throw new Error(`${c.name}: ${JSON.stringify(result.body.error)}`);
+    const items = (result.body.result as { items?: unknown[] })?.items;
+    const lat = await timeIt(() => http(a.token, c.op, c.body()), RUNS);
+    const billedWcu = usage.transactWcuBilled > 0 ? usage.transactWcuBilled + (usage.wcu > 0 ? 1 : 0) : usage.wcu;
+    operationRows.push({
+      name: c.name, size, rcu: round(usage.rcu), wcu: round(billedWcu), wcu_local: round(usage.wcu), items_read: usage.itemsRead,
+      returned: items ? items.length : '', p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99),
+    });
+    log(`${size} ${c.name} rcu=${round(usage.rcu)} wcu=${round(billedWcu)} read=${usage.itemsRead}`);
+  }
+
+  // API latency against the same reads done directly with the DynamoDB client.
+  const rawGet = () => db().send(new GetCommand({ TableName: tableName(), Key: keys.record(a.auth.accountId, 'contact', sample.id) }));
+  const rawList = () =>
+    db().send(new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.listPartition(a.auth.accountId, 'contact') }, ScanIndexForward: false, Limit: 26 }));
+  for (const [name, op, body, raw] of [
+    ['contacts-get', 'contacts-get', { id: sample.id }, rawGet],
+    ['contacts-list', 'contacts-list', {}, rawList],
+  ] as const) {
+    const api: number[] = [];
+    const dbt: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      api.push(...(await timeIt(() => http(a.token, op, body), 1, i === 0 ? 3 : 0)));
+      dbt.push(...(await timeIt(raw, 1, i === 0 ? 3 : 0)));
+    }
+    const api50 = percentile(api, 50);
+    const db50 = percentile(dbt, 50);
+    overheadRows.push({ name, size, api_p50_ms: api50, db_p50_ms: db50, ratio: round(api50 / db50) });
+  }
+}
+
+// Bundles: the same esbuild settings as the stack (ESM, minified, module-first resolution, SDK bundled).
+const outDir = mkdtempSync(join(tmpdir(), 'crm-bundles-'));
+const entries = [...operations.map((o) => ({ name: o.name, entry: o.entry })), ...Object.entries(internalFunctions).map(([name, f]) => ({ name, entry: f.entry }))];
+const median = (xs: number[]) => percentile(xs, 50);
+const startTimes = (args: string[]) => {
+  const xs: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t = performance.now();
+    execFileSync(process.execPath, args, { stdio: 'ignore', env: { ...process.env, AWS_REGION: 'us-east-1', TABLE_NAME: 'bench' } });
+    xs.push(performance.now() - t);
+  }
+  return median(xs);
+};
+const bareStart = startTimes(['-e', '0']);
+const bundleRows: Record<string, unknown>[] = [];
+for (const e of entries) {
+  const outfile = join(outDir, `${e.name}.mjs`);
+  await build({
+    entryPoints: [join(import.meta.dirname, '..', 'functions', e.entry)],
+    bundle: true, platform: 'node', format: 'esm', target: 'node22', minify: true, outfile, mainFields: ['module', 'main'], logLevel: 'silent',
+    banner: { js: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);" },
+  });
+  const init = startTimes(['--input-type=module', '-e', `await import(${JSON.stringify(outfile)})`]);
+  bundleRows.push({ name: e.name, bytes: statSync(outfile).size, init_ms: round(init), bare_node_ms: round(bareStart), ratio: round(init / bareStart) });
+}
+
+const webhooks = await benchWebhooks(stack, quick ? 1000 : 1000).catch((error) => ({ error: String(error) }));
+
+const results = { quick, sizes, operations: operationRows, overhead: overheadRows, bundles: bundleRows, webhooks };
+writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);
+console.log('\nOperations (rcu/wcu per call; wcu = AWS-billed estimate, wcu_local = what DynamoDB Local reported)\n');
+console.log(table(operationRows));
+console.log('\nOverhead (API vs raw DynamoDB, p50)\n');
+console.log(table(overheadRows));
+console.log('\nBundles\n');
+console.log(table(bundleRows));
+console.log('\nWebhooks\n');
+console.log(JSON.stringify(webhooks, null, 2));
+await stack.stop();
+process.exit(0);
