@@ -15,7 +15,7 @@ import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type Access, internalFunctions, type OperationEntry, operations } from '../functions/operations.js';
-import { createTableInput } from '../shared/db/table.js';
+import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { ApiFunction } from './api-function.js';
 import { bindTable, grantSystemKeySeed } from './grants.js';
 import { removalPolicy, type StageConfig } from './stage.js';
@@ -317,6 +317,7 @@ function buildTable(scope: Construct, stage: StageConfig): dynamodb.Table {
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     stream: dynamodb.StreamViewType[input.StreamSpecification.StreamViewType],
     encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    timeToLiveAttribute: TABLE_DEFINITION.ttlAttribute,
     deletionProtection: stage.retainData,
     removalPolicy: removalPolicy(stage),
   });

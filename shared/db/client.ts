@@ -4,6 +4,13 @@ import { optionalEnv, requireEnv } from '../config/env.js';
 import { recordCapacity } from './capacity.js';
 
 let cached: DynamoDBDocumentClient | undefined;
+let base: DynamoDBClient | undefined;
+
+/** The low-level client behind db() (for libraries that take a DynamoDBClient). */
+export function dbClient(): DynamoDBClient {
+  db();
+  return base!;
+}
 
 /**
  * The shared document client. `DYNAMODB_ENDPOINT` points it at DynamoDB Local; every call
@@ -13,7 +20,7 @@ let cached: DynamoDBDocumentClient | undefined;
 export function db(): DynamoDBDocumentClient {
   if (cached) return cached;
   const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
-  const base = new DynamoDBClient({
+  base = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
     maxAttempts: 4,
   });

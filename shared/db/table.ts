@@ -9,6 +9,8 @@ export const TABLE_DEFINITION = {
   /** GSI on account + entity type + created_at: the newest-first listing of every entity. */
   gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   stream: 'NEW_AND_OLD_IMAGES',
+  /** Epoch-seconds attribute that expires items (idempotency records). */
+  ttlAttribute: 'ttl',
 } as const;
 
 export const DEFAULT_TABLE_NAME = 'crm';
@@ -78,6 +80,8 @@ export const keys = {
   accountMeta: (accountId: string) => ({ pk: acct(accountId), sk: 'META' }),
   customField: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#cf`, sk: id }),
   customFieldPartition: (accountId: string) => `${acct(accountId)}#cf`,
+  /** Idempotency records of `*-create` calls, scoped to account and operation. */
+  idempotency: (accountId: string, operation: string, key: string) => ({ pk: `IDEMP#${accountId}#${operation}#${key}`, sk: 'IDEMP' }),
   /** Access tokens, by SHA-256 hash only. */
   token: (tokenHash: string) => ({ pk: `TOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** Installation-wide secrets (the cursor signing key). */

@@ -17,17 +17,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
-import { optionalEnv, requireEnv } from '../config/env.js';
+import { requireEnv } from '../config/env.js';
+import { dbClient } from '../db/client.js';
 import { ApiError, type Family, invalidRequest } from './errors.js';
+import { keys, TABLE_DEFINITION } from '../db/table.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-export const IDEMPOTENCY_TTL_ATTRIBUTE = 'ttl';
+export const IDEMPOTENCY_TTL_ATTRIBUTE = TABLE_DEFINITION.ttlAttribute;
 const IN_PROGRESS_WAIT_MS = 5_000;
 const KEY_RE = /^[\x21-\x7E]{1,255}$/;
 
@@ -37,9 +38,7 @@ interface IdempotentCall {
   body: Record<string, unknown>;
 }
 
-export const idempotencyKeys = {
-  record: (accountId: string, operation: string, key: string) => ({ pk: `IDEMP#${accountId}#${operation}#${key}`, sk: 'IDEMP' }),
-};
+export const idempotencyKeys = { record: keys.idempotency };
 
 /**
  * DynamoDBPersistenceLayer on the shared table: the record's key is the readable, account-scoped
@@ -58,12 +57,11 @@ class ScopedPersistenceLayer extends DynamoDBPersistenceLayer {
 
 let store: ScopedPersistenceLayer | undefined;
 function persistenceStore(): ScopedPersistenceLayer {
-  const endpoint = optionalEnv('DYNAMODB_ENDPOINT');
   store ??= new ScopedPersistenceLayer({
     tableName: requireEnv('TABLE_NAME'),
     keyAttr: 'pk',
     expiryAttr: IDEMPOTENCY_TTL_ATTRIBUTE,
-    awsSdkV3Client: new DynamoDBClient({ ...(endpoint ? { endpoint } : {}), maxAttempts: 4 }),
+    awsSdkV3Client: dbClient(),
   });
   return store;
 }
