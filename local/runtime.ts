@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { handler as deliveryHandler } from '../functions/delivery/handler.js';
 import { handler as streamHandler } from '../functions/stream/handler.js';
-import { issueToken, saveToken } from '../shared/auth/tokens.js';
+import { bearerToken, issueToken, saveToken } from '../shared/auth/tokens.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
@@ -29,6 +29,7 @@ export function parseDevTokens(value: string): DevToken[] {
     .map((entry) => {
       const m = /^([^=]+)=([0-9a-fA-F-]{36}):([0-9a-fA-F-]{36})$/.exec(entry);
       if (!m) throw new Error(`CRM_DEV_TOKENS entry "${entry.split('=')[0]}=…" is not token=account_id:user_id`);
+      if (!bearerToken(`Bearer ${m[1]}`)) throw new Error('CRM_DEV_TOKENS tokens must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = -');
       return { token: m[1]!, accountId: m[2]!.toLowerCase(), userId: m[3]!.toLowerCase() };
     });
 }
