@@ -7,7 +7,9 @@ import { type QueueWorker, startQueueWorker } from '../../local/queue-worker.js'
 import type { StreamPoller } from '../../local/stream-poller.js';
 import type { AuthContext } from '../../shared/http/operation.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../shared/schemas/webhooks.js';
-import { ok, startTestStreamWorker } from './api.js';
+import { handler as streamHandler } from '../../functions/stream/handler.js';
+import { startStreamPoller } from '../../local/stream-poller.js';
+import { ok } from './api.js';
 
 /** One request a receiver got, with the standardwebhooks library's verdict on its signature. */
 export interface Received {
@@ -105,7 +107,17 @@ export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; s
   const endpoint = `http://127.0.0.1:${queue.port}`;
   Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: endpoint });
   const worker = startQueueWorker({ endpoint, queueUrl, handler: deliveryHandler, visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 1, waitTimeSeconds: 1 });
-  const poller = opts.stream === false ? undefined : await startTestStreamWorker();
+  const poller =
+    opts.stream === false
+      ? undefined
+      : await startStreamPoller({
+          endpoint: process.env.DYNAMODB_ENDPOINT!,
+          tableName: process.env.TABLE_NAME!,
+          handler: streamHandler,
+          intervalMs: 25,
+          retryDelayMs: 100,
+          onError: (e) => console.error('stream worker error', e),
+        });
   return {
     queue,
     queueName,

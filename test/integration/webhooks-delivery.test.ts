@@ -88,7 +88,7 @@ describe('webhook deliveries through the local pipeline', () => {
     });
     const endpoint = await registerEndpoint(auth, receiver, '/later', ['contact.created']);
     await ok('contacts-create', { first_name: 'Later' }, auth);
-    const pending = await waitFor(async () => (await deliveriesOf(auth, endpoint.id)).find((d) => d.attempt_count === 1 && d.status === 'pending'), 5_000, 'first failed attempt');
+    const pending = await waitFor(async () => (await deliveriesOf(auth, endpoint.id)).find((d) => d.attempt_count === 1 && d.last_error === 'HTTP 502'), 5_000, 'first failed attempt');
     expect(pending).toMatchObject({ http_status_code: 502, last_error: 'HTTP 502', completed_at: null });
     const wait = Date.parse(pending.next_attempt_at!) - Date.now();
     expect(wait).toBeGreaterThan(500);
