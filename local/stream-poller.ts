@@ -4,6 +4,7 @@ import {
   DynamoDBStreamsClient,
   ExpiredIteratorException,
   GetRecordsCommand,
+  TrimmedDataAccessException,
   GetShardIteratorCommand,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
@@ -101,7 +102,9 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
       try {
         out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: opts.batchSize ?? 100 }));
       } catch (error) {
-        if (error instanceof ExpiredIteratorException) {
+        // DynamoDB Local sometimes reports a fresh TRIM_HORIZON iterator as trimmed when several
+        // tables stream at once: start the shard again (handlers are idempotent).
+        if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
           iterators.delete(shardId);
           continue;
         }
