@@ -67,7 +67,9 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
   const iterators = new Map<string, string | undefined>(); // shardId -> iterator (undefined = closed)
   let pendingBatch: _Record[] = [];
   let running = true;
-  let idleSince = 0;
+  /** Completed polls, and how many of the latest in a row found nothing to do. */
+  let ticks = 0;
+  let idleTicks = 0;
 
   async function refreshShards() {
     const d = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
@@ -129,10 +131,9 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
       } catch (error) {
         opts.onError?.(error);
       }
-      if (!busy) {
-        if (!pendingBatch.length) idleSince ||= Date.now();
-        await new Promise((r) => setTimeout(r, pendingBatch.length ? retryDelay : interval));
-      } else idleSince = 0;
+      ticks++;
+      idleTicks = busy || pendingBatch.length ? 0 : idleTicks + 1;
+      if (!busy) await new Promise((r) => setTimeout(r, pendingBatch.length ? retryDelay : interval));
     }
   })();
 
@@ -145,10 +146,11 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
     },
     async drain(timeoutMs = 10_000) {
       const start = Date.now();
-      // Idle for two poll intervals after the call means the stream is caught up.
+      const from = ticks;
+      // Caught up: at least two complete polls began after this call, and the latest two found nothing.
       while (Date.now() - start < timeoutMs) {
-        if (idleSince && idleSince > start && Date.now() - idleSince > interval * 2 && pendingBatch.length === 0) return;
-        await new Promise((r) => setTimeout(r, interval));
+        if (ticks - from >= 3 && idleTicks >= 2) return;
+        await new Promise((r) => setTimeout(r, interval / 2));
       }
       throw new Error('stream did not drain in time');
     },
