@@ -370,6 +370,31 @@ export async function probePartition(type: EntityType, accountId: string, name: 
   return { count: out.Count ?? 0, exhausted: !out.LastEvaluatedKey };
 }
 
+/** Every item of one partition (small partitions only: definitions, endpoints, a company's contacts). */
+export async function queryPartition<T = Record<string, unknown>>(pk: string, opts: { projection?: string } = {}): Promise<T[]> {
+  const items: T[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': pk },
+        ...(opts.projection ? { ProjectionExpression: opts.projection } : {}),
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...((out.Items ?? []) as T[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** Newest first: created_at descending, then id descending. */
+export const newestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
+  a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at);
+
 async function batchGet(type: EntityType, accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> {
   const found = new Map<string, StoredRecord>();
   let pending: Record<string, unknown>[] = [...new Set(ids)].map((id) => keys.record(accountId, type, id));

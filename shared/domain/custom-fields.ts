@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { QueryCommand, TransactWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
 import { db, tableName } from '../db/client.js';
-import { cancellationCodes } from '../db/records.js';
+import { cancellationCodes, newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
@@ -75,25 +75,11 @@ export function valueSchema(def: Pick<CustomFieldDefinition, 'field_type' | 'opt
 }
 
 export async function listDefinitions(accountId: string, entity?: CustomFieldEntity): Promise<CustomFieldDefinition[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        ExpressionAttributeValues: { ':p': keys.customFieldPartition(accountId) },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
+  const items = await queryPartition(keys.customFieldPartition(accountId));
   return items
     .map(toApi)
     .filter((d) => !entity || d.entity_type === entity)
-    .sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at)));
+    .sort(newestFirst);
 }
 
 export interface CustomFieldChanges {

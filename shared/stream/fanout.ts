@@ -1,7 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.js';
 import { clearOverride, overrideAttr, readMeta, type RefKind } from '../db/meta.js';
-import { getRecord, updateRecord } from '../db/records.js';
+import { getRecord, queryPartition, updateRecord } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { contactModel } from '../domain/contacts.js';
 import type { RecordChange } from './changes.js';
@@ -12,23 +10,8 @@ const FIELDS = {
 } as const;
 
 async function contactIdsOf(kind: RefKind, accountId: string, refId: string): Promise<string[]> {
-  const ids: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, 'contact', `${FIELDS[kind].index}${refId}`) },
-        ProjectionExpression: 'id',
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of out.Items ?? []) ids.push(String(item.id));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return ids;
+  const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, 'contact', `${FIELDS[kind].index}${refId}`), { projection: 'id' });
+  return entries.map((e) => String(e.id));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.js';
+import { newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { ApiError, notFound } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
@@ -42,22 +43,7 @@ export async function getStoredEndpoint(accountId: string, id: string): Promise<
 
 /** Every endpoint of an account, newest first (one query on the account's endpoint partition). */
 export async function listStoredEndpoints(accountId: string): Promise<StoredEndpoint[]> {
-  const items: StoredEndpoint[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        ExpressionAttributeValues: { ':p': keys.webhookEndpointPartition(accountId) },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...((out.Items ?? []) as StoredEndpoint[]));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return items.sort((a, b) => (a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at)));
+  return (await queryPartition<StoredEndpoint>(keys.webhookEndpointPartition(accountId))).sort(newestFirst);
 }
 
 export async function createEndpoint(ctx: OperationContext, input: WebhookCreateInput): Promise<{ endpoint: WebhookEndpoint; signing_secret: string }> {

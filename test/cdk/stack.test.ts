@@ -296,10 +296,6 @@ describe('stream and queues', () => {
     });
     expect(fnProps('delivery').Timeout).toBe(TIMEOUTS.delivery.toSeconds());
   });
-
-  it.runIf(!hasDelivery)('creates no delivery function while the registry has none', () => {
-    dev.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
-  });
 });
 
 describe('alarms and outputs', () => {
