@@ -35,8 +35,12 @@ export function eventOf(change: RecordChange): WebhookEvent | undefined {
  * `data` is the record as the API returns it, for `*.deleted` as it was just before.
  */
 export function buildPayload(change: RecordChange, event: WebhookEvent, meta: AccountMeta): WebhookPayload {
-  const image = (change.op === 'deleted' ? change.old : change.new) ?? {};
-  const data = change.type === 'contact' ? contactToApi(image, meta) : companyToApi(image, meta);
+  const deleted = change.op === 'deleted';
+  const image = (deleted ? change.old : change.new) ?? {};
+  // A deleted record keeps the names it stored: a rename that happened after the deletion
+  // must not show up in its last picture.
+  const view = deleted ? { ...meta, overrides: new Map() } : meta;
+  const data = change.type === 'contact' ? contactToApi(image, view) : companyToApi(image, view);
   const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
   return { id: change.eventId, event, timestamp, data };
 }
