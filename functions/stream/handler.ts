@@ -1,26 +1,51 @@
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '../../shared/http/logger.js';
 import { toRecordChange } from '../../shared/stream/changes.js';
 import { applyProjections } from '../../shared/stream/fanout.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../../shared/webhooks/pipeline.js';
 
+/** How many items' changes are worked on at once. */
+const PARALLEL_ITEMS = 16;
+
+async function handleRecord(record: DynamoDBRecord, webhooks: WebhookBatchCache): Promise<void> {
+  const change = toRecordChange(record);
+  if (!change) return;
+  await applyProjections(change);
+  await enqueueWebhookDeliveries(change, webhooks);
+}
+
 /**
- * The table's stream consumer. Records are handled in order; on the first failure the rest of
- * the batch is reported failed (ReportBatchItemFailures), so nothing is skipped and a retried
- * batch redoes only idempotent work.
+ * The table's stream consumer. Changes of one item are handled in stream order; different items
+ * in parallel. On failure the earliest failed record is reported (ReportBatchItemFailures), so
+ * the batch is retried from there: nothing is skipped, and what is redone is idempotent.
  */
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const webhooks = new WebhookBatchCache();
-  for (const record of event.Records) {
-    try {
-      const change = toRecordChange(record);
-      if (!change) continue;
-      await applyProjections(change);
-      await enqueueWebhookDeliveries(change, webhooks);
-    } catch (error) {
-      logger.error('stream record failed', { eventId: record.eventID, error: error as Error });
-      return { batchItemFailures: [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }] };
-    }
-  }
-  return { batchItemFailures: [] };
+  const byItem = new Map<string, number[]>();
+  event.Records.forEach((record, i) => {
+    const key = JSON.stringify(record.dynamodb?.Keys ?? i);
+    byItem.set(key, [...(byItem.get(key) ?? []), i]);
+  });
+  const queues = [...byItem.values()];
+  let firstFailed = Infinity;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL_ITEMS, queues.length) }, async () => {
+      while (next < queues.length) {
+        for (const i of queues[next++]!) {
+          if (i > firstFailed) break;
+          const record = event.Records[i]!;
+          try {
+            await handleRecord(record, webhooks);
+          } catch (error) {
+            logger.error('stream record failed', { eventId: record.eventID, error: error as Error });
+            firstFailed = Math.min(firstFailed, i);
+            break;
+          }
+        }
+      }
+    }),
+  );
+  if (firstFailed === Infinity) return { batchItemFailures: [] };
+  return { batchItemFailures: [{ itemIdentifier: event.Records[firstFailed]!.dynamodb?.SequenceNumber ?? '' }] };
 };

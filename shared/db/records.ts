@@ -418,6 +418,8 @@ export interface ListArgs {
   driver: Driver;
   /** Re-checks a fetched record against every filter of the request. */
   matches?: (record: StoredRecord) => boolean;
+  /** Awaited before the first re-check (lets the caller's own reads overlap the first query). */
+  ready?: Promise<unknown>;
   /** Position (exclusive) to continue after. */
   after?: string;
   limit: number;
@@ -446,7 +448,7 @@ export async function listRecords(type: EntityType, args: ListArgs): Promise<Lis
       batch.push(n.value);
     }
     const missing = batch.filter((c) => !c.item).map((c) => c.id);
-    const fetched = missing.length ? await batchGet(type, args.accountId, missing) : new Map<string, StoredRecord>();
+    const [fetched] = await Promise.all([missing.length ? batchGet(type, args.accountId, missing) : new Map<string, StoredRecord>(), args.ready]);
     for (const c of batch) {
       const record = c.item ?? fetched.get(c.id);
       if (record && positionOf(record) === c.position && matches(record)) out.push(record);

@@ -72,8 +72,8 @@ export async function listCompanies(ctx: OperationContext, input: CompanyListInp
   const query = parseQuery(input.search);
   const tags = [...new Set(input.tags ?? [])];
   const filters = { search: canonicalSearch(input.search), tags: [...tags].sort() };
-  const meta = readMeta(ctx.accountId);
   if (query && query.words.length === 0 && !query.phoneDigits) return { items: [], next_cursor: '' };
+  const meta = readMeta(ctx.accountId);
   const drivers = [...(query ? searchDrivers(query) : []), ...tags.map((t) => tagNames([t]))];
   const matches = (r: StoredRecord) => {
     const rTags = (r.tags ?? []) as string[];

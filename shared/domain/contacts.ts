@@ -4,21 +4,17 @@ import {
   deleteRecord,
   type EntityModel,
   getRecord,
-  retryOnConflict,
   type StoredRecord,
-  type TransactItem,
   updateRecord,
 } from '../db/records.js';
-import { tableName } from '../db/client.js';
-import { keys } from '../db/table.js';
 import { ApiError, notFound } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
 import { isUuid } from '../schemas/common.js';
 import { CONTACT_FIELDS, type ContactListInput, contactWritable } from '../schemas/records.js';
 import type { parseRecordBody } from '../schemas/record-body.js';
-import { matchesQuery, parseQuery, recordWords } from '../search/tokenize.js';
+import { matchesQuery, normalize, parseQuery, recordWords } from '../search/tokenize.js';
 import { checkCustomFields } from './custom-fields.js';
-import { canonicalSearch, page, searchDrivers, searchIndexNames, tagNames } from './listing.js';
+import { canonicalSearch, emailIndexName, page, searchDrivers, searchIndexNames, tagNames } from './listing.js';
 import { shape, visibleCustomFields } from './shape.js';
 
 export const contactBody = {
@@ -45,6 +41,7 @@ export const contactModel: EntityModel = {
     ...tagNames(r.tags),
     ...(typeof r.company_id === 'string' ? [`c#${r.company_id}`] : []),
     ...(typeof r.source_id === 'string' ? [`s#${r.source_id}`] : []),
+    ...(typeof r.email === 'string' && r.email.trim() !== '' ? [emailIndexName(normalize(r.email.trim()))] : []),
     ...searchIndexNames(contactWords(r)),
   ],
 };
@@ -74,13 +71,10 @@ const REF = {
 interface ResolvedRef {
   id: string | null;
   name: string;
-  check?: TransactItem;
+  ver?: number;
 }
 
-/**
- * Resolves company_id / source_id to the referenced record's current name, with a condition
- * check that keeps it at the version read: a concurrent rename or deletion retries the write.
- */
+/** Resolves company_id / source_id to the referenced record's current name and version. */
 async function resolveRef(kind: RefKind, accountId: string, id: string | null | undefined): Promise<ResolvedRef> {
   if (id === null || id === undefined) return { id: null, name: '' };
   const ref = REF[kind];
@@ -88,19 +82,32 @@ async function resolveRef(kind: RefKind, accountId: string, id: string | null | 
   if (!isUuid(id)) throw invalid();
   const record = await getRecord(ref.type, accountId, id.toLowerCase());
   if (!record) throw invalid();
-  return {
-    id: record.id,
-    name: String(record.name),
-    check: {
-      ConditionCheck: {
-        TableName: tableName(),
-        Key: keys.record(accountId, ref.type, record.id),
-        ConditionExpression: '#ver = :ver',
-        ExpressionAttributeNames: { '#ver': 'ver' },
-        ExpressionAttributeValues: { ':ver': record.ver },
-      },
-    },
-  };
+  return { id: record.id, name: String(record.name), ver: record.ver };
+}
+
+/**
+ * After a write that linked a company/source read at version `ver`: if it was renamed or deleted
+ * meanwhile, its fan-out may have run before this contact was visible, so bring the contact's
+ * stored name (or link) up to date here. Cheaper than a condition check in the write (one read
+ * instead of two write units per reference), and race-free: whichever of the two runs last sees
+ * both writes.
+ */
+async function reconcileRefs(accountId: string, record: StoredRecord, refs: Array<[RefKind, ResolvedRef]>): Promise<StoredRecord> {
+  let current = record;
+  for (const [kind, linked] of refs) {
+    if (!linked.id) continue;
+    const now = await getRecord(REF[kind].type, accountId, linked.id);
+    if (now && now.ver === linked.ver) continue;
+    const field = REF[kind].field;
+    const nameField = kind === 'company' ? 'company_name' : 'source_name';
+    current =
+      (await updateRecord(contactModel, {
+        accountId,
+        id: record.id,
+        compute: (c) => (c[field] !== linked.id ? undefined : { set: now ? { [nameField]: now.name } : { [field]: null, [nameField]: '' } }),
+      })) ?? current;
+  }
+  return current;
 }
 
 type Body = ReturnType<typeof parseRecordBody<typeof contactWritable>>;
@@ -111,16 +118,13 @@ export async function createContact(ctx: OperationContext, { fields }: Body): Pr
   const stored = Object.fromEntries(
     CONTACT_FIELDS.filter((f) => !['id', 'account_id', 'created_by', 'created_at', 'updated_at'].includes(f)).map((f) => [f, f in DEFAULTS ? DEFAULTS[f] : '']),
   );
-  const record = await retryOnConflict(async () => {
-    const [company, source] = await Promise.all([resolveRef('company', ctx.accountId, company_id), resolveRef('source', ctx.accountId, source_id)]);
-    return createRecord(contactModel, {
-      accountId: ctx.accountId,
-      userId: ctx.userId,
-      fields: { ...stored, ...rest, company_id: company.id, company_name: company.name, source_id: source.id, source_name: source.name, custom_fields: cf.set },
-      checks: [company.check, source.check].filter((c): c is TransactItem => c !== undefined),
-    });
+  const [company, source] = await Promise.all([resolveRef('company', ctx.accountId, company_id), resolveRef('source', ctx.accountId, source_id)]);
+  const record = await createRecord(contactModel, {
+    accountId: ctx.accountId,
+    userId: ctx.userId,
+    fields: { ...stored, ...rest, company_id: company.id, company_name: company.name, source_id: source.id, source_name: source.name, custom_fields: cf.set },
   });
-  return contactToApi(record);
+  return contactToApi(await reconcileRefs(ctx.accountId, record, [['company', company], ['source', source]]));
 }
 
 export async function getContact(ctx: OperationContext, id: string): Promise<Contact> {
@@ -132,12 +136,12 @@ export async function getContact(ctx: OperationContext, id: string): Promise<Con
 export async function updateContact(ctx: OperationContext, { id, fields }: Body): Promise<Contact> {
   const { custom_fields: cfInput, company_id, source_id, ...set } = fields;
   const cf = cfInput ? await checkCustomFields('contacts', ctx.accountId, 'contact', cfInput) : undefined;
-  const checks: TransactItem[] = [];
-  const record = await updateRecord(contactModel, {
+  const linked: Array<[RefKind, ResolvedRef]> = [];
+  const updated = await updateRecord(contactModel, {
     accountId: ctx.accountId,
     id: id!,
     compute: async (current) => {
-      checks.length = 0;
+      linked.length = 0;
       const refs: Record<string, unknown> = {};
       for (const [kind, value] of [['company', company_id], ['source', source_id]] as const) {
         if (value === undefined) continue;
@@ -147,12 +151,12 @@ export async function updateContact(ctx: OperationContext, { id, fields }: Body)
         if (resolved.id === current[field] && resolved.name === current[nameField]) continue;
         refs[field] = resolved.id;
         refs[nameField] = resolved.name;
-        if (resolved.check) checks.push(resolved.check);
+        linked.push([kind, resolved]);
       }
       return { set: { ...set, ...refs }, customSet: cf?.set, customRemove: cf?.remove };
     },
-    extra: () => [...checks],
   });
+  const record = updated && (await reconcileRefs(ctx.accountId, updated, linked));
   if (!record) throw notFound('contacts', 'contact');
   return contactToApi(record, await readMeta(ctx.accountId));
 }
@@ -164,13 +168,14 @@ export async function deleteContact(ctx: OperationContext, id: string): Promise<
 }
 
 export async function listContacts(ctx: OperationContext, input: ContactListInput) {
-  const query = parseQuery(input.search);
+  const query = parseQuery(input.search, { exactEmail: true });
   const tags = [...new Set(input.tags ?? [])];
   const companies = [...new Set([...(input.company_id ? [input.company_id] : []), ...(input.company_ids ?? [])])];
   const sources = [...new Set(input.source_ids ?? [])];
   const filters = { search: canonicalSearch(input.search), tags: [...tags].sort(), companies: [...companies].sort(), sources: [...sources].sort() };
-  if (query && query.words.length === 0 && !query.phoneDigits) return { items: [], next_cursor: '' };
-  const meta = await readMeta(ctx.accountId);
+  if (query && query.words.length === 0 && !query.phoneDigits && query.email === undefined) return { items: [], next_cursor: '' };
+  let meta!: AccountMeta;
+  const ready = readMeta(ctx.accountId).then((m) => (meta = m));
 
   const drivers = [
     ...(query ? searchDrivers(query) : []),
@@ -178,8 +183,6 @@ export async function listContacts(ctx: OperationContext, input: ContactListInpu
     companies.map((c) => `c#${c}`),
     sources.map((s) => `s#${s}`),
   ];
-  // A short-word search is re-checked on the whole list (short prefixes match most records).
-  if (query && searchDrivers(query).length === 0 && !tags.length && !companies.length && !sources.length) drivers.length = 0;
 
   const filtered = Boolean(query || tags.length || companies.length || sources.length);
   const matches = (r: StoredRecord) => {
@@ -189,7 +192,7 @@ export async function listContacts(ctx: OperationContext, input: ContactListInpu
     if (companies.length && !(company.id && companies.includes(company.id))) return false;
     const source = currentRef(meta, 'source', r.source_id, r.source_name);
     if (sources.length && !(source.id && sources.includes(source.id))) return false;
-    return !query || matchesQuery(contactWords(r, company.name), query);
+    return !query || matchesQuery(contactWords(r, company.name), query, String(r.email ?? ''));
   };
   return page(
     ctx,
@@ -201,6 +204,7 @@ export async function listContacts(ctx: OperationContext, input: ContactListInpu
       filters,
       drivers,
       matches: filtered ? matches : undefined,
+      ready,
     },
     (r) => contactToApi(r, meta),
   );

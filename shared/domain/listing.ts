@@ -28,6 +28,8 @@ export interface PageRequest {
    */
   drivers: string[][];
   matches?: (record: StoredRecord) => boolean;
+  /** Reads the caller needs before re-checking or shaping records; overlapped with the first query. */
+  ready?: Promise<unknown>;
 }
 
 /** One page of a list, with the contract's cursor rules (§4). */
@@ -46,9 +48,11 @@ export async function page<T>(ctx: OperationContext, req: PageRequest, toApi: (r
     accountId: ctx.accountId,
     driver,
     matches: req.matches,
+    ready: req.ready,
     after,
     limit,
   });
+  await req.ready;
   return { items: result.items.map(toApi), next_cursor: result.next ? encodeCursor(result.next, scope, key) : '' };
 }
 
@@ -89,6 +93,7 @@ export function searchIndexNames(wordSet: Iterable<string>): string[] {
  * Words shorter than 3 characters are not indexed (no option).
  */
 export function searchDrivers(query: SearchQuery): string[][] {
+  if (query.email !== undefined) return [[emailIndexName(query.email)]];
   const prefixes = [...new Set([...query.words].sort((a, b) => [...b].length - [...a].length).map(prefixFor).filter((p): p is string => Boolean(p)))];
   if (!query.phoneDigits) return prefixes.map((p) => [`w#${p}`]);
   const phone = `w#${prefixFor(query.phoneDigits)}`;
@@ -96,6 +101,9 @@ export function searchDrivers(query: SearchQuery): string[][] {
   if (query.words.some((w) => !prefixFor(w))) return [];
   return prefixes.length ? prefixes.map((p) => [...new Set([phone, `w#${p}`])]) : [[phone]];
 }
+
+/** The exact-email index entry of a contact. */
+export const emailIndexName = (normalizedEmail: string) => `e#${normalizedEmail}`;
 
 export const tagNames = (tags: unknown) => (Array.isArray(tags) ? tags.map((t) => `t#${t}`) : []);
 

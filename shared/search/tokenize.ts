@@ -48,13 +48,22 @@ const PHONE_QUERY = /^[\d+().\-\s]+$/;
 export interface SearchQuery {
   /** Normalized query words; each must prefix some record word. */
   words: string[];
+  /** Set when the whole query is one complete email address: it matches that email exactly. */
+  email?: string;
   /** Set when the query looks like a phone number (≥ 3 digits, phone punctuation only). */
   phoneDigits?: string;
 }
 
-/** Parses a search string; undefined when it is blank (no filter). */
-export function parseQuery(search: string | undefined): SearchQuery | undefined {
+const COMPLETE_EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+
+/**
+ * Parses a search string; undefined when it is blank (no filter). With `exactEmail`, a query that
+ * is one complete email address is an email lookup (what someone pasting an address expects,
+ * and an exact index read) instead of a search for its words.
+ */
+export function parseQuery(search: string | undefined, opts: { exactEmail?: boolean } = {}): SearchQuery | undefined {
   if (search === undefined || search.trim() === '') return undefined;
+  if (opts.exactEmail && COMPLETE_EMAIL.test(search.trim())) return { words: [], email: normalize(search.trim()) };
   const ws = [...new Set(words(search))];
   const digits = search.replace(/\D/g, '');
   const phoneDigits = PHONE_QUERY.test(search) && digits.length >= 3 ? digits : undefined;
@@ -62,7 +71,8 @@ export function parseQuery(search: string | undefined): SearchQuery | undefined 
   return phoneDigits ? { words: ws, phoneDigits } : { words: ws };
 }
 
-export function matchesQuery(recordWordSet: Iterable<string>, query: SearchQuery): boolean {
+export function matchesQuery(recordWordSet: Iterable<string>, query: SearchQuery, recordEmail?: string): boolean {
+  if (query.email !== undefined) return recordEmail !== undefined && normalize(recordEmail.trim()) === query.email;
   const all = [...recordWordSet];
   const hasPrefix = (q: string) => all.some((w) => w.startsWith(q));
   if (query.phoneDigits && hasPrefix(query.phoneDigits)) return true;

@@ -181,3 +181,20 @@ describe('lists, filters and search', () => {
     expect(got).toHaveLength(all.filter((r) => r.first_name === 'Hana').length);
   });
 });
+
+describe('search by a complete email address', () => {
+  it('is an exact, case-insensitive email lookup read from one index entry', async () => {
+    const auth = newAccount();
+    const ada = await ok<Rec>('contacts-create', { first_name: 'Ada', email: 'Ada.Lovelace@Example.com' }, auth);
+    await ok('contacts-create', { first_name: 'Ada', last_name: 'Lovelace', email: 'other@example.com' }, auth);
+    await ok('contacts-create', { first_name: 'Bob', email: 'ada.lovelace@example.com.au' }, auth);
+    const { result, usage } = await measureCapacity(() => ok<Page>('contacts-list', { search: '  ada.lovelace@EXAMPLE.com ' }, auth));
+    expect(result.items.map((r) => r.id)).toEqual([ada.id]);
+    expect(usage.itemsRead).toBeLessThanOrEqual(3);
+    // a partial address is still a word search
+    expect((await ok<Page>('contacts-list', { search: 'ada.lovelace@example' }, auth)).items).toHaveLength(3);
+    await ok('contacts-update', { id: ada.id, email: 'ada@newmail.org' }, auth);
+    expect((await ok<Page>('contacts-list', { search: 'ada.lovelace@example.com' }, auth)).items).toEqual([]);
+    expect((await ok<Page>('contacts-list', { search: 'ADA@newmail.org' }, auth)).items.map((r) => r.id)).toEqual([ada.id]);
+  });
+});
