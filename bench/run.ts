@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { build } from 'esbuild';
 import { internalFunctions, operations } from '../functions/operations.js';
+import { LAMBDA_BUNDLE } from '../lib/bundling.js';
 import { invokeOperation } from '../local/invoke.js';
 import { startLocalStack } from '../local/runtime.js';
 import { measureCapacity } from '../shared/db/capacity.js';
@@ -114,7 +115,7 @@ for (const size of sizes) {
   }
 }
 
-// Bundles: the same esbuild settings as the stack (ESM, minified, module-first resolution, SDK bundled).
+// Bundles: the stack's esbuild settings (lib/bundling.ts: ESM, minified, module-first, SDK bundled).
 const outDir = mkdtempSync(join(tmpdir(), 'crm-bundles-'));
 const entries = [...operations.map((o) => ({ name: o.name, entry: o.entry })), ...Object.entries(internalFunctions).map(([name, f]) => ({ name, entry: f.entry }))];
 const median = (xs: number[]) => percentile(xs, 50);
@@ -133,8 +134,8 @@ for (const e of entries) {
   const outfile = join(outDir, `${e.name}.mjs`);
   await build({
     entryPoints: [join(import.meta.dirname, '..', 'functions', e.entry)],
-    bundle: true, platform: 'node', format: 'esm', target: 'node22', minify: true, outfile, mainFields: ['module', 'main'], logLevel: 'silent',
-    banner: { js: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);" },
+    bundle: true, outfile, logLevel: 'silent',
+    ...LAMBDA_BUNDLE, mainFields: [...LAMBDA_BUNDLE.mainFields], banner: { js: LAMBDA_BUNDLE.banner },
   });
   const init = startTimes(['--input-type=module', '-e', `await import(${JSON.stringify(outfile)})`]);
   bundleRows.push({ name: e.name, bytes: statSync(outfile).size, init_ms: round(init), bare_node_ms: round(bareStart), ratio: round(init / bareStart) });

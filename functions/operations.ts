@@ -17,7 +17,7 @@ export interface OperationEntry {
   entry: string;
   access: Access;
   /** Extra permissions beyond the table (used by the stack). */
-  needs?: ReadonlyArray<'queue' | 'secrets-key'>;
+  needs?: ReadonlyArray<'queue' | 'secrets-key' | 'secrets-open'>;
 }
 
 const crud = (family: Family, prefix: string, dir: string): OperationEntry[] => [
@@ -33,7 +33,7 @@ export const operations: readonly OperationEntry[] = [
   ...crud('contacts', 'contacts', 'contacts'),
   ...crud('custom_fields', 'custom-fields', 'custom-fields'),
   ...crud('sources', 'sources', 'sources'),
-  { name: 'webhooks-create', family: 'webhooks', entry: 'webhooks/create.ts', access: 'write', needs: ['secrets-key'] },
+  { name: 'webhooks-create', family: 'webhooks', entry: 'webhooks/create.ts', access: 'write', needs: ['secrets-key', 'secrets-open'] },
   { name: 'webhooks-list', family: 'webhooks', entry: 'webhooks/list.ts', access: 'read' },
   { name: 'webhooks-get', family: 'webhooks', entry: 'webhooks/get.ts', access: 'read' },
   { name: 'webhooks-update', family: 'webhooks', entry: 'webhooks/update.ts', access: 'write', needs: ['secrets-key'] },

@@ -4,6 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { LAMBDA_BUNDLE } from './bundling.js';
 import { FUNCTIONS_DIR, REPO_ROOT } from './paths.js';
 
 /** The one Lambda runtime of the service (the test asserts nodejs22.x or newer on every function). */
@@ -14,7 +15,6 @@ export const RUNTIME = lambda.Runtime.NODEJS_24_X;
  * `require('node:…')` for built-ins, which esbuild turns into "Dynamic require is not supported".
  * This shim gives them a real `require`. The alias avoids clashing with names in the bundle.
  */
-const ESM_REQUIRE_SHIM = "import{createRequire as __crmCreateRequire}from'node:module';const require=__crmCreateRequire(import.meta.url);";
 
 export interface ApiFunctionProps {
   /** Handler module relative to functions/ (as in the registry), exporting `handler`. */
@@ -69,13 +69,15 @@ export class ApiFunction extends NodejsFunction {
       },
       bundling: {
         format: OutputFormat.ESM,
-        banner: ESM_REQUIRE_SHIM,
+        banner: LAMBDA_BUNDLE.banner,
         minify: true,
         sourceMap: true,
         // Stack traces need the mappings only; leaving the sources out keeps the zip small.
         sourcesContent: false,
         // Resolve the ESM builds of dependencies first: better tree shaking, smaller bundles.
-        mainFields: ['module', 'main'],
+        mainFields: [...LAMBDA_BUNDLE.mainFields],
+        // Lambda's credentials are always in the environment: see lib/lambda-credentials.ts.
+        esbuildArgs: Object.fromEntries(Object.entries(LAMBDA_BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to])),
         // The AWS SDK v3 is bundled on purpose instead of using the copy in the runtime:
         // a tree-shaken, minified SDK built from its ESM entry points loads faster on cold
         // start than the runtime's full CommonJS SDK, and the code runs against the exact

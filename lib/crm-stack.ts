@@ -131,6 +131,8 @@ export class CrmStack extends Stack {
         target.addEnvironment('WEBHOOK_SECRET_KEY_ID', this.webhookSecretsKey.keyId);
         this.webhookSecretsKey.grant(target, 'kms:Encrypt');
       }
+      // webhooks-create decrypts the secret of its own stored idempotent result on a retry.
+      if (needs.includes('secrets-open')) this.webhookSecretsKey.grant(target, 'kms:Decrypt');
     };
 
     // ---- API ------------------------------------------------------------------------------

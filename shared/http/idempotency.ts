@@ -23,6 +23,7 @@ import type { Context } from 'aws-lambda';
 import { requireEnv } from '../config/env.js';
 import { dbClient } from '../db/client.js';
 import { ApiError, type Family, invalidRequest } from './errors.js';
+import type { OperationContext, RunWrapper } from './operation.js';
 import { keys, TABLE_DEFINITION } from '../db/table.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -80,6 +81,29 @@ export function idempotencyKeyOf(operation: string, family: Family, headers: Rec
 }
 
 const conflict = (family: Family, message: string) => new ApiError(`${family}.conflict`, message);
+
+/** Converts a result to what is stored (e.g. encrypting a secret) and back. */
+export interface ResultSeal<R> {
+  seal: (result: R, ctx: OperationContext) => Promise<unknown>;
+  open: (stored: unknown, ctx: OperationContext) => Promise<R>;
+}
+
+/**
+ * The `wrap` of a `*-create` operation: with an `Idempotency-Key` header, a retry within 24 h
+ * returns the first result and creates nothing. `seal` keeps secrets in the stored result
+ * encrypted (webhooks-create).
+ */
+export function idempotentCreate<S = unknown>(seal?: ResultSeal<S>): RunWrapper {
+  return async <R>(call: Parameters<RunWrapper>[0], run: () => Promise<R>): Promise<R> => {
+    const key = idempotencyKeyOf(call.ctx.operation, call.family, call.ctx.headers);
+    if (key === undefined) return run();
+    const { ctx } = call;
+    const scope = { accountId: ctx.accountId, operation: ctx.operation, family: call.family, key, body: call.body, lambdaContext: call.lambdaContext };
+    if (!seal) return runIdempotent(scope, run);
+    const stored = await runIdempotent(scope, async () => seal.seal((await run()) as unknown as S, ctx));
+    return (await seal.open(stored, ctx)) as unknown as R;
+  };
+}
 
 /**
  * Runs `run` at most once per (account, operation, key) within 24 h and returns its first

@@ -1,7 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2WithLambdaAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, type Family, internal, invalidRequest, unauthorized } from './errors.js';
-import { idempotencyKeyOf, runIdempotent } from './idempotency.js';
 import { logger } from './logger.js';
 
 /** What the authorizer passes to every handler (API Gateway simple-response context). */
@@ -20,9 +19,17 @@ export interface OperationContext extends AuthContext {
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
+/**
+ * Wraps a run (e.g. shared/http/idempotency.ts `idempotentCreate`). Passed by the handlers that
+ * need it, so other functions' bundles do not carry it.
+ */
+export type RunWrapper = <R>(call: { ctx: OperationContext; family: Family; body: Record<string, unknown>; lambdaContext?: Context }, run: () => Promise<R>) => Promise<R>;
+
 export interface OperationSpec<I, R> {
   name: string;
   family: Family;
+  /** Optional wrapper around `run` (idempotent creates). */
+  wrap?: RunWrapper;
   /** Validates the JSON object body into the operation's input; throws ApiError. */
   parse: (body: Record<string, unknown>) => I;
   run: (input: I, ctx: OperationContext) => Promise<R>;
@@ -97,9 +104,7 @@ export function operation<I, R>(spec: OperationSpec<I, R>) {
         headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
       };
       const run = () => spec.run(input, ctx);
-      // `Idempotency-Key` on a create: a retry returns the first result (shared/http/idempotency.ts).
-      const key = idempotencyKeyOf(spec.name, spec.family, ctx.headers);
-      const result = key === undefined ? await run() : await runIdempotent({ ...ctx, family: spec.family, key, body, lambdaContext: context }, run);
+      const result = spec.wrap ? await spec.wrap({ ctx, family: spec.family, body, lambdaContext: context }, run) : await run();
       return jsonResponse(200, { ok: true, result });
     });
 }

@@ -4,6 +4,7 @@ import { db, tableName } from '../db/client.js';
 import { newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { ApiError, notFound } from '../http/errors.js';
+import type { ResultSeal } from '../http/idempotency.js';
 import type { OperationContext } from '../http/operation.js';
 import {
   WEBHOOK_ENDPOINT_FIELDS,
@@ -45,6 +46,23 @@ export async function getStoredEndpoint(accountId: string, id: string): Promise<
 export async function listStoredEndpoints(accountId: string): Promise<StoredEndpoint[]> {
   return (await queryPartition<StoredEndpoint>(keys.webhookEndpointPartition(accountId))).sort(newestFirst);
 }
+
+type CreateResult = { endpoint: WebhookEndpoint; signing_secret: string };
+
+/**
+ * How an idempotent webhooks-create result is stored: the signing secret encrypted with the
+ * secret box (bound to account and endpoint), never in plain text.
+ */
+export const sealedCreateResult: ResultSeal<CreateResult> = {
+  seal: async (result, ctx) => ({
+    endpoint: result.endpoint,
+    signing_secret_enc: await secretBox().encrypt(result.signing_secret, { accountId: ctx.accountId, endpointId: result.endpoint.id }),
+  }),
+  open: async (stored, ctx) => {
+    const s = stored as { endpoint: WebhookEndpoint; signing_secret_enc: string };
+    return { endpoint: s.endpoint, signing_secret: await secretBox().decrypt(s.signing_secret_enc, { accountId: ctx.accountId, endpointId: s.endpoint.id }) };
+  },
+};
 
 export async function createEndpoint(ctx: OperationContext, input: WebhookCreateInput): Promise<{ endpoint: WebhookEndpoint; signing_secret: string }> {
   await checkAddress(input.url);

@@ -109,4 +109,20 @@ describe('Idempotency-Key on creates', () => {
     const spaces = await invoke('companies-create', { name: 'Bad key' }, server.auth, { 'Idempotency-Key': 'has space' });
     expect(spaces.body).toMatchObject({ ok: false, error: { code: 'companies.invalid_request' } });
   });
+
+  it('replays webhooks-create with the same secret, stored encrypted, never in plain text', async () => {
+    process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
+    const key = `wh-${randomUUID()}`;
+    const body = { url: 'http://127.0.0.1:9/hook', events: ['contact.created'] };
+    const first = await server.call<{ endpoint: { id: string }; signing_secret: string }>('webhooks-create', body, withKey(key));
+    const second = await server.call<{ endpoint: { id: string }; signing_secret: string }>('webhooks-create', body, withKey(key));
+    expect(first.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(first.body.result!.signing_secret).toMatch(/^whsec_/);
+    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: idempotencyKeys.record(server.auth.accountId, 'webhooks-create', key) }))).Item;
+    expect(JSON.stringify(item)).not.toContain(first.body.result!.signing_secret);
+    expect(JSON.stringify(item)).not.toContain(first.body.result!.signing_secret.slice(6));
+    const list = await server.call<{ items: unknown[] }>('webhooks-list', {});
+    expect(list.body.result!.items).toHaveLength(1);
+  });
 });

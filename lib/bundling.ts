@@ -1,0 +1,22 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** ESM needs `require` for the few CommonJS dependencies esbuild keeps as require() calls. */
+export const ESM_REQUIRE_SHIM = "import{createRequire as __crmCreateRequire}from'node:module';const require=__crmCreateRequire(import.meta.url);";
+
+/**
+ * esbuild settings of every Lambda bundle, shared by the stack (NodejsFunction) and the
+ * benchmark, so the sizes and init times it reports are those of what gets deployed.
+ */
+export const LAMBDA_BUNDLE = {
+  format: 'esm',
+  target: 'node22',
+  platform: 'node',
+  minify: true,
+  // Resolve the ESM builds of dependencies first: better tree shaking, smaller bundles.
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_SHIM,
+  alias: { '@aws-sdk/credential-provider-node': path.join(here, 'lambda-credentials.ts') },
+} as const;
