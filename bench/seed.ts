@@ -33,13 +33,14 @@ export interface SeededContact {
  * Writes `count` contacts straight into the table with the same item builder the API uses
  * (record + index entries), in batches, with created_at spread over the past.
  */
-export async function seedContacts(accountId: string, userId: string, count: number, refs: SeedRefs, seed = 1): Promise<SeededContact[]> {
+export async function seedContacts(accountId: string, userId: string, count: number, refs: SeedRefs, seed = 1, offset = 0): Promise<SeededContact[]> {
   const rand = rng(seed);
   const pick = <T>(a: readonly T[]) => a[Math.floor(rand() * a.length)]!;
-  const start = Date.now() - count * 1000 - 60_000;
+  // Older than anything the benchmark creates through the API; later batches are newer.
+  const start = Date.parse('2026-01-01T00:00:00Z') + offset * 1000;
   const items: Record<string, unknown>[] = [];
   const out: SeededContact[] = [];
-  for (let i = 0; i < count; i++) {
+  for (let i = offset; i < offset + count; i++) {
     const first = pick(FIRST);
     const last = pick(LAST);
     const company = pick(refs.companies);
@@ -51,7 +52,7 @@ export async function seedContacts(accountId: string, userId: string, count: num
       first_name: first, last_name: last, email, phone, company_id: company.id, company_name: company.name, job_title: 'Engineer',
       address: '', city: 'Berlin', state: '', zip_code: '', country: 'DE', notes: '', tags, source_id: source.id, source_name: source.name, custom_fields: {},
     };
-    const { item, entries } = newRecordItems(contactModel, { accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
+    const { item, entries } = newRecordItems(contactModel, { accountId, userId, fields }, new Date(start + (i - offset) * 1000).toISOString(), randomUUID());
     items.push(item, ...entries);
     out.push({ id: String(item.id), email, phone, first_name: first });
   }
@@ -59,7 +60,7 @@ export async function seedContacts(accountId: string, userId: string, count: num
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   let next = 0;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: Number(process.env.SEED_CONCURRENCY ?? 8) }, async () => {
       while (next < batches.length) {
         let pending = batches[next++]!.map((Item) => ({ PutRequest: { Item } }));
         while (pending.length) {

@@ -1,7 +1,7 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import type { TransactItem } from './records.js';
-import { keys } from './table.js';
+import type { StoredRecord, TransactItem } from './records.js';
+import { type EntityType, keys } from './table.js';
 
 /**
  * Per-account metadata item. It makes derived data current at once while the stream worker
@@ -22,10 +22,35 @@ export const overrideAttr = (kind: RefKind, id: string) => `o#${kind}#${id}`;
 
 export async function readMeta(accountId: string): Promise<AccountMeta> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
-  const item = out.Item ?? {};
+  return metaFromItem(out.Item);
+}
+
+function metaFromItem(item: Record<string, unknown> = {}): AccountMeta {
   const overrides = new Map<string, { name: string | null; v: number }>();
   for (const [k, v] of Object.entries(item)) if (k.startsWith('o#')) overrides.set(k, v as { name: string | null; v: number });
   return { overrides, deletedFields: new Set((item.df as Set<string> | undefined) ?? []) };
+}
+
+/**
+ * A record and its account's metadata in one strongly consistent round trip (what every
+ * single-record read needs).
+ */
+export async function readRecordWithMeta(type: EntityType, accountId: string, id: string): Promise<{ record: StoredRecord | undefined; meta: AccountMeta }> {
+  const recordKey = keys.record(accountId, type, id);
+  const metaKey = keys.accountMeta(accountId);
+  let pending: Record<string, unknown>[] = [recordKey, metaKey];
+  const found: Record<string, unknown>[] = [];
+  for (let attempt = 0; pending.length; attempt++) {
+    const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
+    found.push(...(out.Responses?.[tableName()] ?? []));
+    pending = out.UnprocessedKeys?.[tableName()]?.Keys ?? [];
+    if (pending.length) {
+      if (attempt > 10) throw new Error('BatchGetItem kept returning unprocessed keys');
+      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+    }
+  }
+  const record = found.find((i) => i.pk === recordKey.pk && i.sk === recordKey.sk) as StoredRecord | undefined;
+  return { record, meta: metaFromItem(found.find((i) => i.pk === metaKey.pk && i.sk === metaKey.sk)) };
 }
 
 /** Applies a pending rename/deletion to a reference (company_id + company_name, …). */

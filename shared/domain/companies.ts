@@ -1,5 +1,5 @@
-import { type AccountMeta, readMeta, setOverrideItem } from '../db/meta.js';
-import { createRecord, deleteRecord, type EntityModel, getRecord, type StoredRecord, updateRecord } from '../db/records.js';
+import { type AccountMeta, readMeta, readRecordWithMeta, setOverrideItem } from '../db/meta.js';
+import { createRecord, deleteRecord, type EntityModel, type StoredRecord, updateRecord } from '../db/records.js';
 import { notFound } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
 import { type CompanyListInput, COMPANY_FIELDS, companyWritable } from '../schemas/records.js';
@@ -42,7 +42,7 @@ export async function createCompany(ctx: OperationContext, { fields }: Body): Pr
 }
 
 export async function getCompany(ctx: OperationContext, id: string): Promise<Company> {
-  const [record, meta] = await Promise.all([getRecord('company', ctx.accountId, id), readMeta(ctx.accountId)]);
+  const { record, meta } = await readRecordWithMeta('company', ctx.accountId, id);
   if (!record) throw notFound('companies', 'company');
   return companyToApi(record, meta);
 }

@@ -1,4 +1,4 @@
-import { type AccountMeta, currentRef, readMeta, type RefKind } from '../db/meta.js';
+import { type AccountMeta, currentRef, readMeta, readRecordWithMeta, type RefKind } from '../db/meta.js';
 import {
   createRecord,
   deleteRecord,
@@ -128,7 +128,7 @@ export async function createContact(ctx: OperationContext, { fields }: Body): Pr
 }
 
 export async function getContact(ctx: OperationContext, id: string): Promise<Contact> {
-  const [record, meta] = await Promise.all([getRecord('contact', ctx.accountId, id), readMeta(ctx.accountId)]);
+  const { record, meta } = await readRecordWithMeta('contact', ctx.accountId, id);
   if (!record) throw notFound('contacts', 'contact');
   return contactToApi(record, meta);
 }
