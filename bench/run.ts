@@ -148,7 +148,7 @@ for (const e of entries) {
   bundleRows.push({ name: e.name, bytes: statSync(outfile).size, init_ms: round(init), bare_node_ms: round(bareStart), ratio: round(init / bareStart) });
 }
 
-const webhooks = await benchWebhooks(stack, quick ? 1000 : 1000).catch((error) => ({ error: String(error) }));
+const webhooks = await benchWebhooks(stack, 1000).catch((error) => ({ error: String(error) }));
 
 const results = { quick, sizes, operations: operationRows, overhead: overheadRows, bundles: bundleRows, webhooks };
 writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);

@@ -102,7 +102,7 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
       if (!iterator) continue;
       let out;
       try {
-        out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: opts.batchSize ?? 100 }));
+        out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: opts.batchSize ?? 1000 }));
       } catch (error) {
         // DynamoDB Local sometimes reports a fresh TRIM_HORIZON iterator as trimmed when several
         // tables stream at once: start the shard again (handlers are idempotent).
