@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup-file.ts'],
     testTimeout: 30_000,
