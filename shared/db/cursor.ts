@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
+import { isConditionFailure } from './records.js';
 import { keys } from './table.js';
 
 /**
@@ -60,7 +61,7 @@ export function cursorKey(): Promise<Buffer> {
       return Buffer.from(secret, 'base64');
     } catch (error) {
       // Another process created it first: use theirs. Anything else is an error, never a weak key.
-      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+      if (!isConditionFailure(error)) throw error;
       const again = await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }));
       if (typeof again.Item?.secret !== 'string') throw new Error('cursor key missing after a conflicting create');
       return Buffer.from(again.Item.secret, 'base64');

@@ -1,6 +1,6 @@
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import type { StoredRecord, TransactItem } from './records.js';
+import { batchGetItems, isConditionFailure, type StoredRecord, type TransactItem } from './records.js';
 import { type EntityType, keys } from './table.js';
 
 /**
@@ -38,17 +38,7 @@ function metaFromItem(item: Record<string, unknown> = {}): AccountMeta {
 export async function readRecordWithMeta(type: EntityType, accountId: string, id: string): Promise<{ record: StoredRecord | undefined; meta: AccountMeta }> {
   const recordKey = keys.record(accountId, type, id);
   const metaKey = keys.accountMeta(accountId);
-  let pending: Record<string, unknown>[] = [recordKey, metaKey];
-  const found: Record<string, unknown>[] = [];
-  for (let attempt = 0; pending.length; attempt++) {
-    const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
-    found.push(...(out.Responses?.[tableName()] ?? []));
-    pending = out.UnprocessedKeys?.[tableName()]?.Keys ?? [];
-    if (pending.length) {
-      if (attempt > 10) throw new Error('BatchGetItem kept returning unprocessed keys');
-      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-    }
-  }
+  const found = await batchGetItems([recordKey, metaKey], { consistent: true });
   const record = found.find((i) => i.pk === recordKey.pk && i.sk === recordKey.sk) as StoredRecord | undefined;
   return { record, meta: metaFromItem(found.find((i) => i.pk === metaKey.pk && i.sk === metaKey.sk)) };
 }
@@ -87,6 +77,6 @@ export async function clearOverride(accountId: string, kind: RefKind, id: string
       }),
     );
   } catch (error) {
-    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+    if (!isConditionFailure(error)) throw error;
   }
 }

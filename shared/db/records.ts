@@ -38,6 +38,9 @@ export const positionOf = (r: { created_at: string; id: string }) => orderKey(r.
 
 const MAX_TRANSACT_ITEMS = 100;
 
+/** A conditional write (outside a transaction) whose condition did not hold. */
+export const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
 /** Thrown when optimistic locking lost a race; callers re-read and retry. */
 export class WriteConflict extends Error {}
 
@@ -77,7 +80,7 @@ async function guarded(fn: () => Promise<void>): Promise<void> {
   } catch (error) {
     const codes = cancellationCodes(error);
     if (codes && (codes.includes('ConditionalCheckFailed') || codes.includes('TransactionConflict'))) throw new WriteConflict();
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') throw new WriteConflict();
+    if (isConditionFailure(error)) throw new WriteConflict();
     throw error;
   }
 }
@@ -395,14 +398,15 @@ export async function queryPartition<T = Record<string, unknown>>(pk: string, op
 export const newestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
   a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at);
 
-async function batchGet(type: EntityType, accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> {
-  const found = new Map<string, StoredRecord>();
-  let pending: Record<string, unknown>[] = [...new Set(ids)].map((id) => keys.record(accountId, type, id));
+/** BatchGetItem of any keys, in chunks of 100, retrying unprocessed keys with back-off. */
+export async function batchGetItems(itemKeys: Record<string, unknown>[], opts: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  let pending = [...itemKeys];
   for (let attempt = 0; pending.length > 0; attempt++) {
     const chunk = pending.slice(0, 100);
     pending = pending.slice(100);
-    const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: chunk } } }));
-    for (const item of out.Responses?.[tableName()] ?? []) found.set(String(item.id), item as StoredRecord);
+    const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: chunk, ...(opts.consistent ? { ConsistentRead: true } : {}) } } }));
+    found.push(...(out.Responses?.[tableName()] ?? []));
     const unprocessed = out.UnprocessedKeys?.[tableName()]?.Keys ?? [];
     if (unprocessed.length) {
       if (attempt > 10) throw new Error('BatchGetItem kept returning unprocessed keys');
@@ -411,6 +415,11 @@ async function batchGet(type: EntityType, accountId: string, ids: string[]): Pro
     }
   }
   return found;
+}
+
+async function batchGet(type: EntityType, accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> {
+  const items = await batchGetItems([...new Set(ids)].map((id) => keys.record(accountId, type, id)));
+  return new Map(items.map((item) => [String(item.id), item as StoredRecord]));
 }
 
 export interface ListArgs {

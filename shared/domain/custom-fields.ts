@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
 import { db, tableName } from '../db/client.js';
-import { cancellationCodes, newestFirst, queryPartition } from '../db/records.js';
+import { cancellationCodes, isConditionFailure, newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
@@ -221,7 +221,7 @@ export async function updateDefinition(ctx: OperationContext, input: UpdateDefin
       }),
     );
   } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') throw notFound(FAMILY, 'custom field');
+    if (isConditionFailure(error)) throw notFound(FAMILY, 'custom field');
     throw error;
   }
   return next;

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.js';
+import { isConditionFailure } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { notFound } from '../http/errors.js';
 import type { OperationContext } from '../http/operation.js';
@@ -70,7 +71,6 @@ export function newDelivery(args: { accountId: string; endpointId: string; event
   };
 }
 
-const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /** Creates the record once; on a replay returns the record that exists. */
 export async function putDelivery(d: StoredDelivery): Promise<{ created: true } | { created: false; existing: StoredDelivery | undefined }> {

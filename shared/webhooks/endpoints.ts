@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.js';
-import { newestFirst, queryPartition } from '../db/records.js';
+import { isConditionFailure, newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
 import { ApiError, notFound } from '../http/errors.js';
 import type { ResultSeal } from '../http/idempotency.js';
@@ -102,7 +102,6 @@ export async function listEndpoints(ctx: OperationContext): Promise<{ items: Web
   return { items: (await listStoredEndpoints(ctx.accountId)).map(endpointToApi) };
 }
 
-const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /** Partial update: only fields that change are written (concurrent updates of different fields both survive). */
 export async function updateEndpoint(ctx: OperationContext, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
