@@ -7,7 +7,7 @@ import { parseRecordBody } from '../schemas/record-body.js';
 import { matchesQuery, parseQuery, recordWords } from '../search/tokenize.js';
 import { checkCustomFields } from './custom-fields.js';
 import { canonicalSearch, page, searchDrivers, searchIndexNames, tagNames } from './listing.js';
-import { shape, visibleCustomFields } from './shape.js';
+import { defaultFields, shape, visibleCustomFields } from './shape.js';
 
 export const companyBody = {
   family: 'companies' as const,
@@ -36,7 +36,7 @@ type Body = ReturnType<typeof parseRecordBody<typeof companyWritable>>;
 export async function createCompany(ctx: OperationContext, { fields }: Body): Promise<Company> {
   const { custom_fields: cfInput, ...rest } = fields;
   const cf = await checkCustomFields('companies', ctx.accountId, 'company', cfInput ?? {});
-  const stored = Object.fromEntries(COMPANY_FIELDS.filter((f) => !['id', 'account_id', 'created_by', 'created_at', 'updated_at'].includes(f)).map((f) => [f, f in DEFAULTS ? DEFAULTS[f] : '']));
+  const stored = defaultFields(COMPANY_FIELDS, DEFAULTS);
   const record = await createRecord(companyModel, { accountId: ctx.accountId, userId: ctx.userId, fields: { ...stored, ...rest, custom_fields: cf.set } });
   return companyToApi(record);
 }

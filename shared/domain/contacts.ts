@@ -15,7 +15,7 @@ import type { parseRecordBody } from '../schemas/record-body.js';
 import { matchesQuery, normalize, parseQuery, recordWords } from '../search/tokenize.js';
 import { checkCustomFields } from './custom-fields.js';
 import { canonicalSearch, emailIndexName, page, searchDrivers, searchIndexNames, tagNames } from './listing.js';
-import { shape, visibleCustomFields } from './shape.js';
+import { defaultFields, shape, visibleCustomFields } from './shape.js';
 
 export const contactBody = {
   family: 'contacts' as const,
@@ -115,9 +115,7 @@ type Body = ReturnType<typeof parseRecordBody<typeof contactWritable>>;
 export async function createContact(ctx: OperationContext, { fields }: Body): Promise<Contact> {
   const { custom_fields: cfInput, company_id, source_id, ...rest } = fields;
   const cf = await checkCustomFields('contacts', ctx.accountId, 'contact', cfInput ?? {});
-  const stored = Object.fromEntries(
-    CONTACT_FIELDS.filter((f) => !['id', 'account_id', 'created_by', 'created_at', 'updated_at'].includes(f)).map((f) => [f, f in DEFAULTS ? DEFAULTS[f] : '']),
-  );
+  const stored = defaultFields(CONTACT_FIELDS, DEFAULTS);
   const [company, source] = await Promise.all([resolveRef('company', ctx.accountId, company_id), resolveRef('source', ctx.accountId, source_id)]);
   const record = await createRecord(contactModel, {
     accountId: ctx.accountId,

@@ -13,3 +13,9 @@ export function visibleCustomFields(value: unknown, meta: AccountMeta | undefine
   if (!meta || meta.deletedFields.size === 0) return { ...cf };
   return Object.fromEntries(Object.entries(cf).filter(([k]) => !meta.deletedFields.has(k)));
 }
+
+/** A new record's writable fields, every one at its contract default ("" / null / [] / {}). */
+export function defaultFields(fields: readonly string[], defaults: Record<string, unknown>): Record<string, unknown> {
+  const { id: _id, account_id: _a, created_by: _c, created_at: _ca, updated_at: _u, ...rest } = shape(fields, defaults, {});
+  return rest;
+}
