@@ -1,4 +1,4 @@
-import { ApiError } from '../shared/http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse } from '../shared/http/operation.js';
 import { operationByName } from './operations.js';
 

@@ -5,7 +5,7 @@
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import type { Family } from '../shared/http/errors.js';
+import type { Family } from '../shared/errors.js';
 
 export type Access = 'read' | 'write';
 

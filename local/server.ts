@@ -4,7 +4,7 @@ import type { Context } from 'aws-lambda';
 import { handler as authorize } from '../functions/authorizer.js';
 import { handler as fallback } from '../functions/fallback.js';
 import { operationByName } from '../functions/operations.js';
-import { ApiError } from '../shared/http/errors.js';
+import { ApiError } from '../shared/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse, MAX_BODY_BYTES } from '../shared/http/operation.js';
 
 type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;

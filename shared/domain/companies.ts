@@ -1,7 +1,7 @@
 import { type AccountMeta, readMeta, readRecordWithMeta, setOverrideItem } from '../db/meta.js';
 import { createRecord, deleteRecord, type EntityModel, type StoredRecord, updateRecord } from '../db/records.js';
-import { notFound } from '../http/errors.js';
-import type { OperationContext } from '../http/operation.js';
+import { notFound } from '../errors.js';
+import type { OperationContext } from './context.js';
 import { type CompanyListInput, COMPANY_FIELDS, companyWritable } from '../schemas/records.js';
 import { parseRecordBody } from '../schemas/record-body.js';
 import { matchesQuery, parseQuery, recordWords } from '../search/tokenize.js';

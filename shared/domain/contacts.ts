@@ -7,8 +7,8 @@ import {
   type StoredRecord,
   updateRecord,
 } from '../db/records.js';
-import { ApiError, notFound } from '../http/errors.js';
-import type { OperationContext } from '../http/operation.js';
+import { ApiError, notFound } from '../errors.js';
+import type { OperationContext } from './context.js';
 import { isUuid } from '../schemas/common.js';
 import { CONTACT_FIELDS, type ContactListInput, contactWritable } from '../schemas/records.js';
 import type { parseRecordBody } from '../schemas/record-body.js';

@@ -4,8 +4,8 @@ import * as v from 'valibot';
 import { db, tableName } from '../db/client.js';
 import { cancellationCodes, isConditionFailure, newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
-import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../http/errors.js';
-import type { OperationContext } from '../http/operation.js';
+import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../errors.js';
+import type { OperationContext } from './context.js';
 import { emailString, isHttpUrl } from '../schemas/common.js';
 
 export const ENTITY_TYPES = ['contact', 'company'] as const;

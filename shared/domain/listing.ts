@@ -1,8 +1,8 @@
 import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
 import { type Driver, listRecords, probePartition, type StoredRecord } from '../db/records.js';
 import type { EntityType } from '../db/table.js';
-import { ApiError, type Family } from '../http/errors.js';
-import type { OperationContext } from '../http/operation.js';
+import { ApiError, type Family } from '../errors.js';
+import type { OperationContext } from './context.js';
 import { indexPrefixes, prefixFor, type SearchQuery } from '../search/tokenize.js';
 
 export const DEFAULT_LIMIT = 25;

@@ -1,7 +1,7 @@
 import { setOverrideItem } from '../db/meta.js';
 import { createRecord, deleteRecord, type EntityModel, getRecord, updateRecord } from '../db/records.js';
-import { notFound } from '../http/errors.js';
-import type { OperationContext } from '../http/operation.js';
+import { notFound } from '../errors.js';
+import type { OperationContext } from './context.js';
 import { SOURCE_FIELDS, sourceWritable } from '../schemas/records.js';
 import type { parseRecordBody } from '../schemas/record-body.js';
 import { page } from './listing.js';

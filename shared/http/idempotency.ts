@@ -22,7 +22,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { requireEnv } from '../config/env.js';
 import { dbClient } from '../db/client.js';
-import { ApiError, type Family, invalidRequest } from './errors.js';
+import { ApiError, type Family, invalidRequest } from '../errors.js';
 import type { OperationContext, RunWrapper } from './operation.js';
 import { keys, TABLE_DEFINITION } from '../db/table.js';
 

@@ -1,21 +1,15 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2WithLambdaAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ApiError, type Family, internal, invalidRequest, unauthorized } from './errors.js';
+import { ApiError, type Family, internal, invalidRequest, unauthorized } from '../errors.js';
+import type { AuthContext, OperationContext } from '../domain/context.js';
 import { logger } from './logger.js';
 
-/** What the authorizer passes to every handler (API Gateway simple-response context). */
-export interface AuthContext {
-  accountId: string;
-  userId: string;
-}
+export type { AuthContext, OperationContext };
+
 
 export type ApiEvent = APIGatewayProxyEventV2WithLambdaAuthorizer<AuthContext>;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
-export interface OperationContext extends AuthContext {
-  operation: string;
-  headers: Record<string, string | undefined>;
-}
 
 export const MAX_BODY_BYTES = 256 * 1024;
 

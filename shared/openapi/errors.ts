@@ -3,7 +3,7 @@
  * and the contract (§1–§6), plus the extra codes its OperationDoc names.
  */
 import type { OperationEntry } from '../../functions/operations.js';
-import { statusForCode } from '../http/errors.js';
+import { statusForCode } from '../errors.js';
 
 /** The verb of an operation name: its last dash-separated word (`custom-fields-list` → `list`). */
 export const verbOf = (name: string): string => name.slice(name.lastIndexOf('-') + 1);

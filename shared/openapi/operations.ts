@@ -25,30 +25,10 @@ import {
   sourceListInput,
   sourceSchema,
 } from '../schemas/records.js';
-import {
-  webhookCreateInput,
-  webhookCreateResult,
-  webhookDeleteResult,
-  webhookDeliveriesInput,
-  webhookDeliveriesResult,
-  webhookDeliverySchema,
-  webhookEndpointSchema,
-  webhookIdInput,
-  webhookListInput,
-  webhookListResult,
-  webhookUpdateInput,
-} from '../schemas/webhooks.js';
+import type { OperationDoc } from './doc-types.js';
+import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js';
 
-export interface OperationDoc {
-  summary: string;
-  description?: string;
-  /** The body, as the handler validates it. */
-  input: v.GenericSchema;
-  /** `result` of the success envelope. */
-  result: v.GenericSchema;
-  /** Error codes beyond the ones derived from the family and verb (errors.ts). */
-  errors?: readonly string[];
-}
+export type { OperationDoc };
 
 /** Named component schemas: the document refers to these by name wherever they are used. */
 export const deletedSchema = v.object({ deleted: v.literal(true) });
@@ -88,21 +68,10 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   CustomFieldListInput: customFieldListInput,
   CustomFieldCreateInput: customFieldCreateInput,
   CustomFieldUpdateInput: customFieldUpdateInput,
-  WebhookEndpoint: webhookEndpointSchema,
-  WebhookDelivery: webhookDeliverySchema,
-  WebhookCreateResult: webhookCreateResult,
-  WebhookList: webhookListResult,
-  WebhookDeliveries: webhookDeliveriesResult,
-  WebhookDeleted: webhookDeleteResult,
-  WebhookIdInput: webhookIdInput,
-  WebhookListInput: webhookListInput,
-  WebhookCreateInput: webhookCreateInput,
-  WebhookUpdateInput: webhookUpdateInput,
-  WebhookDeliveriesInput: webhookDeliveriesInput,
+  ...webhookComponentSchemas,
 };
 
 const REF_ERRORS = ['contacts.invalid_company_id', 'contacts.invalid_source_id'] as const;
-const WEBHOOK_BODY_ERRORS = ['webhooks.url_required', 'webhooks.invalid_url', 'webhooks.events_required', 'webhooks.invalid_events'] as const;
 
 export const operationDocs = {
   'companies-list': { summary: 'List companies, newest first (search, tags, cursor pagination)', input: companyListInput, result: companyPage },
@@ -129,23 +98,7 @@ export const operationDocs = {
   'sources-update': { summary: 'Rename a lead source', input: sourceUpdateInput, result: sourceSchema },
   'sources-delete': { summary: 'Delete a lead source (its contacts lose their source link)', input: idOnlyInput, result: deletedSchema },
 
-  'webhooks-create': {
-    summary: 'Register a webhook endpoint',
-    description: 'Returns the endpoint and its signing secret (`whsec_…`); the secret is shown only here. Deliveries are signed per Standard Webhooks (see `webhooks`).',
-    input: webhookCreateInput,
-    result: webhookCreateResult,
-    errors: WEBHOOK_BODY_ERRORS,
-  },
-  'webhooks-list': { summary: 'List webhook endpoints, newest first', input: webhookListInput, result: webhookListResult },
-  'webhooks-get': { summary: 'Get a webhook endpoint', input: webhookIdInput, result: webhookEndpointSchema },
-  'webhooks-update': { summary: 'Update a webhook endpoint (url, description, events, is_active)', input: webhookUpdateInput, result: webhookEndpointSchema, errors: WEBHOOK_BODY_ERRORS },
-  'webhooks-delete': { summary: 'Delete a webhook endpoint (nothing more is sent to it)', input: webhookIdInput, result: webhookDeleteResult },
-  'webhooks-deliveries': {
-    summary: 'Recent delivery attempts of an endpoint, newest first',
-    input: webhookDeliveriesInput,
-    result: webhookDeliveriesResult,
-    errors: ['webhooks.invalid_id', 'webhooks.not_found'],
-  },
+  ...webhookOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ApiError, type ErrorDetail, type Family, invalidRequest } from '../http/errors.js';
+import { ApiError, type ErrorDetail, type Family, invalidRequest } from '../errors.js';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { Family } from '../http/errors.js';
+import type { Family } from '../errors.js';
 import { parseWith, rejectUnknownFields, requireId, requireName } from './common.js';
 import { RECORD_READ_ONLY } from './records.js';
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { allowInsecureWebhooks } from '../webhooks/config.js';
 import { parseWebhookUrl } from '../webhooks/ssrf.js';
 import { limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';

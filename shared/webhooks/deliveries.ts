@@ -3,8 +3,8 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { db, tableName } from '../db/client.js';
 import { isConditionFailure } from '../db/records.js';
 import { keys } from '../db/table.js';
-import { notFound } from '../http/errors.js';
-import type { OperationContext } from '../http/operation.js';
+import { notFound } from '../errors.js';
+import type { OperationContext } from '../domain/context.js';
 import { WEBHOOK_DELIVERY_FIELDS, type WebhookDeliveriesInput, type WebhookDelivery, type WebhookEvent } from '../schemas/webhooks.js';
 import { getStoredEndpoint } from './endpoints.js';
 

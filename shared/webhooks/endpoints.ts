@@ -3,9 +3,9 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { db, tableName } from '../db/client.js';
 import { isConditionFailure, newestFirst, queryPartition } from '../db/records.js';
 import { keys } from '../db/table.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../errors.js';
 import type { ResultSeal } from '../http/idempotency.js';
-import type { OperationContext } from '../http/operation.js';
+import type { OperationContext } from '../domain/context.js';
 import {
   WEBHOOK_ENDPOINT_FIELDS,
   type WebhookCreateInput,

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
-import { statusForCode } from '../../shared/http/errors.js';
+import { statusForCode } from '../../shared/errors.js';
 import { buildOpenApiDocument } from '../../shared/openapi/document.js';
 import { operationDocs } from '../../shared/openapi/operations.js';
 import { responseValidator } from '../helpers/openapi-validator.js';

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { contactBody } from '../../shared/domain/contacts.js';
 import { companyBody } from '../../shared/domain/companies.js';
-import { ApiError, statusForCode } from '../../shared/http/errors.js';
+import { ApiError, statusForCode } from '../../shared/errors.js';
 import { emailString, httpUrlString, tagList } from '../../shared/schemas/common.js';
 import { parseRecordBody } from '../../shared/schemas/record-body.js';
 import { valueSchema } from '../../shared/domain/custom-fields.js';

@@ -1,0 +1,13 @@
+/** Who is calling: what the authorizer passes to every handler (API Gateway simple-response context). */
+export interface AuthContext {
+  accountId: string;
+  userId: string;
+}
+
+/** What every domain call receives: the caller, the operation's name and the request headers. */
+export interface OperationContext extends AuthContext {
+  operation: string;
+  headers: Record<string, string | undefined>;
+  /** The request's id (API Gateway's, or the local server's): in every error body and log line. */
+  requestId?: string;
+}
