@@ -30,6 +30,8 @@ export const errorSchema = v.strictObject({
   code: v.string(),
   message: v.string(),
   details: v.optional(v.array(errorDetailSchema)),
+  /** API Gateway's request id (also in the logs): quote it when reporting a problem. */
+  request_id: v.optional(v.string()),
 });
 export const errorEnvelope = (codes: readonly string[]) =>
   v.strictObject({ ok: v.literal(false), error: v.strictObject({ ...errorSchema.entries, code: v.picklist(codes) }) });
