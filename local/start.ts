@@ -1,9 +1,35 @@
 /**
  * `npm start`: the whole service on this machine. See README "Local mode".
+ *
+ * Every service listens on 127.0.0.1 only. SIGINT (Ctrl-C), SIGTERM and SIGHUP stop everything,
+ * DynamoDB Local's Java process included, quietly. One line per request and per failed webhook
+ * attempt while it runs; `LOG_LEVEL=warn` keeps only the failures, `error` only errors.
  */
 import { optionalEnv } from '../shared/config/env.js';
 import { docsRoutes } from './docs-routes.js';
+import { SDK_QUIET_ENV } from './dynamo.js';
 import { startLocalStack } from './runtime.js';
+import { formatRequestLog } from './server.js';
+
+const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+type Level = (typeof LEVELS)[number];
+const levelName = (optionalEnv('LOG_LEVEL') ?? 'info').toLowerCase();
+if (!(LEVELS as readonly string[]).includes(levelName)) {
+  console.error(`LOG_LEVEL must be one of ${LEVELS.join(', ')} (got ${JSON.stringify(levelName)})`);
+  process.exit(2);
+}
+const level = LEVELS.indexOf(levelName as Level);
+const enabled = (at: Level) => level <= LEVELS.indexOf(at);
+// The handlers' JSON logs (Powertools) follow LOG_LEVEL unless POWERTOOLS_LOG_LEVEL says otherwise.
+process.env.POWERTOOLS_LOG_LEVEL ??= levelName === 'silent' ? 'SILENT' : levelName.toUpperCase();
+Object.assign(process.env, SDK_QUIET_ENV, { POWERTOOLS_METRICS_DISABLED: 'true' });
+
+let stopping = false;
+/** Errors of the workers while stopping are the expected end of their connections: not shown. */
+const workerError = (what: string) => (e: unknown) => {
+  if (stopping || !enabled('error')) return;
+  console.error(`${what} error: ${e instanceof Error ? e.message : String(e)}`);
+};
 
 const port = Number(optionalEnv('PORT') ?? 3000);
 const stack = await startLocalStack({
@@ -11,8 +37,11 @@ const stack = await startLocalStack({
   dataDir: optionalEnv('CRM_DATA_DIR'),
   devTokens: optionalEnv('CRM_DEV_TOKENS'),
   routes: docsRoutes(),
-  onStreamError: (e) => console.error('stream worker error:', e),
-  onQueueError: (e) => console.error('delivery worker error:', e),
+  onStreamError: workerError('stream worker'),
+  onQueueError: workerError('delivery worker'),
+  onRequest: (entry) => {
+    if (enabled('info') && !stopping) console.log(formatRequestLog(entry));
+  },
 });
 
 console.log(`CRM API ready at ${stack.baseUrl}/api/<operation>`);
@@ -22,13 +51,25 @@ console.log(`webhook delivery queue at ${stack.deliveryQueueUrl} (see docs/webho
 for (const t of stack.tokens) console.log(`token for account ${t.accountId} (user ${t.userId}): ${t.token}`);
 console.log(`try: curl -s -X POST ${stack.baseUrl}/api/contacts-list -H 'Authorization: Bearer ${stack.tokens[0]?.token}' -H 'Content-Type: application/json' -d '{}'`);
 
-let stopping = false;
 const shutdown = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   console.log(`${signal}: stopping…`);
-  await stack.stop();
+  // Should anything hang, do not outlive the signal by more than a few seconds.
+  setTimeout(() => process.exit(1), 10_000).unref();
+  try {
+    await stack.stop();
+  } catch (error) {
+    console.error(`while stopping: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+  console.log('stopped');
   process.exit(0);
 };
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+// `npm start` runs this process under npm, which forwards SIGINT and SIGTERM but dies of a
+// SIGHUP (or a SIGKILL) without passing it on: stop as well when the parent is gone.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown('parent process exited');
+}, 500).unref();

@@ -1,30 +1,35 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../shared/http/logger.js';
 import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
-import { processDelivery } from '../../shared/webhooks/worker.js';
+import { processDelivery, type WorkerDeps } from '../../shared/webhooks/worker.js';
 
 /**
  * The delivery worker (SQS event source, ReportBatchItemFailures). Messages are independent:
  * each is processed concurrently and only the ones that failed are reported, so the queue
  * redelivers them after the visibility timeout. A malformed message is logged and dropped.
+ * `deps` replaces what the worker calls beyond the table (tests inject faults here).
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const failed = await Promise.all(
-    event.Records.map(async (record) => {
-      const ref = parseDeliveryRef(record.body);
-      if (!ref) {
-        logger.error('malformed delivery message dropped', { messageId: record.messageId });
-        return undefined;
-      }
-      try {
-        const step = await processDelivery(ref);
-        logger.debug('delivery message handled', { deliveryId: ref.delivery_id, step });
-        return undefined;
-      } catch (error) {
-        logger.error('delivery message failed', { deliveryId: ref.delivery_id, error: error as Error });
-        return record.messageId;
-      }
-    }),
-  );
-  return { batchItemFailures: failed.filter((id): id is string => id !== undefined).map((itemIdentifier) => ({ itemIdentifier })) };
-};
+export const deliveryHandler =
+  (deps: Partial<WorkerDeps> = {}) =>
+  async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const failed = await Promise.all(
+      event.Records.map(async (record) => {
+        const ref = parseDeliveryRef(record.body);
+        if (!ref) {
+          logger.error('malformed delivery message dropped', { messageId: record.messageId });
+          return undefined;
+        }
+        try {
+          const step = await processDelivery(ref, deps);
+          logger.debug('delivery message handled', { deliveryId: ref.delivery_id, step });
+          return undefined;
+        } catch (error) {
+          logger.error('delivery message failed', { deliveryId: ref.delivery_id, error: error as Error });
+          return record.messageId;
+        }
+      }),
+    );
+    return { batchItemFailures: failed.filter((id): id is string => id !== undefined).map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+
+export const handler = deliveryHandler();

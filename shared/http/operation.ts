@@ -2,6 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2WithLambdaAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, type Family, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
+import { countMetric, METRIC } from '../observability/metrics.js';
+import { annotate, traced } from '../observability/tracer.js';
 import { logger } from './logger.js';
 
 export type { AuthContext, OperationContext };
@@ -35,9 +37,16 @@ export function jsonResponse(statusCode: number, body: unknown): ApiResult {
   return { statusCode, headers: JSON_HEADERS, body: JSON.stringify(body) };
 }
 
-export function errorResponse(error: ApiError): ApiResult {
-  return jsonResponse(error.status, { ok: false, error: error.toJSON() });
+/**
+ * The contract's failure envelope. `requestId` is API Gateway's request id (the local server makes
+ * one too): it is in every log line of the request and in the API access log, so a user's report
+ * can be found.
+ */
+export function errorResponse(error: ApiError, requestId?: string): ApiResult {
+  return jsonResponse(error.status, { ok: false, error: { ...error.toJSON(), ...(requestId ? { request_id: requestId } : {}) } });
 }
+
+export const requestIdOf = (event: Pick<ApiEvent, 'requestContext'> | undefined): string | undefined => event?.requestContext?.requestId || undefined;
 
 /** Maps anything thrown to the contract's envelope; unexpected errors become `<family>.internal`. */
 export function toApiError(error: unknown, family: Family): ApiError {
@@ -67,16 +76,34 @@ export function readJsonObject(event: ApiEvent, family: Family): Record<string, 
   return parsed as Record<string, unknown>;
 }
 
-/** Error middleware: the one place where errors become responses. */
+/** Error middleware: the one place where errors become responses (and the ApiErrors metric, by code). */
 const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
   onError: async (request) => {
     const apiError = toApiError(request.error, family);
+    const requestId = requestIdOf(request.event);
     if (apiError.status >= 500) {
-      logger.error('operation failed', { code: apiError.code, error: apiError.cause ?? request.error });
+      logger.error('operation failed', { code: apiError.code, request_id: requestId, error: apiError.cause ?? request.error });
     }
-    request.response = errorResponse(apiError);
+    countMetric(METRIC.apiErrors, 1, { code: apiError.code });
+    request.response = errorResponse(apiError, requestId);
   },
 });
+
+/** Every log line of the request carries its request id and operation. */
+const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => {
+  const clear = async () => {
+    logger.removeKeys(['request_id', 'operation']);
+  };
+  return {
+    before: async (request) => {
+      const requestId = requestIdOf(request.event);
+      logger.appendKeys({ operation: name, ...(requestId ? { request_id: requestId } : {}) });
+      annotate('operation', name);
+    },
+    after: clear,
+    onError: clear,
+  };
+};
 
 /**
  * Builds a Lambda handler for one operation: auth → body → validate → run → envelope.
@@ -84,6 +111,8 @@ const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult>
  */
 export function operation<I, R>(spec: OperationSpec<I, R>) {
   return middy<ApiEvent, ApiResult, Error, Context>()
+    .use(traced() as middy.MiddlewareObj<ApiEvent, ApiResult>)
+    .use(requestKeys(spec.name))
     .use(errorEnvelope(spec.family))
     .handler(async (event, context) => {
       if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
