@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../shared/db/client.js';
-import { newRecordItems } from '../shared/db/records.js';
-import { contactModel } from '../shared/domain/contacts.js';
+import { newRecordItems } from '../shared/db/writes.js';
+import { services } from '../shared/domain/records.js';
+
+const contactModel = services.contact.model;
 
 export const FIRST = ['Alexander', 'Maria', 'Chen', 'Fatima', 'Olivia', 'Liam', 'Noah', 'Emma', 'Sofia', 'Mateo', 'Aiko', 'Ravi', 'Zoe', 'Ivan', 'Chloé', 'Jonas', 'Amara', 'Lucas', 'Nia', 'Omar'];
 export const LAST = ['Smith', 'García', 'Nguyen', 'Müller', 'Okafor', 'Rossi', 'Kowalski', 'Hansen', 'Silva', 'Tanaka', 'Dubois', 'Novak', 'Cohen', 'Patel', 'Jensen', 'Ali', 'Moreau', 'Ivanova', 'Lopez', 'Brown'];

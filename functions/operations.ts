@@ -1,44 +1,38 @@
 /**
  * The operation registry: one line per API operation. The CDK stack creates one route and one
  * Lambda per entry, and the local runner serves the same entries; neither imports handlers
- * directly. Adding an operation = its handler file + its line here + its test.
+ * directly. Adding an operation = its handler file + its line here + its test; an entity's CRUD
+ * operations come from the entity list.
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import type { Family } from '../shared/errors.js';
+import { type Access, crud, type OperationEntry } from '../shared/http/registry.js';
+import { ENTITIES } from '../shared/schemas/entities/index.js';
 
-export type Access = 'read' | 'write';
+export type { Access, OperationEntry };
 
-export interface OperationEntry {
-  /** `POST /api/<name>` */
-  name: string;
-  family: Family;
-  /** Handler module, relative to functions/, exporting `handler`. */
-  entry: string;
-  access: Access;
-  /** Extra permissions beyond the table (used by the stack). */
-  needs?: ReadonlyArray<'queue' | 'secrets-key' | 'secrets-open'>;
-}
-
-const crud = (family: Family, prefix: string, dir: string): OperationEntry[] => [
-  { name: `${prefix}-list`, family, entry: `${dir}/list.ts`, access: 'read' },
-  { name: `${prefix}-get`, family, entry: `${dir}/get.ts`, access: 'read' },
-  { name: `${prefix}-create`, family, entry: `${dir}/create.ts`, access: 'write' },
-  { name: `${prefix}-update`, family, entry: `${dir}/update.ts`, access: 'write' },
-  { name: `${prefix}-delete`, family, entry: `${dir}/delete.ts`, access: 'write' },
+const customFieldOps: OperationEntry[] = [
+  { name: 'custom-fields-list', family: 'custom_fields', entry: 'custom-fields/list.ts', access: 'read' },
+  { name: 'custom-fields-get', family: 'custom_fields', entry: 'custom-fields/get.ts', access: 'read' },
+  { name: 'custom-fields-create', family: 'custom_fields', entry: 'custom-fields/create.ts', access: 'write' },
+  { name: 'custom-fields-update', family: 'custom_fields', entry: 'custom-fields/update.ts', access: 'write' },
+  { name: 'custom-fields-delete', family: 'custom_fields', entry: 'custom-fields/delete.ts', access: 'write' },
 ];
 
 export const operations: readonly OperationEntry[] = [
-  ...crud('companies', 'companies', 'companies'),
-  ...crud('contacts', 'contacts', 'contacts'),
-  ...crud('custom_fields', 'custom-fields', 'custom-fields'),
-  ...crud('sources', 'sources', 'sources'),
+  // Every entity of the entity list gets its five CRUD operations (shared/http/registry.ts).
+  ...ENTITIES.flatMap(crud),
+  ...customFieldOps,
   { name: 'webhooks-create', family: 'webhooks', entry: 'webhooks/create.ts', access: 'write', needs: ['secrets-key', 'secrets-open'] },
   { name: 'webhooks-list', family: 'webhooks', entry: 'webhooks/list.ts', access: 'read' },
   { name: 'webhooks-get', family: 'webhooks', entry: 'webhooks/get.ts', access: 'read' },
   { name: 'webhooks-update', family: 'webhooks', entry: 'webhooks/update.ts', access: 'write', needs: ['secrets-key'] },
   { name: 'webhooks-delete', family: 'webhooks', entry: 'webhooks/delete.ts', access: 'write' },
   { name: 'webhooks-deliveries', family: 'webhooks', entry: 'webhooks/deliveries.ts', access: 'read' },
+  { name: 'webhooks-rotate-secret', family: 'webhooks', entry: 'webhooks/rotate-secret.ts', access: 'write', needs: ['secrets-key'] },
+  { name: 'webhooks-test', family: 'webhooks', entry: 'webhooks/test.ts', access: 'write', needs: ['queue'] },
+  { name: 'webhooks-resend', family: 'webhooks', entry: 'webhooks/resend.ts', access: 'write', needs: ['queue'] },
+  { name: 'webhooks-recover', family: 'webhooks', entry: 'webhooks/recover.ts', access: 'write', needs: ['queue'] },
 ];
 
 /** Functions that are not API routes: the authorizer, the fallback route, and the workers. */
@@ -47,6 +41,8 @@ export const internalFunctions = {
   fallback: { entry: 'fallback.ts', access: 'read' as Access },
   stream: { entry: 'stream/handler.ts', access: 'write' as Access },
   delivery: { entry: 'delivery/handler.ts', access: 'write' as Access },
+  /** Re-enqueues overdue pending deliveries (EventBridge schedule: lib/webhook-sweeper.ts). */
+  sweeper: { entry: 'delivery/sweeper.ts', access: 'write' as Access },
 } as const;
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { buildOpenApiDocument, type OpenApiDocument } from '../shared/openapi/document.js';
+import { operations } from '../functions/operations.js';
 import type { StaticRoute } from './server.js';
 
 const ASSET_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -67,7 +68,7 @@ export function docsRoutes(): StaticRoute[] {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/openapi.json') {
-      doc ??= buildOpenApiDocument();
+      doc ??= buildOpenApiDocument(operations);
       const host = req.headers.host;
       const body = host ? { ...doc, servers: [{ url: `http://${host}`, description: 'this server' }] } : doc;
       reply(res, 200, 'application/json; charset=utf-8', JSON.stringify(body, null, 2));

@@ -8,9 +8,10 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildOpenApiDocument } from '../shared/openapi/document.js';
+import { operations } from '../functions/operations.js';
 
 const out = resolve(process.argv[2] ?? 'openapi.json');
-const doc = buildOpenApiDocument();
+const doc = buildOpenApiDocument(operations);
 const undocumented = Object.entries(doc.paths).filter(([, p]) => p.post['x-undocumented']).map(([path]) => path);
 writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
 console.log(`wrote ${out}: ${Object.keys(doc.paths).length} operations, ${Object.keys(doc.webhooks).length} webhook events`);

@@ -7,7 +7,10 @@ export interface ErrorDetail {
   message: string;
 }
 
-export type Family = 'contacts' | 'companies' | 'webhooks' | 'custom_fields' | 'sources' | 'api' | 'auth';
+import type { EntityFamily } from './schemas/entities/index.js';
+
+/** Error families (contract §1): one per entity of the entity list, plus the non-record families. */
+export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | 'inbound_emails' | 'api' | 'auth';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);

@@ -1,10 +1,4 @@
-import { deleteCompany } from '../../shared/domain/companies.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { deleteHandler } from '../../shared/http/crud.js';
+import { companyEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'companies-delete',
-  family: 'companies',
-  parse: (body) => parseIdOnly('companies', body),
-  run: ({ id }, ctx) => deleteCompany(ctx, id),
-});
+export const handler = deleteHandler(companyEntity);

@@ -1,10 +1,4 @@
-import { getCompany } from '../../shared/domain/companies.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { getHandler } from '../../shared/http/crud.js';
+import { companyEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'companies-get',
-  family: 'companies',
-  parse: (body) => parseIdOnly('companies', body),
-  run: ({ id }, ctx) => getCompany(ctx, id),
-});
+export const handler = getHandler(companyEntity);

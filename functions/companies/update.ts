@@ -1,10 +1,4 @@
-import { updateCompany, companyBody } from '../../shared/domain/companies.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseRecordBody } from '../../shared/schemas/record-body.js';
+import { updateHandler } from '../../shared/http/crud.js';
+import { companyEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'companies-update',
-  family: 'companies',
-  parse: (body) => parseRecordBody(companyBody, body, 'update'),
-  run: (input, ctx) => updateCompany(ctx, input),
-});
+export const handler = updateHandler(companyEntity);

@@ -1,10 +1,4 @@
-import { deleteContact } from '../../shared/domain/contacts.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { deleteHandler } from '../../shared/http/crud.js';
+import { contactEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'contacts-delete',
-  family: 'contacts',
-  parse: (body) => parseIdOnly('contacts', body),
-  run: ({ id }, ctx) => deleteContact(ctx, id),
-});
+export const handler = deleteHandler(contactEntity);

@@ -1,10 +1,4 @@
-import { getContact } from '../../shared/domain/contacts.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { getHandler } from '../../shared/http/crud.js';
+import { contactEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'contacts-get',
-  family: 'contacts',
-  parse: (body) => parseIdOnly('contacts', body),
-  run: ({ id }, ctx) => getContact(ctx, id),
-});
+export const handler = getHandler(contactEntity);

@@ -2,7 +2,7 @@ import { createDefinition } from '../../shared/domain/custom-fields.js';
 import { idempotentCreate } from '../../shared/http/idempotency.js';
 import { operation } from '../../shared/http/operation.js';
 import { parseWith, rejectUnknownFields, requireName } from '../../shared/schemas/common.js';
-import { customFieldCreateInput } from '../../shared/schemas/records.js';
+import { customFieldCreateInput } from '../../shared/schemas/custom-fields.js';
 
 export const handler = operation({
   name: 'custom-fields-create',

@@ -1,7 +1,7 @@
 import { listDefinitions } from '../../shared/domain/custom-fields.js';
 import { operation } from '../../shared/http/operation.js';
 import { parseWith } from '../../shared/schemas/common.js';
-import { customFieldListInput } from '../../shared/schemas/records.js';
+import { customFieldListInput } from '../../shared/schemas/custom-fields.js';
 
 export const handler = operation({
   name: 'custom-fields-list',

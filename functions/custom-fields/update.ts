@@ -1,7 +1,7 @@
 import { updateDefinition } from '../../shared/domain/custom-fields.js';
 import { operation } from '../../shared/http/operation.js';
 import { parseWith, rejectUnknownFields, requireName, requireId } from '../../shared/schemas/common.js';
-import { customFieldUpdateInput } from '../../shared/schemas/records.js';
+import { customFieldUpdateInput } from '../../shared/schemas/custom-fields.js';
 
 export const handler = operation({
   name: 'custom-fields-update',

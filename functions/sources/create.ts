@@ -1,12 +1,5 @@
-import { createSource, sourceBody } from '../../shared/domain/sources.js';
 import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseRecordBody } from '../../shared/schemas/record-body.js';
+import { createHandler } from '../../shared/http/crud.js';
+import { sourceEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'sources-create',
-  family: 'sources',
-  wrap: idempotentCreate(),
-  parse: (body) => parseRecordBody(sourceBody, body, 'create'),
-  run: (input, ctx) => createSource(ctx, input),
-});
+export const handler = createHandler(sourceEntity, { wrap: idempotentCreate() });

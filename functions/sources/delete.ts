@@ -1,10 +1,4 @@
-import { deleteSource } from '../../shared/domain/sources.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { deleteHandler } from '../../shared/http/crud.js';
+import { sourceEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'sources-delete',
-  family: 'sources',
-  parse: (body) => parseIdOnly('sources', body),
-  run: ({ id }, ctx) => deleteSource(ctx, id),
-});
+export const handler = deleteHandler(sourceEntity);

@@ -1,10 +1,4 @@
-import { getSource } from '../../shared/domain/sources.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { getHandler } from '../../shared/http/crud.js';
+import { sourceEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'sources-get',
-  family: 'sources',
-  parse: (body) => parseIdOnly('sources', body),
-  run: ({ id }, ctx) => getSource(ctx, id),
-});
+export const handler = getHandler(sourceEntity);

@@ -1,11 +1,4 @@
-import { listSources } from '../../shared/domain/sources.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseWith } from '../../shared/schemas/common.js';
-import { sourceListInput } from '../../shared/schemas/records.js';
+import { listHandler } from '../../shared/http/crud.js';
+import { sourceEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'sources-list',
-  family: 'sources',
-  parse: (body) => parseWith('sources', sourceListInput, body),
-  run: (input, ctx) => listSources(ctx, input),
-});
+export const handler = listHandler(sourceEntity);

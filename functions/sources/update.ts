@@ -1,10 +1,4 @@
-import { updateSource, sourceBody } from '../../shared/domain/sources.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseRecordBody } from '../../shared/schemas/record-body.js';
+import { updateHandler } from '../../shared/http/crud.js';
+import { sourceEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = operation({
-  name: 'sources-update',
-  family: 'sources',
-  parse: (body) => parseRecordBody(sourceBody, body, 'update'),
-  run: (input, ctx) => updateSource(ctx, input),
-});
+export const handler = updateHandler(sourceEntity);

@@ -13,6 +13,9 @@ export interface CapacityUsage {
 
 const storage = new AsyncLocalStorage<CapacityUsage>();
 
+/** True inside a measureCapacity scope: only then do calls ask DynamoDB for their consumed capacity. */
+export const isMeasuring = () => storage.getStore() !== undefined;
+
 export async function measureCapacity<T>(fn: () => Promise<T>): Promise<{ result: T; usage: CapacityUsage }> {
   const usage: CapacityUsage = { rcu: 0, wcu: 0, itemsRead: 0, calls: 0, transactWcuBilled: 0 };
   const result = await storage.run(usage, fn);

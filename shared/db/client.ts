@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv, requireEnv } from '../config/env.js';
-import { recordCapacity } from './capacity.js';
+import { isMeasuring, recordCapacity } from './capacity.js';
 
 let cached: DynamoDBDocumentClient | undefined;
 let base: DynamoDBClient | undefined;
@@ -26,6 +26,7 @@ export function db(): DynamoDBDocumentClient {
   });
   base.middlewareStack.add(
     (next, context) => async (args) => {
+      if (!isMeasuring()) return next(args);
       const input = args.input as Record<string, unknown>;
       if (input && typeof input === 'object' && !('ReturnConsumedCapacity' in input)) {
         input.ReturnConsumedCapacity = 'INDEXES';

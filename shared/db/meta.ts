@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, isConditionFailure, type StoredRecord, type TransactItem } from './records.js';
-import { type EntityType, keys } from './table.js';
+import { batchGetItems, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
+import { type EntityType, keys, metaAttr } from './table.js';
 
 /**
  * Per-account metadata item. It makes derived data current at once while the stream worker
@@ -11,14 +11,15 @@ import { type EntityType, keys } from './table.js';
  * - `df`: ids of deleted custom-field definitions; reads hide their values.
  * - `cf_count_<entity>`: number of custom-field definitions (at most 200 per entity type).
  */
-export type RefKind = 'company' | 'source';
+/** A referenced entity type whose renames and deletions are applied on read while they fan out. */
+export type RefKind = EntityType;
 
 export interface AccountMeta {
   overrides: Map<string, { name: string | null; v: number }>;
   deletedFields: Set<string>;
 }
 
-export const overrideAttr = (kind: RefKind, id: string) => `o#${kind}#${id}`;
+export const overrideAttr = metaAttr.override;
 
 export async function readMeta(accountId: string): Promise<AccountMeta> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
@@ -27,8 +28,8 @@ export async function readMeta(accountId: string): Promise<AccountMeta> {
 
 function metaFromItem(item: Record<string, unknown> = {}): AccountMeta {
   const overrides = new Map<string, { name: string | null; v: number }>();
-  for (const [k, v] of Object.entries(item)) if (k.startsWith('o#')) overrides.set(k, v as { name: string | null; v: number });
-  return { overrides, deletedFields: new Set((item.df as Set<string> | undefined) ?? []) };
+  for (const [k, v] of Object.entries(item)) if (metaAttr.isOverride(k)) overrides.set(k, v as { name: string | null; v: number });
+  return { overrides, deletedFields: new Set((item[metaAttr.deletedFields] as Set<string> | undefined) ?? []) };
 }
 
 /**

@@ -3,6 +3,8 @@
  * all build the table from TABLE_DEFINITION, and every key in the code base comes from the
  * key builders below (see docs/data-model.md for the access patterns).
  */
+import type { EntityType } from '../schemas/entities/index.js';
+
 export const TABLE_DEFINITION = {
   partitionKey: 'pk',
   sortKey: 'sk',
@@ -45,8 +47,8 @@ export function createTableInput(tableName: string) {
   };
 }
 
-/** Entity types stored as records (one item each, sk = RECORD_SK). */
-export type EntityType = 'contact' | 'company' | 'source';
+/** Entity types stored as records (one item each, sk = RECORD_SK): the entity list's types. */
+export type { EntityType };
 
 export const RECORD_SK = 'R';
 
@@ -55,6 +57,37 @@ const acct = (accountId: string) => `A#${accountId}`;
 
 /** Sort value shared by the GSI and every index entry: newest-first order is its reverse. */
 export const orderKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
+
+/**
+ * Names of index partitions (the `name` of `keys.indexEntry`): one partition per indexed value,
+ * holding one small entry per record, sorted like the GSI.
+ */
+export const indexName = {
+  tag: (tag: string) => `t#${tag}`,
+  /** Records that reference `id` of `target` (a contact's company, a project's contacts, …). */
+  ref: (target: EntityType, id: string) => `${REF_PREFIX[target]}#${id}`,
+  /** Exact (normalized) email address of a contact. */
+  email: (email: string) => `e#${email}`,
+  /** Exact (normalized) domain of a company. */
+  domain: (domain: string) => `d#${domain}`,
+  /** A search prefix. */
+  word: (prefix: string) => `w#${prefix}`,
+  /** An enumerated field's value (a project's status, an activity's type, …). */
+  value: (field: string, value: string) => `v#${field}#${value}`,
+} as const;
+
+const REF_PREFIX: Record<EntityType, string> = { company: 'c', source: 's', contact: 'k', project: 'p', activity: 'a' };
+
+/** Attribute names of the per-account META item (see shared/db/meta.ts). */
+export const metaAttr = {
+  /** A pending rename (`name`) or deletion (`name: null`) of a referenced record. */
+  override: (type: EntityType, id: string) => `o#${type}#${id}`,
+  isOverride: (attr: string) => attr.startsWith('o#'),
+  /** Ids of deleted custom-field definitions. */
+  deletedFields: 'df',
+  /** Number of custom-field definitions of an entity type. */
+  definitionCount: (entityType: string) => `cf_count_${entityType}`,
+} as const;
 
 export const keys = {
   record: (accountId: string, type: EntityType, id: string) => ({
@@ -99,4 +132,18 @@ export const keys = {
     sk: orderKey(createdAt, id),
   }),
   webhookDeliveryPartition: (accountId: string, endpointId: string) => `${acct(accountId)}#wh#${endpointId}`,
+  /**
+   * How many endpoints an account has (at most 20): one counter item, changed in the same
+   * transaction as the endpoint it counts.
+   */
+  webhookEndpointCount: (accountId: string) => ({ pk: `${acct(accountId)}#whn`, sk: 'N' }),
+  /**
+   * The sweeper's index of pending deliveries by due time (sparse GSI1 attributes, present only
+   * while a delivery is pending): one partition per hour of due time and shard, sorted by due time.
+   */
+  webhookDue: (hourBucket: string, shard: number, dueAt: string, id: string) => ({
+    gsi1pk: `WHDUE#${hourBucket}#${shard}`,
+    gsi1sk: `${dueAt}#${id}`,
+  }),
+  webhookDuePartition: (hourBucket: string, shard: number) => `WHDUE#${hourBucket}#${shard}`,
 } as const;

@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
-import { db, tableName } from '../db/client.js';
-import { cancellationCodes, isConditionFailure, newestFirst, queryPartition } from '../db/records.js';
-import { keys } from '../db/table.js';
+import { deleteDefinitionItem, getDefinitionItem, listDefinitionItems, putDefinitionItem, updateDefinitionItem } from '../db/custom-fields.js';
+import { newestFirst } from '../db/items.js';
 import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../errors.js';
 import type { OperationContext } from './context.js';
 import { emailString, isHttpUrl } from '../schemas/common.js';
+import { CUSTOM_FIELD_ENTITY_TYPES } from '../schemas/entities/index.js';
+import { isIsoDateTime, isRealDate } from '../schemas/fields.js';
 
-export const ENTITY_TYPES = ['contact', 'company'] as const;
+/** Entity types a definition may target: the entities with custom fields (from the entity list). */
+export const ENTITY_TYPES = CUSTOM_FIELD_ENTITY_TYPES;
 export type CustomFieldEntity = (typeof ENTITY_TYPES)[number];
-export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'url', 'email', 'select', 'multi_select'] as const;
+import { FIELD_TYPES } from '../schemas/custom-fields.js';
+
+export { FIELD_TYPES };
 export type FieldType = (typeof FIELD_TYPES)[number];
 export const MAX_DEFINITIONS_PER_ENTITY = 200;
 
@@ -33,16 +36,6 @@ const toApi = (item: Record<string, unknown>): CustomFieldDefinition =>
   Object.fromEntries(API_FIELDS.map((k) => [k, item[k]])) as unknown as CustomFieldDefinition;
 
 const isSelect = (t: FieldType) => t === 'select' || t === 'multi_select';
-const countAttr = (entity: CustomFieldEntity) => `cf_count_${entity}`;
-
-function isRealDate(s: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
-}
-
-const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /** A valibot schema for a value of the given definition (contract §5). */
 export function valueSchema(def: Pick<CustomFieldDefinition, 'field_type' | 'options'>): v.GenericSchema {
@@ -58,7 +51,7 @@ export function valueSchema(def: Pick<CustomFieldDefinition, 'field_type' | 'opt
     case 'datetime':
       return v.pipe(
         v.string('must be a datetime string'),
-        v.check((s) => ISO_DATETIME.test(s) && isRealDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 datetime'),
+        v.check(isIsoDateTime, 'must be an ISO 8601 datetime'),
       );
     case 'url':
       return v.pipe(v.string('must be a string'), v.maxLength(2048, 'must be at most 2048 characters'), v.check((s) => isHttpUrl(s), 'must be an http(s) URL'));
@@ -75,7 +68,7 @@ export function valueSchema(def: Pick<CustomFieldDefinition, 'field_type' | 'opt
 }
 
 export async function listDefinitions(accountId: string, entity?: CustomFieldEntity): Promise<CustomFieldDefinition[]> {
-  const items = await queryPartition(keys.customFieldPartition(accountId));
+  const items = await listDefinitionItems(accountId);
   return items
     .map(toApi)
     .filter((d) => !entity || d.entity_type === entity)
@@ -158,37 +151,17 @@ export async function createDefinition(ctx: OperationContext, input: CreateDefin
     created_at: now,
     updated_at: now,
   };
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName(), Item: { ...keys.customField(ctx.accountId, def.id), ...def }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.accountMeta(ctx.accountId),
-              UpdateExpression: 'ADD #c :one',
-              ConditionExpression: 'attribute_not_exists(#c) OR #c < :max',
-              ExpressionAttributeNames: { '#c': countAttr(input.entity_type) },
-              ExpressionAttributeValues: { ':one': 1, ':max': MAX_DEFINITIONS_PER_ENTITY },
-            },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') {
-      throw invalidRequest(FAMILY, `an account has at most ${MAX_DEFINITIONS_PER_ENTITY} custom fields per entity type`, [{ path: 'entity_type', message: 'limit reached' }]);
-    }
-    throw error;
+  const created = await putDefinitionItem(ctx.accountId, { ...def }, MAX_DEFINITIONS_PER_ENTITY);
+  if (!created) {
+    throw invalidRequest(FAMILY, `an account has at most ${MAX_DEFINITIONS_PER_ENTITY} custom fields per entity type`, [{ path: 'entity_type', message: 'limit reached' }]);
   }
   return def;
 }
 
 export async function getDefinition(ctx: OperationContext, id: string): Promise<CustomFieldDefinition> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.customField(ctx.accountId, id), ConsistentRead: true }));
-  if (!out.Item) throw notFound(FAMILY, 'custom field');
-  return toApi(out.Item);
+  const item = await getDefinitionItem(ctx.accountId, id);
+  if (!item) throw notFound(FAMILY, 'custom field');
+  return toApi(item);
 }
 
 export interface UpdateDefinitionInput {
@@ -209,47 +182,13 @@ export async function updateDefinition(ctx: OperationContext, input: UpdateDefin
   };
   if (next.name === current.name && next.description === current.description && JSON.stringify(next.options) === JSON.stringify(current.options)) return current;
   next.updated_at = new Date().toISOString();
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.customField(ctx.accountId, input.id),
-        UpdateExpression: 'SET #n = :n, description = :d, #o = :o, updated_at = :u',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#n': 'name', '#o': 'options' },
-        ExpressionAttributeValues: { ':n': next.name, ':d': next.description, ':o': next.options, ':u': next.updated_at },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw notFound(FAMILY, 'custom field');
-    throw error;
-  }
+  if (!(await updateDefinitionItem(ctx.accountId, next))) throw notFound(FAMILY, 'custom field');
   return next;
 }
 
 /** Deletes a definition; its values disappear from every read at once (see meta `df`). */
 export async function deleteDefinition(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
   const current = await getDefinition(ctx, id);
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName(), Key: keys.customField(ctx.accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.accountMeta(ctx.accountId),
-              UpdateExpression: 'ADD df :id, #c :minus',
-              ExpressionAttributeNames: { '#c': countAttr(current.entity_type) },
-              ExpressionAttributeValues: { ':id': new Set([id]), ':minus': -1 },
-            },
-          },
-        ],
-      }),
-    );
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') throw notFound(FAMILY, 'custom field');
-    throw error;
-  }
+  if (!(await deleteDefinitionItem(ctx.accountId, id, current.entity_type))) throw notFound(FAMILY, 'custom field');
   return { deleted: true };
 }

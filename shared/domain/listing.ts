@@ -1,6 +1,7 @@
 import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
-import { type Driver, listRecords, probePartition, type StoredRecord } from '../db/records.js';
-import type { EntityType } from '../db/table.js';
+import type { StoredRecord } from '../db/items.js';
+import { type Driver, listRecords, probePartition } from '../db/lists.js';
+import { type EntityType, indexName } from '../db/table.js';
 import { ApiError, type Family } from '../errors.js';
 import type { OperationContext } from './context.js';
 import { indexPrefixes, prefixFor, type SearchQuery } from '../search/tokenize.js';
@@ -83,7 +84,7 @@ export async function chooseDriver(type: EntityType, accountId: string, options:
 
 /** Index partition names of a record's words (capped, deterministic order). */
 export function searchIndexNames(wordSet: Iterable<string>): string[] {
-  return [...indexPrefixes(wordSet)].sort().slice(0, MAX_SEARCH_PREFIXES).map((p) => `w#${p}`);
+  return [...indexPrefixes(wordSet)].sort().slice(0, MAX_SEARCH_PREFIXES).map(indexName.word);
 }
 
 /**
@@ -93,19 +94,14 @@ export function searchIndexNames(wordSet: Iterable<string>): string[] {
  * Words shorter than 3 characters are not indexed (no option).
  */
 export function searchDrivers(query: SearchQuery): string[][] {
-  if (query.email !== undefined) return [[emailIndexName(query.email)]];
+  if (query.email !== undefined) return [[indexName.email(query.email)]];
   const prefixes = [...new Set([...query.words].sort((a, b) => [...b].length - [...a].length).map(prefixFor).filter((p): p is string => Boolean(p)))];
-  if (!query.phoneDigits) return prefixes.map((p) => [`w#${p}`]);
-  const phone = `w#${prefixFor(query.phoneDigits)}`;
+  if (!query.phoneDigits) return prefixes.map((p) => [indexName.word(p)]);
+  const phone = indexName.word(prefixFor(query.phoneDigits)!);
   // Every query word must be indexable for the word rule to be bounded by one of them.
   if (query.words.some((w) => !prefixFor(w))) return [];
-  return prefixes.length ? prefixes.map((p) => [...new Set([phone, `w#${p}`])]) : [[phone]];
+  return prefixes.length ? prefixes.map((p) => [...new Set([phone, indexName.word(p)])]) : [[phone]];
 }
-
-/** The exact-email index entry of a contact. */
-export const emailIndexName = (normalizedEmail: string) => `e#${normalizedEmail}`;
-
-export const tagNames = (tags: unknown) => (Array.isArray(tags) ? tags.map((t) => `t#${t}`) : []);
 
 export function canonicalSearch(search: string | undefined): string {
   return (search ?? '').trim().normalize('NFKD').toLowerCase();

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { type OperationEntry, operations } from '../../functions/operations.js';
+import type { OperationEntry } from '../http/registry.js';
 import { MAX_BODY_BYTES } from '../http/operation.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
 import { codesByStatus, errorCodesFor, verbOf } from './errors.js';
@@ -148,7 +148,8 @@ function webhooksSection(config: ConversionConfig) {
   );
 }
 
-export function buildOpenApiDocument(opts: { serverUrl?: string } = {}): OpenApiDocument {
+/** The document of the given registry (functions/operations.ts passes its entries; shared/ never imports functions/). */
+export function buildOpenApiDocument(operations: readonly OperationEntry[], opts: { serverUrl?: string } = {}): OpenApiDocument {
   const definitions = allDefinitions();
   const config = conversion(definitions);
   const docs: Partial<Record<string, OperationDoc>> = operationDocs;

@@ -2,22 +2,21 @@
  * The error codes an operation can return, derived from its registry entry (family, verb)
  * and the contract (§1–§6), plus the extra codes its OperationDoc names.
  */
-import type { OperationEntry } from '../../functions/operations.js';
+import type { OperationEntry } from '../http/registry.js';
+import { customField, ENTITIES, type EntityDefinition } from '../schemas/entities/index.js';
 import { statusForCode } from '../errors.js';
 
 /** The verb of an operation name: its last dash-separated word (`custom-fields-list` → `list`). */
 export const verbOf = (name: string): string => name.slice(name.lastIndexOf('-') + 1);
 
-/** The `*_required` code of each family's required name field on create/update (contract §3, §5, §6). */
+/** The `*_required` code of each family's required field on create/update (contract §3, §5, §6, §8, §9). */
 const NAME_REQUIRED: Partial<Record<string, readonly string[]>> = {
-  companies: ['companies.name_required'],
-  contacts: ['contacts.first_name_required'],
-  sources: ['sources.name_required'],
+  ...Object.fromEntries(ENTITIES.map((e) => [e.family, [`${e.family}.${e.required}_required`]])),
   custom_fields: ['custom_fields.name_required'],
 };
 
 /** Families whose records carry `custom_fields` values (contract §5). */
-const WITH_CUSTOM_FIELDS = new Set(['companies', 'contacts']);
+const WITH_CUSTOM_FIELDS = new Set<string>(ENTITIES.filter((e) => customField(e as EntityDefinition)).map((e) => e.family));
 
 /** Paginated lists (contract §4): the ones whose result has `next_cursor`. */
 export function errorCodesFor(entry: Pick<OperationEntry, 'name' | 'family'>, opts: { paginated: boolean; extra?: readonly string[] }): string[] {

@@ -8,95 +8,108 @@
  * document generation fail (test/unit/openapi.test.ts).
  */
 import * as v from 'valibot';
-import { companyBody } from '../domain/companies.js';
-import { contactBody } from '../domain/contacts.js';
-import { sourceBody } from '../domain/sources.js';
 import { idOnlyInput } from '../schemas/common.js';
-import { recordBodySchema } from '../schemas/record-body.js';
 import {
-  companyListInput,
-  companySchema,
-  contactListInput,
-  contactSchema,
   customFieldCreateInput,
   customFieldListInput,
   customFieldSchema,
   customFieldUpdateInput,
-  sourceListInput,
-  sourceSchema,
-} from '../schemas/records.js';
+} from '../schemas/custom-fields.js';
+import {
+  activityEntity,
+  companyEntity,
+  contactEntity,
+  createSchema,
+  ENTITIES,
+  type Entity,
+  type EntityDefinition,
+  listSchema,
+  pageSchema,
+  projectEntity,
+  recordSchema,
+  refFields,
+  sourceEntity,
+  updateSchema,
+  type CreateInputOf,
+  type InputOf,
+  type RecordOf,
+} from '../schemas/entities/index.js';
 import type { OperationDoc } from './doc-types.js';
 import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js';
 
 export type { OperationDoc };
 
 /** Named component schemas: the document refers to these by name wherever they are used. */
-export const deletedSchema = v.object({ deleted: v.literal(true) });
-const pageOf = <S extends v.GenericSchema>(item: S) => v.object({ items: v.array(item), next_cursor: v.string() });
-export const companyPage = pageOf(companySchema);
-export const contactPage = pageOf(contactSchema);
-export const sourcePage = pageOf(sourceSchema);
+export const deletedSchema = v.object({ deleted: v.pipe(v.literal(true), v.metadata({ description: 'Always true on success' })) });
 export const customFieldList = v.object({ items: v.array(customFieldSchema) });
 
-export const companyCreateInput = recordBodySchema(companyBody, 'create');
-export const companyUpdateInput = recordBodySchema(companyBody, 'update');
-export const contactCreateInput = recordBodySchema(contactBody, 'create');
-export const contactUpdateInput = recordBodySchema(contactBody, 'update');
-export const sourceCreateInput = recordBodySchema(sourceBody, 'create');
-export const sourceUpdateInput = recordBodySchema(sourceBody, 'update');
+const pascal = (s: string) => s.replace(/(^|[-_])(\w)/g, (_m, _d, c: string) => c.toUpperCase());
+
+/** Components of every entity, derived from its definition: `Contact`, `ContactPage`, `ContactCreateInput`, … */
+const entityComponents = Object.fromEntries(
+  ENTITIES.flatMap((e) => {
+    const name = pascal(e.type);
+    return [
+      [name, recordSchema(e as EntityDefinition)],
+      [`${name}Page`, pageSchema(e as EntityDefinition)],
+      [`${name}ListInput`, listSchema(e as EntityDefinition)],
+      [`${name}CreateInput`, createSchema(e as EntityDefinition)],
+      [`${name}UpdateInput`, updateSchema(e as EntityDefinition)],
+    ];
+  }),
+) as Record<string, v.GenericSchema>;
 
 export const componentSchemas: Record<string, v.GenericSchema> = {
-  Company: companySchema,
-  Contact: contactSchema,
-  Source: sourceSchema,
+  ...entityComponents,
   CustomField: customFieldSchema,
   Deleted: deletedSchema,
-  CompanyPage: companyPage,
-  ContactPage: contactPage,
-  SourcePage: sourcePage,
   CustomFieldList: customFieldList,
   IdInput: idOnlyInput,
-  CompanyListInput: companyListInput,
-  CompanyCreateInput: companyCreateInput,
-  CompanyUpdateInput: companyUpdateInput,
-  ContactListInput: contactListInput,
-  ContactCreateInput: contactCreateInput,
-  ContactUpdateInput: contactUpdateInput,
-  SourceListInput: sourceListInput,
-  SourceCreateInput: sourceCreateInput,
-  SourceUpdateInput: sourceUpdateInput,
   CustomFieldListInput: customFieldListInput,
   CustomFieldCreateInput: customFieldCreateInput,
   CustomFieldUpdateInput: customFieldUpdateInput,
   ...webhookComponentSchemas,
 };
 
-const REF_ERRORS = ['contacts.invalid_company_id', 'contacts.invalid_source_id'] as const;
+type CreateInput<D extends Entity> = CreateInputOf<D>;
+type UpdateInput<D extends Entity> = InputOf<D> & { id: string };
+type Doc<I, R> = OperationDoc & { input: v.GenericSchema<I>; result: v.GenericSchema<unknown, R> };
+type ListInput = { search?: string; cursor?: string; limit?: number } & Record<string, unknown>;
+
+/** The five operations of an entity, described from its definition (typed per entity for the client). */
+type CrudDocs<D extends Entity> = { [K in `${D['family']}-list`]: Doc<ListInput, { items: RecordOf<D>[]; next_cursor: string }> } & {
+  [K in `${D['family']}-get`]: Doc<{ id: string }, RecordOf<D>>;
+} & { [K in `${D['family']}-create`]: Doc<CreateInput<D>, RecordOf<D>> } & { [K in `${D['family']}-update`]: Doc<UpdateInput<D>, RecordOf<D>> } & {
+  [K in `${D['family']}-delete`]: Doc<{ id: string }, { deleted: true }>;
+};
+
+function crudDocs<D extends Entity>(entity: D): CrudDocs<D> {
+  const def = entity as unknown as EntityDefinition;
+  const refErrors = refFields(def).map((r) => r.code);
+  const label = def.label;
+  const article = /^[aeiou]/.test(label) ? 'an' : 'a';
+  const p = def.family;
+  return {
+    [`${p}-list`]: { summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def) },
+    [`${p}-get`]: { summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
+    [`${p}-create`]: { summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
+    [`${p}-update`]: { summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },
+    [`${p}-delete`]: { summary: def.docs.delete ?? `Delete ${article} ${label}`, input: idOnlyInput, result: deletedSchema },
+  } as unknown as CrudDocs<D>;
+}
 
 export const operationDocs = {
-  'companies-list': { summary: 'List companies, newest first (search, tags, cursor pagination)', input: companyListInput, result: companyPage },
-  'companies-get': { summary: 'Get a company', input: idOnlyInput, result: companySchema },
-  'companies-create': { summary: 'Create a company', input: companyCreateInput, result: companySchema },
-  'companies-update': { summary: 'Update a company (partial)', input: companyUpdateInput, result: companySchema },
-  'companies-delete': { summary: 'Delete a company (its contacts lose their company link)', input: idOnlyInput, result: deletedSchema },
-
-  'contacts-list': { summary: 'List contacts, newest first (search, tags, company and source filters, cursor pagination)', input: contactListInput, result: contactPage },
-  'contacts-get': { summary: 'Get a contact', input: idOnlyInput, result: contactSchema },
-  'contacts-create': { summary: 'Create a contact', input: contactCreateInput, result: contactSchema, errors: REF_ERRORS },
-  'contacts-update': { summary: 'Update a contact (partial)', input: contactUpdateInput, result: contactSchema, errors: REF_ERRORS },
-  'contacts-delete': { summary: 'Delete a contact', input: idOnlyInput, result: deletedSchema },
+  ...crudDocs(companyEntity),
+  ...crudDocs(contactEntity),
+  ...crudDocs(sourceEntity),
+  ...crudDocs(projectEntity),
+  ...crudDocs(activityEntity),
 
   'custom-fields-list': { summary: 'List custom field definitions', input: customFieldListInput, result: customFieldList },
   'custom-fields-get': { summary: 'Get a custom field definition', input: idOnlyInput, result: customFieldSchema },
-  'custom-fields-create': { summary: 'Define a custom field for contacts or companies', input: customFieldCreateInput, result: customFieldSchema },
+  'custom-fields-create': { summary: 'Define a custom field for contacts, companies or projects', input: customFieldCreateInput, result: customFieldSchema },
   'custom-fields-update': { summary: 'Update a custom field definition (name, description, options)', input: customFieldUpdateInput, result: customFieldSchema },
   'custom-fields-delete': { summary: 'Delete a custom field definition and its values on every record', input: idOnlyInput, result: deletedSchema },
-
-  'sources-list': { summary: 'List lead sources, newest first (cursor pagination)', input: sourceListInput, result: sourcePage },
-  'sources-get': { summary: 'Get a lead source', input: idOnlyInput, result: sourceSchema },
-  'sources-create': { summary: 'Create a lead source', input: sourceCreateInput, result: sourceSchema },
-  'sources-update': { summary: 'Rename a lead source', input: sourceUpdateInput, result: sourceSchema },
-  'sources-delete': { summary: 'Delete a lead source (its contacts lose their source link)', input: idOnlyInput, result: deletedSchema },
 
   ...webhookOperationDocs,
 } satisfies Record<string, OperationDoc>;

@@ -1,17 +1,11 @@
 /**
  * Webhook deliveries as the OpenAPI document describes them (contract §6): one payload per
- * delivered event, `{ id, event, timestamp, data }` where `data` is the record exactly as the
- * API returns it (for `*.deleted`, as it was just before deletion).
+ * event of every entity that raises events, `{ id, event, timestamp, data }` where `data` is the
+ * record exactly as the API returns it (for `*.deleted`, as it was just before deletion), and
+ * `previous_attributes` on `*.updated` (the changed fields with their values before the change).
  */
 import * as v from 'valibot';
-import { companySchema, contactSchema } from '../schemas/records.js';
-
-/** Resources whose changes are delivered, with the record schema their `data` carries. */
-const DELIVERED = [
-  { resource: 'contact', component: 'Contact', schema: contactSchema },
-  { resource: 'company', component: 'Company', schema: companySchema },
-] as const;
-const CHANGES = ['created', 'updated', 'deleted'] as const;
+import { CHANGES, EVENT_ENTITIES, type EntityDefinition, recordSchema } from '../schemas/entities/index.js';
 
 export interface WebhookEventDoc {
   event: string;
@@ -21,19 +15,30 @@ export interface WebhookEventDoc {
   payload: v.GenericSchema;
 }
 
-const EVENTS: readonly WebhookEventDoc[] = DELIVERED.flatMap(({ resource, component, schema }) =>
-    CHANGES.map((change) => ({
-      event: `${resource}.${change}`,
-      component: `${component}${change[0]!.toUpperCase()}${change.slice(1)}Event`,
-      summary: `A ${resource} was ${change}`,
-      payload: v.strictObject({
-        id: v.pipe(v.string(), v.description('The event id')),
-        event: v.literal(`${resource}.${change}`),
-        timestamp: v.pipe(v.string(), v.description('When the change happened (ISO 8601 UTC)')),
-        data: schema,
-      }),
-  })),
-);
+const pascal = (s: string) => s[0]!.toUpperCase() + s.slice(1);
+
+const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
+  const schema = recordSchema(entity as EntityDefinition);
+  return CHANGES.map((change) => ({
+    event: `${entity.type}.${change}`,
+    component: `${pascal(entity.type)}${pascal(change)}Event`,
+    summary: `${pascal(entity.label)} ${change}`,
+    payload: v.strictObject({
+      id: v.pipe(v.string(), v.metadata({ description: 'The event id (the same on every delivery and retry of this event)', examples: ['evt_3f2a'] })),
+      event: v.literal(`${entity.type}.${change}`),
+      timestamp: v.pipe(v.string(), v.isoTimestamp(), v.metadata({ description: 'When the change happened (ISO 8601 UTC)' })),
+      data: schema,
+      ...(change === 'updated'
+        ? {
+            previous_attributes: v.pipe(
+              v.partial(v.object(Object.fromEntries(Object.entries(schema.entries).map(([k, s]) => [k, s])))),
+              v.metadata({ description: 'The fields that changed, with their values before the change (as the API returned them)' }),
+            ),
+          }
+        : {}),
+    }) as v.GenericSchema,
+  }));
+});
 
 /** The same schema objects on every call, so the document refers to them by component name. */
 export const webhookEvents = (): readonly WebhookEventDoc[] => EVENTS;

@@ -1,49 +1,51 @@
 import * as v from 'valibot';
 import type { Family } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { parseWith, rejectUnknownFields, requireId, requireName } from './common.js';
-import { RECORD_READ_ONLY } from './records.js';
+import { customField, type EntityDefinition, readOnlyFields, settable, writableEntries } from './entities/define.js';
 
-export interface RecordBodySpec<E extends v.ObjectEntries> {
-  family: Family;
-  writable: E;
-  /** Computed fields of the resource (read-only besides the common ones). */
-  computed?: readonly string[];
-  /** The required name field and its `*_required` code. */
-  nameField: keyof E & string;
-  nameCode: string;
+/** A validated create or update body: `id` on update, and the fields sent (after their rules). */
+export interface ParsedBody {
+  id: string | undefined;
+  fields: Record<string, unknown>;
+}
+
+/** Keys JavaScript treats specially: never a custom field id, always reported (not dropped). */
+const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+const bodySchemas = new WeakMap<object, Record<string, v.GenericSchema>>();
+function partialSchema(def: EntityDefinition, mode: 'create' | 'update'): v.GenericSchema {
+  let m = bodySchemas.get(def);
+  if (!m) bodySchemas.set(def, (m = {}));
+  if (!m[mode]) {
+    const entries = writableEntries(def) as v.ObjectEntries;
+    m[mode] = v.partial(v.object(Object.fromEntries(settable(def, mode).map((k) => [k, entries[k]!]))));
+  }
+  return m[mode];
 }
 
 /**
- * Validates a create or update body in the contract's order: unknown/read-only fields, then
- * `id`, then the required name, then every field's type and rules (with details).
+ * Validates a create or update body in the contract's order: unknown and read-only fields,
+ * then `id`, then the required field, then every field's type and rules (with details).
  */
-export function parseRecordBody<E extends v.ObjectEntries>(
-  spec: RecordBodySpec<E>,
-  body: Record<string, unknown>,
-  mode: 'create' | 'update',
-): { id: string | undefined; fields: Partial<v.InferOutput<v.ObjectSchema<E, undefined>>> } {
-  const writable = Object.keys(spec.writable);
-  rejectUnknownFields(spec.family, body, {
-    allowed: mode === 'update' ? ['id', ...writable] : writable,
-    readOnly: [...RECORD_READ_ONLY, ...(spec.computed ?? [])],
-  });
-  const id = mode === 'update' ? requireId(spec.family, body) : undefined;
-  requireName(spec.nameCode, spec.nameField, body, mode);
+export function parseRecordBody(def: EntityDefinition, body: Record<string, unknown>, mode: 'create' | 'update'): ParsedBody {
+  const family = def.family as Family;
+  const writable = settable(def, mode);
+  rejectUnknownFields(family, body, { allowed: mode === 'update' ? ['id', ...writable] : writable, readOnly: readOnlyFields(def, mode) });
+  const id = mode === 'update' ? requireId(family, body) : undefined;
+  if (writable.includes(def.required)) requireName(`${family}.${def.required}_required`, def.required, body, mode);
+  const cf = customField(def);
+  const custom = cf ? body[cf] : undefined;
+  if (custom && typeof custom === 'object' && !Array.isArray(custom)) {
+    const reserved = Object.keys(custom).filter((k) => RESERVED_KEYS.includes(k));
+    if (reserved.length) {
+      throw new ApiError(
+        `${family}.invalid_custom_fields`,
+        'custom field values do not match their definitions',
+        reserved.map((k) => ({ path: `${cf}.${k}`, message: `is not a ${def.type} custom field of this account (keys are definition ids: see custom-fields-list)` })),
+      );
+    }
+  }
   const { id: _id, ...rest } = body;
-  const fields = parseWith(spec.family, v.partial(v.object(spec.writable)), rest);
-  return { id, fields: fields as Partial<v.InferOutput<v.ObjectSchema<E, undefined>>> };
-}
-
-/**
- * The body parseRecordBody accepts, as one schema: the writable fields (partial), the name
- * required on create, `id` (a UUID) required on update, nothing else. parseRecordBody stays
- * procedural (it reports the contract's codes in the contract's order); this schema describes
- * the same shape for the OpenAPI document and the client's types.
- */
-export function recordBodySchema<E extends v.ObjectEntries, N extends keyof E & string>(spec: { writable: E; nameField: N }, mode: 'create'): v.StrictObjectSchema<Omit<{ [K in keyof E]: v.OptionalSchema<E[K], undefined> }, N> & { [K in N]: E[K] }, undefined>;
-export function recordBodySchema<E extends v.ObjectEntries>(spec: { writable: E }, mode: 'update'): v.StrictObjectSchema<{ id: v.SchemaWithPipe<readonly [v.StringSchema<undefined>, v.UuidAction<string, string>]> } & { [K in keyof E]: v.OptionalSchema<E[K], undefined> }, undefined>;
-export function recordBodySchema(spec: { writable: v.ObjectEntries; nameField?: string }, mode: 'create' | 'update') {
-  const optional = Object.fromEntries(Object.entries(spec.writable).map(([k, s]) => [k, v.optional(s)]));
-  if (mode === 'create') return v.strictObject({ ...optional, [spec.nameField!]: spec.writable[spec.nameField!]! });
-  return v.strictObject({ id: v.pipe(v.string(), v.uuid('must be a UUID')), ...optional });
+  return { id, fields: parseWith(family, partialSchema(def, mode), rest) as Record<string, unknown> };
 }

@@ -1,17 +1,25 @@
 import * as v from 'valibot';
 import { ApiError } from '../errors.js';
-import { allowInsecureWebhooks } from '../webhooks/config.js';
-import { parseWebhookUrl } from '../webhooks/ssrf.js';
+import { allowInsecureWebhooks } from '../config/env.js';
+import { parseWebhookUrl } from '../net/ssrf.js';
 import { limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
+import { ENTITY_EVENTS } from './entities/index.js';
 
-/** Event names an endpoint may subscribe to (interface "Events"). */
-export const WEBHOOK_EVENTS = [
-  'contact.created', 'contact.updated', 'contact.deleted',
-  'company.created', 'company.updated', 'company.deleted',
-  'activity.created', 'activity.updated', 'activity.deleted',
-  'project.created', 'project.updated', 'project.deleted',
-] as const;
+/** Event names an endpoint may subscribe to: every event of the entity list (interface "Events"). */
+export const WEBHOOK_EVENTS = ENTITY_EVENTS as [(typeof ENTITY_EVENTS)[number], ...(typeof ENTITY_EVENTS)[number][]];
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** What a delivery can carry: the subscribable events and `webhook.test` (webhooks-test). */
+export const DELIVERY_EVENT_TYPES = [...WEBHOOK_EVENTS, 'webhook.test'] as const;
+export type DeliveryEventType = (typeof DELIVERY_EVENT_TYPES)[number];
+
+/** Why an endpoint is inactive (`""` while it is active). */
+export const DISABLED_REASONS = ['', 'manual', 'failing', 'gone'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/** webhooks-rotate-secret: the grace period's bounds and default (seconds). */
+export const MAX_GRACE_PERIOD_SECONDS = 604_800;
+export const DEFAULT_GRACE_PERIOD_SECONDS = 86_400;
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -55,6 +63,21 @@ export const webhookDeliveriesInput = v.strictObject({
 });
 export type WebhookDeliveriesInput = v.InferOutput<typeof webhookDeliveriesInput>;
 
+export const webhookRotateInput = v.strictObject({
+  id: uuid,
+  grace_period_seconds: v.optional(
+    v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be between 0 and 604800'), v.maxValue(MAX_GRACE_PERIOD_SECONDS, 'must be between 0 and 604800')),
+    DEFAULT_GRACE_PERIOD_SECONDS,
+  ),
+});
+export type WebhookRotateInput = v.InferOutput<typeof webhookRotateInput>;
+
+export const webhookResendInput = v.strictObject({ endpoint_id: uuid, delivery_id: uuid });
+export type WebhookResendInput = v.InferOutput<typeof webhookResendInput>;
+
+export const webhookRecoverInput = v.strictObject({ endpoint_id: uuid, since: datetime, until: v.optional(datetime) });
+export type WebhookRecoverInput = v.InferOutput<typeof webhookRecoverInput>;
+
 // --- results --------------------------------------------------------------------------------
 
 export const webhookEndpointSchema = v.object({
@@ -66,6 +89,8 @@ export const webhookEndpointSchema = v.object({
   secret_prefix: v.string(),
   events: v.array(v.picklist(WEBHOOK_EVENTS)),
   is_active: v.boolean(),
+  disabled_reason: v.picklist(DISABLED_REASONS),
+  failing_since: v.nullable(datetime),
   created_at: datetime,
   updated_at: datetime,
 });
@@ -80,7 +105,7 @@ export const webhookDeliverySchema = v.object({
   id: uuid,
   endpoint_id: uuid,
   event_id: v.string(),
-  event_type: v.picklist(WEBHOOK_EVENTS),
+  event_type: v.picklist(DELIVERY_EVENT_TYPES),
   status: v.picklist(DELIVERY_STATUSES),
   http_status_code: v.nullable(v.pipe(v.number(), v.integer())),
   attempt_count: v.pipe(v.number(), v.integer()),
@@ -92,11 +117,13 @@ export const webhookDeliverySchema = v.object({
 export type WebhookDelivery = v.InferOutput<typeof webhookDeliverySchema>;
 export const WEBHOOK_DELIVERY_FIELDS = Object.keys(webhookDeliverySchema.entries) as (keyof WebhookDelivery)[];
 export const webhookDeliveriesResult = v.object({ deliveries: v.array(webhookDeliverySchema) });
+export const webhookRotateResult = webhookCreateResult;
+export const webhookRecoverResult = v.object({ queued: v.pipe(v.number(), v.integer()) });
 
 /** The body POSTed to an endpoint. */
 export const webhookPayloadSchema = v.object({
   id: v.string(),
-  event: v.picklist(WEBHOOK_EVENTS),
+  event: v.picklist(DELIVERY_EVENT_TYPES),
   timestamp: datetime,
   data: v.record(v.string(), v.unknown()),
 });
@@ -104,7 +131,7 @@ export type WebhookPayload = v.InferOutput<typeof webhookPayloadSchema>;
 
 // --- parsing, in the contract's order ------------------------------------------------------
 
-const READ_ONLY = ['account_id', 'created_by', 'secret_prefix', 'created_at', 'updated_at'] as const;
+const READ_ONLY = ['account_id', 'created_by', 'secret_prefix', 'disabled_reason', 'failing_since', 'created_at', 'updated_at'] as const;
 
 const fail = (code: string, message: string, path: string) => new ApiError(`webhooks.${code}`, message, [{ path, message }]);
 
@@ -159,4 +186,34 @@ export function parseWebhookDeliveries(body: Record<string, unknown>): WebhookDe
 export function parseWebhookList(body: Record<string, unknown>): Record<string, never> {
   rejectUnknownFields('webhooks', body, { allowed: [] });
   return {};
+}
+
+export function parseWebhookRotate(body: Record<string, unknown>): WebhookRotateInput {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookRotateInput.entries), readOnly: READ_ONLY });
+  const id = requireId('webhooks', body);
+  return { ...parseWith('webhooks', webhookRotateInput, body), id };
+}
+
+export function parseWebhookTest(body: Record<string, unknown>): { id: string } {
+  rejectUnknownFields('webhooks', body, { allowed: ['id'] });
+  return { id: requireId('webhooks', body) };
+}
+
+export function parseWebhookResend(body: Record<string, unknown>): WebhookResendInput {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookResendInput.entries) });
+  const endpointId = requireId('webhooks', body, 'endpoint_id');
+  const deliveryId = requireId('webhooks', body, 'delivery_id');
+  return { endpoint_id: endpointId, delivery_id: deliveryId };
+}
+
+/** `since`/`until` come back normalised to `toISOString()` form (they are compared with stored keys). */
+export function parseWebhookRecover(body: Record<string, unknown>): WebhookRecoverInput {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookRecoverInput.entries) });
+  const endpointId = requireId('webhooks', body, 'endpoint_id');
+  if (body.since === undefined) throw new ApiError('webhooks.invalid_request', 'since is required', [{ path: 'since', message: 'is required' }]);
+  const input = parseWith('webhooks', webhookRecoverInput, body);
+  const since = new Date(input.since).toISOString();
+  const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
+  if (until !== undefined && until <= since) throw new ApiError('webhooks.invalid_request', 'until must be after since', [{ path: 'until', message: 'must be after since' }]);
+  return { endpoint_id: endpointId, since, ...(until ? { until } : {}) };
 }

@@ -1,48 +1,62 @@
-import { clearOverride, overrideAttr, readMeta, type RefKind } from '../db/meta.js';
-import { getRecord, queryPartition, updateRecord } from '../db/records.js';
-import { keys } from '../db/table.js';
-import { contactModel } from '../domain/contacts.js';
+import { clearOverride, overrideAttr, readMeta } from '../db/meta.js';
+import { getRecord, queryPartition } from '../db/items.js';
+import { updateRecord } from '../db/writes.js';
+import { type EntityType, indexName, keys } from '../db/table.js';
+import { modelOf, NAMED_TARGETS } from '../domain/entity-service.js';
+import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/index.js';
 import type { RecordChange } from './changes.js';
 
-const FIELDS = {
-  company: { id: 'company_id', name: 'company_name', index: 'c#' },
-  source: { id: 'source_id', name: 'source_name', index: 's#' },
-} as const;
+/** Every reference field of every entity that points at `target`, derived from the entity list. */
+export function referencesTo(target: string) {
+  return ENTITIES.flatMap((e) => refFields(e as EntityDefinition).filter((r) => r.target === target).map((ref) => ({ entity: e as EntityDefinition, ref })));
+}
 
-async function contactIdsOf(kind: RefKind, accountId: string, refId: string): Promise<string[]> {
-  const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, 'contact', `${FIELDS[kind].index}${refId}`), { projection: 'id' });
-  return entries.map((e) => String(e.id));
+async function referencingIds(entityType: string, accountId: string, target: EntityType, refId: string): Promise<string[]> {
+  const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, entityType as EntityType, indexName.ref(target, refId)), { projection: 'id' });
+  return [...new Set(entries.map((e) => String(e.id)))];
 }
 
 /**
- * Brings the contacts of a renamed or deleted company/source up to date: their stored name and
- * search entries (rename), or their link (deletion). Idempotent; when done it removes the meta
- * override that kept reads current meanwhile.
+ * Brings every record that references a renamed or deleted record up to date: the stored
+ * computed name and search entries (rename), or the link (deletion: a single reference becomes
+ * null, an id leaves an id array). Each update raises the record's `*.updated` event.
+ * Idempotent; when done it removes the meta override that kept reads current meanwhile.
  */
-export async function fanOutReference(kind: RefKind, accountId: string, refId: string): Promise<number> {
-  const ref = await getRecord(kind, accountId, refId);
-  const meta = await readMeta(accountId);
-  const pending = meta.overrides.get(overrideAttr(kind, refId));
-  const f = FIELDS[kind];
+export async function fanOutReference(target: EntityType, accountId: string, refId: string, kind: 'renamed' | 'deleted'): Promise<number> {
+  const ref = kind === 'deleted' ? undefined : await getRecord(target, accountId, refId);
+  const meta = NAMED_TARGETS.has(target) ? await readMeta(accountId) : undefined;
+  const pending = meta?.overrides.get(overrideAttr(target, refId));
   let changed = 0;
-  for (const contactId of await contactIdsOf(kind, accountId, refId)) {
-    const updated = await updateRecord(contactModel, {
-      accountId,
-      id: contactId,
-      compute: (current) => {
-        if (current[f.id] !== refId) return undefined;
-        return ref ? { set: { [f.name]: ref.name } } : { set: { [f.id]: null, [f.name]: '' } };
-      },
-    });
-    if (updated) changed++;
+  for (const { entity, ref: field } of referencesTo(target)) {
+    if (ref && !field.nameField) continue; // a rename only matters where the name is shown
+    const model = modelOf(entity);
+    for (const id of await referencingIds(entity.type, accountId, target, refId)) {
+      const updated = await updateRecord(model, {
+        accountId,
+        id,
+        compute: (current) => {
+          const value = current[field.field];
+          if (field.many) {
+            const ids = Array.isArray(value) ? (value as string[]) : [];
+            return ids.includes(refId) && !ref ? { set: { [field.field]: ids.filter((x) => x !== refId) } } : undefined;
+          }
+          if (value !== refId) return undefined;
+          if (ref) return { set: { [field.nameField!]: ref.name } };
+          return { set: { [field.field]: null, ...(field.nameField ? { [field.nameField]: '' } : {}) } };
+        },
+      });
+      if (updated) changed++;
+    }
   }
-  if (pending && (ref ? pending.name === ref.name : pending.name === null)) await clearOverride(accountId, kind, refId, pending.v);
+  if (pending && (ref ? pending.name === ref.name : pending.name === null)) await clearOverride(accountId, target, refId, pending.v);
   return changed;
 }
 
 /** Projections kept by the stream worker (the webhook pipeline consumes the same changes). */
 export async function applyProjections(change: RecordChange): Promise<void> {
-  if (change.type !== 'company' && change.type !== 'source') return;
-  const renamed = change.op === 'updated' && change.old?.name !== change.new?.name;
-  if (renamed || change.op === 'deleted') await fanOutReference(change.type, change.accountId, change.id);
+  if (referencesTo(change.type).length === 0) return;
+  if (change.op === 'deleted') await fanOutReference(change.type, change.accountId, change.id, 'deleted');
+  else if (change.op === 'updated' && change.old?.name !== change.new?.name && NAMED_TARGETS.has(change.type)) {
+    await fanOutReference(change.type, change.accountId, change.id, 'renamed');
+  }
 }

@@ -1,11 +1,10 @@
 import { type AccountMeta, readMeta } from '../db/meta.js';
-import { companyToApi } from '../domain/companies.js';
-import { contactToApi } from '../domain/contacts.js';
+import { serviceOf } from '../domain/records.js';
+import { entityByType } from '../schemas/entities/index.js';
 import type { WebhookEvent, WebhookPayload } from '../schemas/webhooks.js';
 import type { RecordChange } from '../stream/changes.js';
 import { type DeliveryRef, markEnqueued, newDelivery, putDelivery, refOf } from './deliveries.js';
 import { listStoredEndpoints, type StoredEndpoint } from './endpoints.js';
-import { webhookFaults } from './faults.js';
 import { enqueueDeliveries } from './queue.js';
 
 /** Per stream batch: each account's endpoints and metadata are read once. */
@@ -24,25 +23,39 @@ export class WebhookBatchCache {
   }
 }
 
+/** The event a record change raises, if its entity raises events (from the entity list). */
 export function eventOf(change: RecordChange): WebhookEvent | undefined {
-  if (change.type !== 'contact' && change.type !== 'company') return undefined;
-  return `${change.type}.${change.op}`;
+  if (!entityByType(change.type)?.events) return undefined;
+  return `${change.type}.${change.op}` as WebhookEvent;
 }
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * The event's body. Deterministic for a given stream record (a replay builds the same bytes):
  * `timestamp` is the record's updated_at for created/updated and the stream time for deleted;
- * `data` is the record as the API returns it, for `*.deleted` as it was just before.
+ * `data` is the record as the API returns it, for `*.deleted` as it was just before. An
+ * `*.updated` body also carries `previous_attributes`: the fields that changed (besides
+ * `updated_at`), with their values before the change, as the API returned them.
  */
 export function buildPayload(change: RecordChange, event: WebhookEvent, meta: AccountMeta): WebhookPayload {
+  const service = serviceOf(change.type);
   const deleted = change.op === 'deleted';
   const image = (deleted ? change.old : change.new) ?? {};
   // A deleted record keeps the names it stored: a rename that happened after the deletion
-  // must not show up in its last picture.
-  const view = deleted ? { ...meta, overrides: new Map() } : meta;
-  const data = change.type === 'contact' ? contactToApi(image, view) : companyToApi(image, view);
+  // must not show up in its last picture. The same holds for the picture before an update.
+  const stored = { ...meta, overrides: new Map() };
+  const data = service.toApi(image, deleted ? stored : meta) as Record<string, unknown>;
   const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
-  return { id: change.eventId, event, timestamp, data };
+  if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, data };
+  const before = service.toApi(change.old, stored) as Record<string, unknown>;
+  const previous = Object.fromEntries(Object.entries(before).filter(([k, v]) => k !== 'updated_at' && !same(v, data[k])));
+  return { id: change.eventId, event, timestamp, data, previous_attributes: previous } as WebhookPayload;
+}
+
+/** What enqueueWebhookDeliveries calls beyond the table (tests replace `enqueue` to crash between the write and the send). */
+export interface PipelineDeps {
+  enqueue: (refs: DeliveryRef[]) => Promise<void>;
 }
 
 /**
@@ -50,9 +63,10 @@ export function buildPayload(change: RecordChange, event: WebhookEvent, meta: Ac
  * active endpoint of the account subscribed to the event. Idempotent: a replay finds the
  * records; one still pending, never attempted and never marked enqueued (the previous run died
  * between the write and the send) is sent again. Duplicate messages are harmless: the worker
- * acts on the record's state, not on the message.
+ * acts on the record's state, not on the message. (A message lost after `enqueued` was set is
+ * the sweeper's business: shared/webhooks/sweeper.ts.)
  */
-export async function enqueueWebhookDeliveries(change: RecordChange, cache: WebhookBatchCache): Promise<number> {
+export async function enqueueWebhookDeliveries(change: RecordChange, cache: WebhookBatchCache, deps: PipelineDeps = { enqueue: enqueueDeliveries }): Promise<number> {
   const event = eventOf(change);
   if (!event) return 0;
   const endpoints = (await cache.endpointsOf(change.accountId)).filter((e) => e.is_active && e.events.includes(event));
@@ -69,9 +83,8 @@ export async function enqueueWebhookDeliveries(change: RecordChange, cache: Webh
       }
     }),
   );
-  webhookFaults.afterDeliveryWrite?.();
   if (toSend.length === 0) return 0;
-  await enqueueDeliveries(toSend);
+  await deps.enqueue(toSend);
   await Promise.all(toSend.map(markEnqueued));
   return toSend.length;
 }

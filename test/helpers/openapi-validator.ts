@@ -1,6 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../shared/openapi/document.js';
+import { operations } from '../../functions/operations.js';
 
 // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -20,7 +21,7 @@ export function strict(schema: unknown): unknown {
  * Validates real responses against the document: the schema documented for that operation and
  * HTTP status (an undocumented status fails), with the component schemas made strict.
  */
-export function responseValidator(doc: OpenApiDocument = buildOpenApiDocument()) {
+export function responseValidator(doc: OpenApiDocument = buildOpenApiDocument(operations)) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   const components = strict(doc.components.schemas);

@@ -155,7 +155,7 @@ describe('lists, filters and search', () => {
   it('reads past Query pages that come back empty with a LastEvaluatedKey (as AWS does under the 1 MB limit)', async () => {
     // Limit 1 with a filter that drops most items produces empty pages that still carry a
     // LastEvaluatedKey, the same shape AWS returns when 1 MB is read before any item matches.
-    const { readPartition } = await import('../../shared/db/records.js');
+    const { readPartition } = await import('../../shared/db/lists.js');
     const target = all.find((r) => r.first_name === 'Hana')!;
     const got: unknown[] = [];
     let emptyPages = 0;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
-import { getRecord } from '../../shared/db/records.js';
+import { getRecord } from '../../shared/db/items.js';
 import { readMeta } from '../../shared/db/meta.js';
 import { newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 
@@ -64,7 +64,7 @@ describe('computed company and source names', () => {
       await worker.drain();
       const stored = await getRecord('contact', auth.accountId, c.id);
       expect(stored).toMatchObject({ company_id: null, company_name: '' });
-      expect(stored?.idx.some((n) => n.startsWith('c#'))).toBe(false);
+      expect(stored?.idx.some((n: string) => n.startsWith('c#'))).toBe(false);
       expect((await readMeta(auth.accountId)).overrides.size).toBe(0);
     });
   });

@@ -1,4 +1,5 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { WEBHOOK_EVENTS } from '../../shared/schemas/webhooks.js';
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { statusForCode } from '../../shared/errors.js';
@@ -6,7 +7,7 @@ import { buildOpenApiDocument } from '../../shared/openapi/document.js';
 import { operationDocs } from '../../shared/openapi/operations.js';
 import { responseValidator } from '../helpers/openapi-validator.js';
 
-const doc = buildOpenApiDocument();
+const doc = buildOpenApiDocument(operations);
 type Op = { operationId: string; parameters?: { name: string; in: string }[]; responses: Record<string, { description: string }>; 'x-error-codes': string[]; 'x-undocumented'?: boolean };
 const op = (name: string) => doc.paths[`/api/${name}`]!.post as unknown as Op;
 
@@ -51,7 +52,11 @@ describe('OpenAPI document', () => {
   it('has the Bearer scheme and the webhook payloads with their Standard Webhooks headers', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.components.securitySchemes).toMatchObject({ bearerAuth: { type: 'http', scheme: 'bearer' } });
-    expect(Object.keys(doc.webhooks).sort()).toEqual(['company.created', 'company.deleted', 'company.updated', 'contact.created', 'contact.deleted', 'contact.updated']);
+    // Every subscribable event has a documented payload, and nothing else: the interface's twelve.
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENTS].sort());
+    expect(Object.keys(doc.webhooks)).toHaveLength(12);
+    const updated = doc.components.schemas.ProjectUpdatedEvent as { properties: Record<string, unknown> };
+    expect(Object.keys(updated.properties)).toEqual(['id', 'event', 'timestamp', 'data', 'previous_attributes']);
     const hook = (doc.webhooks['contact.updated'] as { post: { parameters: { name: string; in: string; required: boolean }[] } }).post;
     expect(hook.parameters.map((p) => [p.name, p.in, p.required])).toEqual([
       ['webhook-id', 'header', true],

@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { contactBody } from '../../shared/domain/contacts.js';
-import { companyBody } from '../../shared/domain/companies.js';
+import { companyEntity as companyBody, contactEntity as contactBody } from '../../shared/schemas/entities/index.js';
 import { ApiError, statusForCode } from '../../shared/errors.js';
 import { emailString, httpUrlString, tagList } from '../../shared/schemas/common.js';
 import { parseRecordBody } from '../../shared/schemas/record-body.js';

@@ -1,0 +1,4 @@
+import { listHandler } from '../../shared/http/crud.js';
+import { activityEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = listHandler(activityEntity);

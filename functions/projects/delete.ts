@@ -1,0 +1,4 @@
+import { deleteHandler } from '../../shared/http/crud.js';
+import { projectEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = deleteHandler(projectEntity);

@@ -1,0 +1,97 @@
+/**
+ * Custom-field definitions in the table: one partition per account; the per-entity-type count
+ * (at most `max` definitions) and the deleted-definition ids live on the account's META item.
+ */
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { cancellationCodes, isConditionFailure, queryPartition } from './items.js';
+import { keys, metaAttr } from './table.js';
+
+export interface DefinitionItem {
+  id: string;
+  entity_type: string;
+  name: string;
+  description: string;
+  options: string[];
+  updated_at: string;
+}
+
+export const listDefinitionItems = (accountId: string) => queryPartition(keys.customFieldPartition(accountId));
+
+export async function getDefinitionItem(accountId: string, id: string): Promise<Record<string, unknown> | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.customField(accountId, id), ConsistentRead: true }));
+  return out.Item;
+}
+
+/** Creates a definition and counts it; false when the entity type already has `max`. */
+export async function putDefinitionItem(accountId: string, def: DefinitionItem & Record<string, unknown>, max: number): Promise<boolean> {
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName(), Item: { ...keys.customField(accountId, def.id), ...def }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.accountMeta(accountId),
+              UpdateExpression: 'ADD #c :one',
+              ConditionExpression: 'attribute_not_exists(#c) OR #c < :max',
+              ExpressionAttributeNames: { '#c': metaAttr.definitionCount(def.entity_type) },
+              ExpressionAttributeValues: { ':one': 1, ':max': max },
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}
+
+/** Writes a definition's name, description and options; false when it no longer exists. */
+export async function updateDefinitionItem(accountId: string, next: DefinitionItem): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.customField(accountId, next.id),
+        UpdateExpression: 'SET #n = :n, description = :d, #o = :o, updated_at = :u',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#n': 'name', '#o': 'options' },
+        ExpressionAttributeValues: { ':n': next.name, ':d': next.description, ':o': next.options, ':u': next.updated_at },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Deletes a definition; its id joins the META item's deleted ids so reads hide its values at once. */
+export async function deleteDefinitionItem(accountId: string, id: string, entityType: string): Promise<boolean> {
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: tableName(), Key: keys.customField(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.accountMeta(accountId),
+              UpdateExpression: 'ADD #df :id, #c :minus',
+              ExpressionAttributeNames: { '#df': metaAttr.deletedFields, '#c': metaAttr.definitionCount(entityType) },
+              ExpressionAttributeValues: { ':id': new Set([id]), ':minus': -1 },
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Item-level helpers of the data layer: the stored record's type, single and batched reads,
+ * small-partition queries and the conditional-failure tests every writer uses.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { type EntityType, keys, orderKey } from './table.js';
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A stored record: the API fields plus bookkeeping (`ver` for optimistic locking, `idx` = its index entries). */
+export type StoredRecord = Record<string, unknown> & {
+  id: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  ver: number;
+  idx: string[];
+};
+
+export const positionOf = (r: { created_at: string; id: string }) => orderKey(r.created_at, r.id);
+
+/** A conditional write (outside a transaction) whose condition did not hold. */
+export const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
+export function cancellationCodes(error: unknown): string[] | undefined {
+  if (error instanceof TransactionCanceledException) return (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return undefined;
+}
+
+export async function getRecord(type: EntityType, accountId: string, id: string, consistent = true): Promise<StoredRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.record(accountId, type, id), ConsistentRead: consistent }));
+  return out.Item as StoredRecord | undefined;
+}
+
+/** Every item of one partition (small partitions only: definitions, endpoints, a company's contacts). */
+export async function queryPartition<T = Record<string, unknown>>(pk: string, opts: { projection?: string } = {}): Promise<T[]> {
+  const items: T[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': pk },
+        ...(opts.projection ? { ProjectionExpression: opts.projection } : {}),
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...((out.Items ?? []) as T[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** Newest first: created_at descending, then id descending. */
+export const newestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
+  a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at);
+
+/** BatchGetItem of any keys, in chunks of 100, retrying unprocessed keys with back-off. */
+export async function batchGetItems(itemKeys: Record<string, unknown>[], opts: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  let pending = [...itemKeys];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    const chunk = pending.slice(0, 100);
+    pending = pending.slice(100);
+    const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: chunk, ...(opts.consistent ? { ConsistentRead: true } : {}) } } }));
+    found.push(...(out.Responses?.[tableName()] ?? []));
+    const unprocessed = out.UnprocessedKeys?.[tableName()]?.Keys ?? [];
+    if (unprocessed.length) {
+      if (attempt > 10) throw new Error('BatchGetItem kept returning unprocessed keys');
+      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+      pending.push(...unprocessed);
+    }
+  }
+  return found;
+}
+
+export async function batchGetRecords(type: EntityType, accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> {
+  const items = await batchGetItems([...new Set(ids)].map((id) => keys.record(accountId, type, id)));
+  return new Map(items.map((item) => [String(item.id), item as StoredRecord]));
+}
+

@@ -1,0 +1,297 @@
+/**
+ * The domain operations of every record family, derived from its entity definition: create,
+ * get, update, delete and list with the contract's rules (references checked against the
+ * account, computed names, custom fields, cross-field rules, derived read-only fields, filters
+ * and search). A family with nothing special needs nothing but its definition.
+ */
+import { type AccountMeta, currentRef, readMeta, readRecordWithMeta, setOverrideItem } from '../db/meta.js';
+import { batchGetRecords, getRecord, type StoredRecord } from '../db/items.js';
+import { createRecord, deleteRecord, type EntityModel, updateRecord, WriteConflict } from '../db/writes.js';
+import { type EntityType, indexName } from '../db/table.js';
+import { ApiError, type Family, notFound } from '../errors.js';
+import {
+  customField,
+  emptyFields,
+  ENTITIES,
+  type Entity,
+  type EntityDefinition,
+  recordFields,
+  type RecordOf,
+  refFields,
+  tagsField,
+} from '../schemas/entities/index.js';
+import type { ParsedBody } from '../schemas/record-body.js';
+import { matchesQuery, normalize, parseQuery, recordWords } from '../search/tokenize.js';
+import type { OperationContext } from './context.js';
+import { checkCustomFields, type CustomFieldEntity } from './custom-fields.js';
+import { canonicalSearch, page, type Page, searchDrivers, searchIndexNames } from './listing.js';
+import { visibleCustomFields } from './shape.js';
+
+type Def = EntityDefinition;
+type Ref = ReturnType<typeof refFields>[number];
+
+/** Entity types some other entity shows the current name of (their renames and deletions use meta overrides). */
+export const NAMED_TARGETS = new Set<string>(ENTITIES.flatMap((e) => refFields(e as Def).filter((r) => r.nameField).map((r) => r.target)));
+
+/** Fields whose values are indexed for `values`/`bool` list filters. */
+const valueFields = (def: Def) => [...new Set(Object.values(def.filters).filter((f) => f.kind === 'values' || f.kind === 'bool').map((f) => f.field))];
+
+/** Every word a record is found by, with the current name of its references. */
+export const searchWords = (def: Def, record: Record<string, unknown>) => (def.search ? recordWords(def.search(record)) : new Set<string>());
+
+/** The index partitions a record belongs to: tags, references, exact lookups, enumerated values, search prefixes. */
+export function indexNamesOf(def: Def, r: Record<string, unknown>): string[] {
+  const names: string[] = [];
+  const tags = tagsField(def);
+  if (tags && Array.isArray(r[tags])) names.push(...(r[tags] as string[]).map(indexName.tag));
+  for (const ref of refFields(def)) {
+    const value = r[ref.field];
+    const ids = ref.many ? (Array.isArray(value) ? (value as string[]) : []) : typeof value === 'string' ? [value] : [];
+    names.push(...ids.map((id) => indexName.ref(ref.target as EntityType, id)));
+  }
+  if (def.lookup) {
+    const value = r[def.lookup.field];
+    if (typeof value === 'string' && value.trim() !== '') names.push(indexName[def.lookup.index](normalize(value.trim())));
+  }
+  for (const field of valueFields(def)) {
+    const value = r[field];
+    if (value !== undefined && value !== null && value !== '') names.push(indexName.value(field, String(value)));
+  }
+  names.push(...searchIndexNames(searchWords(def, r)));
+  return [...new Set(names)];
+}
+
+export const modelOf = (def: Def): EntityModel => ({ type: def.type as EntityType, indexNames: (r) => indexNamesOf(def, r) });
+
+interface Resolved {
+  field: string;
+  target: string;
+  /** Ids linked by this write, with the version and name read. */
+  linked: Array<{ id: string; ver: number; name: string }>;
+}
+
+export function entityService<D extends Entity>(entity: D) {
+  const def = entity as unknown as Def;
+  const family = def.family as Family;
+  const model = modelOf(def);
+  const refs = refFields(def);
+  const cfField = customField(def);
+  const fields = recordFields(def);
+  const empty = emptyFields(def);
+  const named = NAMED_TARGETS.has(def.type);
+  type Rec = RecordOf<D>;
+
+  /** The API view: every field, computed names current (meta overrides), hidden deleted custom fields. */
+  function toApi(item: Record<string, unknown>, meta?: AccountMeta): Rec {
+    const out: Record<string, unknown> = {};
+    for (const f of fields) out[f] = item[f] !== undefined ? item[f] : f in empty ? structuredClone(empty[f]) : '';
+    if (meta) {
+      for (const ref of refs) {
+        if (ref.many) continue;
+        const current = currentRef(meta, ref.target as EntityType, item[ref.field], ref.nameField ? item[ref.nameField] : '');
+        out[ref.field] = current.id;
+        if (ref.nameField) out[ref.nameField] = current.name;
+      }
+    }
+    if (cfField) out[cfField] = visibleCustomFields(item[cfField], meta);
+    return out as Rec;
+  }
+
+  const invalidRef = (ref: Ref, detail: string) => new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: detail }]);
+
+  /** Checks the sent references against the account; returns the stored values and what was linked. */
+  async function resolveRefs(accountId: string, sent: Record<string, unknown>): Promise<{ set: Record<string, unknown>; resolved: Resolved[] }> {
+    const set: Record<string, unknown> = {};
+    const resolved: Resolved[] = [];
+    await Promise.all(
+      refs.map(async (ref) => {
+        if (!(ref.field in sent)) return;
+        const value = sent[ref.field];
+        if (ref.many) {
+          const ids = (value as string[] | undefined) ?? [];
+          if (ids.some((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id))) throw invalidRef(ref, 'every id must be a UUID');
+          const found = ids.length ? await batchGetRecords(ref.target as EntityType, accountId, ids) : new Map<string, StoredRecord>();
+          const missing = ids.filter((id) => !found.has(id));
+          if (missing.length) throw invalidRef(ref, `no such ${ref.target}: ${missing.join(', ')}`);
+          set[ref.field] = ids;
+          resolved.push({ field: ref.field, target: ref.target, linked: ids.map((id) => ({ id, ver: found.get(id)!.ver, name: String(found.get(id)!.name ?? '') })) });
+          return;
+        }
+        if (value === null || value === undefined) {
+          set[ref.field] = null;
+          if (ref.nameField) set[ref.nameField] = '';
+          return;
+        }
+        const id = String(value).toLowerCase();
+        const record = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? await getRecord(ref.target as EntityType, accountId, id) : undefined;
+        if (!record) throw invalidRef(ref, `no such ${ref.target}`);
+        set[ref.field] = record.id;
+        if (ref.nameField) set[ref.nameField] = String(record.name ?? '');
+        resolved.push({ field: ref.field, target: ref.target, linked: [{ id: record.id, ver: record.ver, name: String(record.name ?? '') }] });
+      }),
+    );
+    return { set, resolved };
+  }
+
+  /**
+   * After a write that linked records read at some version: if one was renamed or deleted
+   * meanwhile, its fan-out may have run before this record was visible, so bring the record up
+   * to date here. Whichever of the two runs last sees both writes.
+   */
+  async function reconcile(accountId: string, record: StoredRecord, resolved: Resolved[]): Promise<StoredRecord> {
+    let current = record;
+    for (const r of resolved) {
+      const ref = refs.find((x) => x.field === r.field)!;
+      const now = await batchGetRecords(r.target as EntityType, accountId, r.linked.map((l) => l.id));
+      const stale = r.linked.filter((l) => now.get(l.id)?.ver !== l.ver);
+      if (stale.length === 0) continue;
+      current =
+        (await updateRecord(model, {
+          accountId,
+          id: record.id,
+          compute: (c) => {
+            if (ref.many) {
+              const ids = (c[ref.field] as string[]) ?? [];
+              const kept = ids.filter((id) => !stale.some((s) => s.id === id) || now.has(id));
+              return kept.length === ids.length ? undefined : { set: { [ref.field]: kept } };
+            }
+            const target = now.get(r.linked[0]!.id);
+            if (c[ref.field] !== r.linked[0]!.id) return undefined;
+            if (!target) return { set: { [ref.field]: null, ...(ref.nameField ? { [ref.nameField]: '' } : {}) } };
+            return ref.nameField ? { set: { [ref.nameField]: target.name } } : undefined;
+          },
+        })) ?? current;
+    }
+    return current;
+  }
+
+  function checkRules(next: Record<string, unknown>, sent: string[]) {
+    const violations = def.rules?.(next, sent) ?? [];
+    if (violations.length) {
+      const first = violations[0]!;
+      throw new ApiError(`${family}.${first.code}`, first.message, violations.map((x) => ({ path: x.path, message: x.message })));
+    }
+  }
+
+  /** A lost optimistic-locking race beyond every retry is a conflict, never an internal error. */
+  async function writing<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof WriteConflict) throw new ApiError(`${family}.conflict`, `the ${def.label} is being changed by other requests; retry`, undefined, { cause: error });
+      throw error;
+    }
+  }
+
+  async function create(ctx: OperationContext, { fields: sent }: ParsedBody, opts: { readOnly?: Record<string, unknown> } = {}): Promise<Rec> {
+    const now = new Date().toISOString();
+    const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
+    const [cf, refsOut] = await Promise.all([
+      cfField ? checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, (cfInput ?? {}) as Record<string, unknown>) : undefined,
+      resolveRefs(ctx.accountId, rest),
+    ]);
+    const draft: Record<string, unknown> = { ...structuredClone(empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
+    checkRules(draft, Object.keys(sent));
+    Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
+    const record = await createRecord(model, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now });
+    return toApi(await writing(() => reconcile(ctx.accountId, record, refsOut.resolved)));
+  }
+
+  async function get(ctx: OperationContext, id: string): Promise<Rec> {
+    const { record, meta } = await readRecordWithMeta(def.type as EntityType, ctx.accountId, id);
+    if (!record) throw notFound(family, def.label);
+    return toApi(record, meta);
+  }
+
+  async function update(ctx: OperationContext, { id, fields: sent }: ParsedBody): Promise<Rec> {
+    const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
+    const cf = cfField && cfInput ? await checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>) : undefined;
+    let resolved: Resolved[] = [];
+    const updated = await writing(() =>
+      updateRecord(model, {
+        accountId: ctx.accountId,
+        id: id!,
+        compute: async (current) => {
+          const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => refs.some((r) => r.field === k)));
+          const out = await resolveRefs(ctx.accountId, changedRefs);
+          resolved = out.resolved;
+          const set = { ...rest, ...out.set };
+          const next = { ...current, ...set };
+          checkRules(next, Object.keys(sent));
+          Object.assign(set, def.derive?.(next, current, new Date().toISOString()) ?? {});
+          return { set, customSet: cf?.set, customRemove: cf?.remove };
+        },
+        // A rename shows on every referencing record at once (meta override) while the stream
+        // worker rewrites their stored names and search entries.
+        extra: (current, next) => (named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
+      }),
+    );
+    if (!updated) throw notFound(family, def.label);
+    const record = await writing(() => reconcile(ctx.accountId, updated, resolved));
+    return toApi(record, await readMeta(ctx.accountId));
+  }
+
+  async function remove(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
+    const old = await writing(() =>
+      deleteRecord(model, ctx.accountId, id, (current) => (named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, null, current.ver + 1)] : [])),
+    );
+    if (!old) throw notFound(family, def.label);
+    return { deleted: true };
+  }
+
+  async function list(ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Rec>> {
+    const query = def.search ? parseQuery(input.search as string | undefined, { exactEmail: def.exactEmailSearch }) : undefined;
+    if (query && query.words.length === 0 && !query.phoneDigits && query.email === undefined) return { items: [], next_cursor: '' };
+
+    // Filters on the same record field are OR-ed (company_id + company_ids), different fields AND-ed.
+    const groups = new Map<string, { kind: string; values: unknown[] }>();
+    let tags: string[] = [];
+    for (const [name, filter] of Object.entries(def.filters)) {
+      const value = input[name];
+      if (value === undefined) continue;
+      if (filter.kind === 'tags') {
+        tags = [...new Set(value as string[])];
+        continue;
+      }
+      const values = filter.kind === 'bool' || filter.kind === 'ref' ? [value] : [...new Set(value as unknown[])];
+      if (values.length === 0) continue;
+      const g = groups.get(filter.field) ?? { kind: filter.kind === 'refs' ? 'ref' : filter.kind, values: [] };
+      g.values = [...new Set([...g.values, ...values])];
+      groups.set(filter.field, g);
+    }
+    const canonical = {
+      ...(def.search ? { search: canonicalSearch(input.search as string | undefined) } : {}),
+      tags: [...tags].sort(),
+      ...Object.fromEntries([...groups].map(([field, g]) => [field, g.values.map(String).sort()])),
+    };
+
+    const drivers: string[][] = [...(query ? searchDrivers(query) : []), ...tags.map((t) => [indexName.tag(t)])];
+    for (const [field, g] of groups) {
+      const ref = refs.find((r) => r.field === field);
+      drivers.push(ref ? g.values.map((id) => indexName.ref(ref.target as EntityType, String(id))) : g.values.map((val) => indexName.value(field, String(val))));
+    }
+
+    let meta!: AccountMeta;
+    const ready = readMeta(ctx.accountId).then((m) => (meta = m));
+    const tagField = tagsField(def);
+    const filtered = Boolean(query || tags.length || groups.size);
+    const matches = (r: StoredRecord) => {
+      const view = toApi(r, meta) as Record<string, unknown>;
+      if (tagField && !tags.every((t) => (view[tagField] as string[]).includes(t))) return false;
+      for (const [field, g] of groups) {
+        const v = view[field];
+        if (Array.isArray(v) ? !g.values.some((x) => v.includes(x)) : !g.values.includes(v)) return false;
+      }
+      return !query || matchesQuery(searchWords(def, view), query, def.lookup?.index === 'email' ? String(r[def.lookup.field] ?? '') : undefined);
+    };
+    return page(
+      ctx,
+      { type: def.type as EntityType, family, cursor: input.cursor as string | undefined, limit: input.limit as number | undefined, filters: canonical, drivers, matches: filtered ? matches : undefined, ready },
+      (r) => toApi(r, meta),
+    );
+  }
+
+  return { definition: entity, model, toApi, create, get, update, delete: remove, list };
+}
+
+export type EntityService<D extends Entity = Entity> = ReturnType<typeof entityService<D>>;

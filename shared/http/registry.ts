@@ -1,0 +1,32 @@
+/**
+ * The shape of the operation registry (functions/operations.ts) and the CRUD entries every
+ * entity gets from its definition.
+ */
+import type { Family } from '../errors.js';
+import type { Entity } from '../schemas/entities/index.js';
+
+export type Access = 'read' | 'write';
+
+export interface OperationEntry {
+  /** `POST /api/<name>` */
+  name: string;
+  family: Family;
+  /** Handler module, relative to functions/, exporting `handler`. */
+  entry: string;
+  access: Access;
+  /** Extra permissions beyond the table (used by the stack). */
+  needs?: ReadonlyArray<'queue' | 'secrets-key' | 'secrets-open' | 'imports-bucket' | 'imports-queue' | 'inbound-bucket'>;
+}
+
+/** The five operations of an entity: `<prefix>-list/get/create/update/delete`, handlers in `functions/<prefix>/`. */
+export const crud = (entity: Entity): OperationEntry[] => {
+  const family = entity.family as Family;
+  const p = entity.family;
+  return [
+    { name: `${p}-list`, family, entry: `${p}/list.ts`, access: 'read' },
+    { name: `${p}-get`, family, entry: `${p}/get.ts`, access: 'read' },
+    { name: `${p}-create`, family, entry: `${p}/create.ts`, access: 'write' },
+    { name: `${p}-update`, family, entry: `${p}/update.ts`, access: 'write' },
+    { name: `${p}-delete`, family, entry: `${p}/delete.ts`, access: 'write' },
+  ];
+};

@@ -1,0 +1,35 @@
+/**
+ * The list of entity definitions: one line per resource family stored as records. Entity types,
+ * error families, registry entries, OpenAPI components, webhook events and the stream fan-out
+ * all derive from this list (see docs/architecture.md, "How to add a family").
+ */
+import { activityEntity } from './activity.js';
+import { companyEntity } from './company.js';
+import { contactEntity } from './contact.js';
+import { CHANGES } from './define.js';
+import { projectEntity } from './project.js';
+import { sourceEntity } from './source.js';
+
+export const ENTITIES = [companyEntity, contactEntity, sourceEntity, projectEntity, activityEntity] as const;
+
+export type Entity = (typeof ENTITIES)[number];
+export type EntityType = Entity['type'];
+export type EntityFamily = Entity['family'];
+
+export const entityByType = (type: string): Entity | undefined => ENTITIES.find((e) => e.type === type);
+
+/** Entities whose changes raise webhook events. */
+export const EVENT_ENTITIES = ENTITIES.filter((e) => e.events);
+
+/** Every event an endpoint may subscribe to: `<type>.created/updated/deleted` of each event entity. */
+export const ENTITY_EVENTS = EVENT_ENTITIES.flatMap((e) => CHANGES.map((c) => `${e.type}.${c}` as const));
+
+/** Entity types custom-field definitions may target (those with a custom_fields field). */
+export type CustomFieldEntityType = Extract<Entity, { fields: { custom_fields: unknown } }>['type'];
+export const CUSTOM_FIELD_ENTITY_TYPES = ENTITIES.filter((e) => Object.values(e.fields).some((s) => (s as { custom?: true }).custom)).map((e) => e.type) as [
+  CustomFieldEntityType,
+  ...CustomFieldEntityType[],
+];
+
+export { activityEntity, companyEntity, contactEntity, projectEntity, sourceEntity };
+export * from './define.js';

@@ -1,0 +1,55 @@
+import { f } from '../fields.js';
+import { defineEntity, type Violation } from './define.js';
+
+export const PROJECT_STATUSES = ['open', 'completed', 'canceled'] as const;
+
+export const projectEntity = defineEntity({
+  type: 'project',
+  family: 'projects',
+  label: 'project',
+  description: 'A piece of work or a deal with a company and its people.',
+  fields: {
+    name: f.name({ description: 'Project name (required on create, 1–200 characters)', example: 'Difference Engine No. 2' }),
+    description: f.text({ description: 'Free text, at most 10,000 characters', example: 'Build and deliver the engine.' }, 10_000),
+    status: f.oneOf({ description: 'open (default), completed or canceled; any transition is allowed', example: 'open' }, PROJECT_STATUSES, 'open'),
+    stage: f.text({ description: 'A pipeline step, free text of at most 100 characters', example: 'proposal' }, 100),
+    amount: f.count({ description: 'Value in cents (null, or an integer ≥ 0)', example: 1500000 }),
+    currency: f.currency({ description: '"" or an ISO 4217 code (three upper-case letters)', example: 'GBP' }),
+    company_id: f.ref({ description: 'Company of the project (a company of the account), or null', example: '9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b' }, 'company', 'company_name'),
+    company_name: f.computed.text({ description: 'Read-only: the current name of the company', example: 'Analytical Engines Ltd' }),
+    contact_ids: f.refs({ description: 'Contacts of the account on the project (at most 100, distinct)', example: ['3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b'] }, 'contact'),
+    start_date: f.date({ description: '"" or YYYY-MM-DD', example: '2026-12-01' }),
+    due_date: f.date({ description: '"" or YYYY-MM-DD, not before start_date', example: '2027-03-31' }),
+    closed_at: f.computed.dateTime({ description: 'Read-only: when status left open; null while open', example: null }),
+    tags: f.tags({ description: 'Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive', example: ['q1'] }),
+    custom_fields: f.customFields({
+      description: 'Custom field values keyed by custom-field definition id (entity_type project), not by name; null removes a key on update',
+      example: { '7c9e6679-7425-40de-944b-e07fc1f90ae7': 'High' },
+    }),
+  },
+  required: 'name',
+  search: (r) => ({ text: [String(r.name ?? '')] }),
+  filters: {
+    status: { kind: 'values', field: 'status' },
+    company_id: { kind: 'ref', field: 'company_id' },
+    contact_id: { kind: 'ref', field: 'contact_ids' },
+    tags: { kind: 'tags', field: 'tags' },
+  },
+  events: true,
+  rules: (next) => {
+    const out: Violation[] = [];
+    const start = String(next.start_date ?? '');
+    const due = String(next.due_date ?? '');
+    if (start && due && due < start) out.push({ code: 'invalid_request', path: 'due_date', message: 'due_date must not be before start_date' });
+    return out;
+  },
+  derive: (next, prev, now) => {
+    const wasOpen = prev ? prev.status === 'open' : true;
+    if (next.status === 'open') return { closed_at: null };
+    return wasOpen || !prev?.closed_at ? { closed_at: now } : {};
+  },
+  docs: {
+    list: 'List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), search by name words; cursor pagination)',
+    delete: 'Delete a project (its activities lose their link to it)',
+  },
+});

@@ -1,0 +1,145 @@
+/**
+ * Field builders: one call declares a field's input rule, its output (API) schema, its empty
+ * value, how it is documented, and what the data layer must know about it (references, enums).
+ * Entity definitions (entities/*.ts) are made of these; everything else derives from them.
+ */
+import * as v from 'valibot';
+import {
+  countInteger,
+  customFieldsInput,
+  emailString,
+  httpUrlString,
+  nameString,
+  notesString,
+  plainString,
+  refId,
+  tagList,
+} from './common.js';
+
+export interface Doc {
+  description: string;
+  example?: unknown;
+}
+
+/** What the data layer and the domain need to know about a reference field. */
+export interface RefInfo {
+  /** Entity type referenced (`company`, `contact`, …). */
+  target: string;
+  /** An array of ids (`contact_ids`) rather than one id or null. */
+  many: boolean;
+  /** The computed read-only field holding the referenced record's current name, if any. */
+  nameField?: string;
+}
+
+export interface FieldSpec<I extends v.GenericSchema | undefined = v.GenericSchema | undefined, O extends v.GenericSchema = v.GenericSchema> {
+  /** The rule a client's value must pass; undefined for read-only fields. */
+  input: I;
+  /** The field as every record returned shows it. */
+  output: O;
+  /** The value of a field never set ("" / null / [] / {} / false / a default). */
+  empty: v.InferOutput<O>;
+  ref?: RefInfo;
+  /** Allowed values of an enumerated field (indexed for `any of` filters). */
+  values?: readonly string[];
+  /** The record's custom field values. */
+  custom?: true;
+  /** Record tags (indexed for `all of` filters). */
+  tags?: true;
+}
+
+const documented = <S extends v.GenericSchema>(schema: S, doc: Doc) =>
+  v.pipe(schema, v.metadata({ description: doc.description, ...(doc.example !== undefined ? { examples: [doc.example] } : {}) }));
+
+const uuidOut = v.pipe(v.string(), v.uuid());
+const dateTimeOut = v.pipe(v.string(), v.isoTimestamp());
+
+function field<I extends v.GenericSchema | undefined, O extends v.GenericSchema>(
+  input: I,
+  output: O,
+  empty: v.InferOutput<O>,
+  doc: Doc,
+  extra: Partial<Pick<FieldSpec, 'ref' | 'values' | 'custom' | 'tags'>> = {},
+): FieldSpec<I extends v.GenericSchema ? ReturnType<typeof documented<I>> : undefined, ReturnType<typeof documented<O>>> {
+  return {
+    input: (input ? documented(input, doc) : undefined) as never,
+    output: documented(output, doc) as never,
+    empty: empty as never,
+    ...extra,
+  };
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** `YYYY-MM-DD` naming a real calendar day. */
+export function isRealDate(s: string): boolean {
+  const m = ISO_DATE.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+export const isIsoDateTime = (s: string) => ISO_DATETIME.test(s) && isRealDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s));
+
+/** Datetime input, stored in the contract's form (UTC, milliseconds, `Z`). */
+const dateTimeIn = v.pipe(
+  v.string(),
+  v.check(isIsoDateTime, 'must be an ISO 8601 datetime'),
+  v.transform((s) => new Date(s).toISOString()),
+);
+
+export const f = {
+  /** The record's required name (1–200 characters after trimming). */
+  name: (doc: Doc) => field(nameString, v.string(), '', doc),
+  /** A plain string of at most `max` characters (default 500). */
+  text: (doc: Doc, max = 500) =>
+    field(max === 500 ? plainString : max === 10_000 ? notesString : v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`)), v.string(), '', doc),
+  email: (doc: Doc) => field(emailString, v.string(), '', doc),
+  url: (doc: Doc) => field(httpUrlString, v.string(), '', doc),
+  /** null, or a safe integer ≥ 0. */
+  count: (doc: Doc) => field(countInteger, v.nullable(v.pipe(v.number(), v.integer())), null, doc),
+  /** null, or an integer in [min, max]. */
+  intRange: (doc: Doc, min: number, max: number) =>
+    field(
+      v.nullable(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(min, `must be between ${min} and ${max}`), v.maxValue(max, `must be between ${min} and ${max}`))),
+      v.nullable(v.pipe(v.number(), v.integer())),
+      null,
+      doc,
+    ),
+  bool: (doc: Doc) => field(v.boolean(), v.boolean(), false, doc),
+  /** One of `values`; `empty` is the default of a new record. */
+  oneOf: <const T extends readonly [string, ...string[]]>(doc: Doc, values: T, empty: T[number]) =>
+    field(v.picklist(values, `must be one of ${values.join(', ')}`), v.picklist(values), empty, doc, { values }),
+  /** `""` or one of `values`. */
+  optionalOneOf: <const T extends readonly [string, ...string[]]>(doc: Doc, values: T) =>
+    field(v.picklist(['', ...values] as const, `must be "" or one of ${values.join(', ')}`), v.picklist(['', ...values] as const), '' as const, doc),
+  /** `""` or a real date `YYYY-MM-DD`. */
+  date: (doc: Doc) =>
+    field(v.pipe(v.string(), v.check((s) => s === '' || isRealDate(s), 'must be "" or a real date in YYYY-MM-DD form')), v.string(), '', doc),
+  /** null or an ISO 8601 datetime (stored as UTC with milliseconds). */
+  dateTime: (doc: Doc) => field(v.nullable(dateTimeIn), v.nullable(dateTimeOut), null, doc),
+  /** A datetime the server fills in when the client sends none (activities' `occurred_at`). */
+  dateTimeDefaulted: (doc: Doc) => field(dateTimeIn, dateTimeOut, '', doc),
+  /** `""` or three upper-case letters. */
+  currency: (doc: Doc) => field(v.pipe(v.string(), v.regex(/^([A-Z]{3})?$/, 'must be "" or three upper-case letters (ISO 4217)')), v.string(), '', doc),
+  tags: (doc: Doc) => field(tagList, v.array(v.string()), [] as string[], doc, { tags: true }),
+  customFields: (doc: Doc) => field(customFieldsInput, v.record(v.string(), v.unknown()), {} as Record<string, unknown>, doc, { custom: true }),
+  /** null or the id of a `target` record of the account; `nameField` names its computed name field. */
+  ref: (doc: Doc, target: string, nameField?: string) =>
+    field(refId, v.nullable(uuidOut), null as string | null, doc, { ref: { target, many: false, nameField } }),
+  /** Up to `max` distinct ids of `target` records of the account. */
+  refs: (doc: Doc, target: string, max = 100) =>
+    field(
+      v.pipe(v.array(v.string('must be an array of ids')), v.transform((ids) => [...new Set(ids.map((i) => i.toLowerCase()))]), v.maxLength(max, `at most ${max} distinct ids`)),
+      v.array(uuidOut),
+      [] as string[],
+      doc,
+      { ref: { target, many: true } },
+    ),
+  /** Read-only fields: shown on every record, never set by a client. */
+  computed: {
+    text: (doc: Doc) => field(undefined, v.string(), '', doc),
+    dateTime: (doc: Doc) => field(undefined, v.nullable(dateTimeOut), null as string | null, doc),
+    id: (doc: Doc) => field(undefined, v.nullable(uuidOut), null as string | null, doc),
+  },
+};
