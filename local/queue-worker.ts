@@ -1,9 +1,15 @@
 import { createHash } from 'node:crypto';
-import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 export interface QueueWorker {
   stop(): Promise<void>;
+  /**
+   * Resolves once the worker is idle: no message in hand, and a receive that began after this
+   * call (with nothing in hand) found the queue empty. Delayed messages (retries not due yet)
+   * do not count. For tests that prove something did NOT happen.
+   */
+  drain(timeoutMs?: number): Promise<void>;
 }
 
 type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
@@ -13,9 +19,9 @@ export interface QueueWorkerOptions {
   endpoint: string;
   queueUrl: string;
   handler: SqsHandler;
-  /** Messages per batch (Lambda's SQS default: 10). */
+  /** Messages per ReceiveMessage call (at most 10). */
   batchSize?: number;
-  /** Batches handled at once (Lambda runs several invocations side by side). */
+  /** Messages handled at once; each is handled (and deleted) on its own. */
   concurrency?: number;
   /** Seconds a received message stays invisible; a failed or crashed message comes back after it. */
   visibilityTimeoutSeconds?: number;
@@ -47,43 +53,46 @@ function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
 }
 
 /**
- * Polls a (local) SQS queue and invokes the delivery handler with Lambda-shaped SQSEvents, as
- * the SQS event source mapping does: messages the handler reports in batchItemFailures (or all
- * of them when it throws) are left in the queue and come back after the visibility timeout;
- * the rest are deleted.
+ * Polls a (local) SQS queue and invokes the delivery handler with Lambda-shaped SQSEvents.
+ * Unlike a Lambda batch, every message is handled on its own as soon as it arrives, up to
+ * `concurrency` at once, and the next receive starts as soon as a slot is free: a receiver that
+ * hangs holds one slot for one attempt's time-out and delays nobody else's deliveries (unless
+ * `concurrency` messages hang at the same time). A message the handler reports in
+ * batchItemFailures (or that throws) stays in the queue and comes back after the visibility
+ * timeout; the others are deleted.
  */
 export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
   const sqs = new SQSClient({ endpoint: opts.endpoint, useQueueUrlAsEndpoint: false, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const concurrency = opts.concurrency ?? 4;
+  const concurrency = opts.concurrency ?? 64;
   const abort = new AbortController();
   let running = true;
   const inFlight = new Set<Promise<void>>();
+  /** Receives begun, and the number of the latest one that began idle and found nothing. */
+  let receives = 0;
+  let idleReceive = 0;
 
-  async function handleBatch(messages: Message[]) {
-    const event: SQSEvent = { Records: messages.map((m) => toLambdaRecord(m, opts.queueUrl)) };
-    let failed: Set<string>;
+  async function handleOne(message: Message) {
+    const event: SQSEvent = { Records: [toLambdaRecord(message, opts.queueUrl)] };
     try {
       const out = await opts.handler(event);
-      failed = new Set((out?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      if (out?.batchItemFailures?.length) return; // comes back after the visibility timeout
     } catch (error) {
       opts.onError?.(error);
-      return; // every message comes back after the visibility timeout
+      return;
     }
-    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    if (done.length === 0) return;
-    await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
-    );
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: message.ReceiptHandle! }));
   }
 
   const loop = (async () => {
     while (running) {
       try {
         while (inFlight.size >= concurrency) await Promise.race(inFlight);
+        const n = ++receives;
+        const idleAtStart = inFlight.size === 0;
         const out = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: opts.queueUrl,
-            MaxNumberOfMessages: opts.batchSize ?? 10,
+            MaxNumberOfMessages: Math.min(opts.batchSize ?? 10, concurrency - inFlight.size, 10),
             WaitTimeSeconds: opts.waitTimeSeconds ?? 1,
             VisibilityTimeout: opts.visibilityTimeoutSeconds ?? 30,
             MessageSystemAttributeNames: ['All'],
@@ -91,11 +100,16 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
           { abortSignal: abort.signal },
         );
         const messages = out.Messages ?? [];
-        if (messages.length === 0) continue;
-        const p: Promise<void> = handleBatch(messages)
-          .catch((error) => opts.onError?.(error))
-          .finally(() => inFlight.delete(p));
-        inFlight.add(p);
+        if (messages.length === 0) {
+          if (idleAtStart && inFlight.size === 0) idleReceive = n;
+          continue;
+        }
+        for (const message of messages) {
+          const p: Promise<void> = handleOne(message)
+            .catch((error) => opts.onError?.(error))
+            .finally(() => inFlight.delete(p));
+          inFlight.add(p);
+        }
       } catch (error) {
         if (!running) break;
         opts.onError?.(error);
@@ -111,6 +125,14 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
       await loop;
       await Promise.allSettled([...inFlight]);
       sqs.destroy();
+    },
+    async drain(timeoutMs = 15_000) {
+      const from = receives;
+      const deadline = Date.now() + timeoutMs;
+      while (!(idleReceive > from && inFlight.size === 0)) {
+        if (Date.now() > deadline) throw new Error('delivery queue did not drain in time');
+        await new Promise((r) => setTimeout(r, 20));
+      }
     },
   };
 }

@@ -8,6 +8,7 @@ import {
   GetShardIteratorCommand,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
 type AV = Record<string, unknown>;
@@ -49,12 +50,50 @@ export interface StreamPoller {
 
 type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
+/** What a position file holds: per shard, the sequence number of the last record handled. */
+interface Positions {
+  streamArn: string;
+  shards: Record<string, string>;
+}
+
+function readPositions(file: string | undefined, streamArn: string): Positions {
+  if (file && existsSync(file)) {
+    try {
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Positions;
+      if (saved.streamArn === streamArn && saved.shards && typeof saved.shards === 'object') return saved;
+    } catch {
+      // unreadable: start from the trim horizon (handlers are idempotent)
+    }
+  }
+  return { streamArn, shards: {} };
+}
+
+/** Written to a temporary file and renamed, so a crash never leaves half a file. */
+function writePositions(file: string, positions: Positions): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify(positions));
+  renameSync(`${file}.tmp`, file);
+}
+
 /**
  * Reads the table's stream from DynamoDB Local and invokes the stream handler with
  * Lambda-shaped batches, as the DynamoDB event source mapping does in AWS: in order per shard,
  * a failed record and everything after it retried (bisected by ReportBatchItemFailures).
  */
-export async function startStreamPoller(opts: { endpoint: string; tableName: string; handler: StreamHandler; intervalMs?: number; retryDelayMs?: number; batchSize?: number; onError?: (e: unknown) => void }): Promise<StreamPoller> {
+export async function startStreamPoller(opts: {
+  endpoint: string;
+  tableName: string;
+  handler: StreamHandler;
+  intervalMs?: number;
+  retryDelayMs?: number;
+  batchSize?: number;
+  onError?: (e: unknown) => void;
+  /**
+   * Where to keep each shard's last handled sequence number (local mode with CRM_DATA_DIR): a
+   * restart resumes after it instead of re-reading the stream from its trim horizon, so events
+   * already handled are not raised again.
+   */
+  positionFile?: string;
+}): Promise<StreamPoller> {
   const cfg = { endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const ddb = new DynamoDBClient(cfg);
   const streams = new DynamoDBStreamsClient(cfg);
@@ -65,6 +104,15 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
   const retryDelay = opts.retryDelayMs ?? 500;
 
   const iterators = new Map<string, string | undefined>(); // shardId -> iterator (undefined = closed)
+  const positions = readPositions(opts.positionFile, streamArn);
+  const handledUpTo = (shardId: string, records: _Record[], remaining: number) => {
+    const last = records[records.length - remaining - 1]?.dynamodb?.SequenceNumber;
+    if (!opts.positionFile || !last) return;
+    positions.shards[shardId] = last;
+    writePositions(opts.positionFile, positions);
+  };
+  /** The shard the pending (failed) batch came from. */
+  let pendingShard = '';
   let pendingBatch: _Record[] = [];
   let running = true;
   /** Completed polls, and how many of the latest in a row found nothing to do. */
@@ -75,9 +123,23 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
     const d = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
     for (const shard of d.StreamDescription?.Shards ?? []) {
       if (!shard.ShardId || iterators.has(shard.ShardId)) continue;
-      const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId, ShardIteratorType: 'TRIM_HORIZON' }));
-      iterators.set(shard.ShardId, it.ShardIterator);
+      iterators.set(shard.ShardId, await firstIterator(shard.ShardId));
     }
+  }
+
+  /** After the saved position when there is one (and the stream still has it), else the trim horizon. */
+  async function firstIterator(shardId: string): Promise<string | undefined> {
+    const after = positions.shards[shardId];
+    if (after) {
+      try {
+        const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }));
+        return it.ShardIterator;
+      } catch (error) {
+        opts.onError?.(new Error(`stream position of shard ${shardId} is gone, starting at the trim horizon: ${(error as Error).message}`));
+      }
+    }
+    const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
+    return it.ShardIterator;
   }
 
   async function handle(records: _Record[]): Promise<_Record[]> {
@@ -92,7 +154,9 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
   async function tick(): Promise<boolean> {
     let busy = false;
     if (pendingBatch.length) {
-      pendingBatch = await handle(pendingBatch);
+      const batch = pendingBatch;
+      pendingBatch = await handle(batch);
+      handledUpTo(pendingShard, batch, pendingBatch.length);
       // A failing batch is retried after a pause, in order, until it succeeds (at least once).
       if (pendingBatch.length) return false;
       busy = true;
@@ -117,6 +181,8 @@ export async function startStreamPoller(opts: { endpoint: string; tableName: str
       if (records.length) {
         busy = true;
         pendingBatch = await handle(records);
+        pendingShard = shardId;
+        handledUpTo(shardId, records, pendingBatch.length);
         if (pendingBatch.length) return false;
       }
     }

@@ -1,7 +1,15 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../shared/http/logger.js';
+import { countMetric, METRIC } from '../../shared/observability/metrics.js';
 import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
-import { processDelivery, type WorkerDeps } from '../../shared/webhooks/worker.js';
+import { type DeliveryStep, processDelivery, type WorkerDeps } from '../../shared/webhooks/worker.js';
+
+/** Delivery outcome metrics (one EMF line per outcome and invocation). */
+const OUTCOME_METRICS: Partial<Record<DeliveryStep, (typeof METRIC)[keyof typeof METRIC]>> = {
+  delivered: METRIC.deliveriesDelivered,
+  failed: METRIC.deliveriesFailed,
+  'retry-scheduled': METRIC.deliveriesRetried,
+};
 
 /**
  * The delivery worker (SQS event source, ReportBatchItemFailures). Messages are independent:
@@ -12,6 +20,7 @@ import { processDelivery, type WorkerDeps } from '../../shared/webhooks/worker.j
 export const deliveryHandler =
   (deps: Partial<WorkerDeps> = {}) =>
   async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const steps: DeliveryStep[] = [];
     const failed = await Promise.all(
       event.Records.map(async (record) => {
         const ref = parseDeliveryRef(record.body);
@@ -21,6 +30,7 @@ export const deliveryHandler =
         }
         try {
           const step = await processDelivery(ref, deps);
+          steps.push(step);
           logger.debug('delivery message handled', { deliveryId: ref.delivery_id, step });
           return undefined;
         } catch (error) {
@@ -29,6 +39,7 @@ export const deliveryHandler =
         }
       }),
     );
+    for (const [step, metric] of Object.entries(OUTCOME_METRICS)) countMetric(metric, steps.filter((s) => s === step).length);
     return { batchItemFailures: failed.filter((id): id is string => id !== undefined).map((itemIdentifier) => ({ itemIdentifier })) };
   };
 

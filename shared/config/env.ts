@@ -15,3 +15,9 @@ export function boolEnv(name: string, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
 }
+
+/**
+ * `CRM_ALLOW_INSECURE_WEBHOOKS`: local development only (webhook URLs may use http and https to
+ * loopback hosts). Read on every use: tests change it per file.
+ */
+export const allowInsecureWebhooks = () => boolEnv('CRM_ALLOW_INSECURE_WEBHOOKS', false);

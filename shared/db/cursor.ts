@@ -1,9 +1,6 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { optionalEnv } from '../config/env.js';
-import { db, tableName } from './client.js';
-import { isConditionFailure } from './records.js';
-import { keys } from './table.js';
+import { systemKey } from './system-keys.js';
 
 /**
  * Opaque, tamper-proof cursors: `<payload>.<hmac>`. The payload holds the position
@@ -42,33 +39,12 @@ export function decodeCursor(cursor: string, scope: CursorScope, key: Buffer): s
   }
 }
 
-let keyPromise: Promise<Buffer> | undefined;
-
 /**
  * The signing key: `CURSOR_SECRET` when set, otherwise a random key kept in the table
- * (created once per installation, read once per process).
+ * (shared/db/system-keys.ts: created once per installation, read once per process).
  */
 export function cursorKey(): Promise<Buffer> {
-  keyPromise ??= (async () => {
-    const fromEnv = optionalEnv('CURSOR_SECRET');
-    if (fromEnv) return Buffer.from(fromEnv, 'utf8');
-    const Key = keys.system('CURSOR_KEY');
-    const existing = await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }));
-    if (typeof existing.Item?.secret === 'string') return Buffer.from(existing.Item.secret, 'base64');
-    const secret = randomBytes(32).toString('base64');
-    try {
-      await db().send(new PutCommand({ TableName: tableName(), Item: { ...Key, secret }, ConditionExpression: 'attribute_not_exists(pk)' }));
-      return Buffer.from(secret, 'base64');
-    } catch (error) {
-      // Another process created it first: use theirs. Anything else is an error, never a weak key.
-      if (!isConditionFailure(error)) throw error;
-      const again = await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }));
-      if (typeof again.Item?.secret !== 'string') throw new Error('cursor key missing after a conflicting create');
-      return Buffer.from(again.Item.secret, 'base64');
-    }
-  })().catch((error) => {
-    keyPromise = undefined;
-    throw error;
-  });
-  return keyPromise;
+  const fromEnv = optionalEnv('CURSOR_SECRET');
+  if (fromEnv) return Promise.resolve(Buffer.from(fromEnv, 'utf8'));
+  return systemKey('CURSOR_KEY');
 }

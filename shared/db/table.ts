@@ -146,4 +146,18 @@ export const keys = {
     gsi1sk: `${dueAt}#${id}`,
   }),
   webhookDuePartition: (hourBucket: string, shard: number) => `WHDUE#${hourBucket}#${shard}`,
+  /**
+   * How many endpoints an account has (at most 20): one counter item, changed in the same
+   * transaction as the endpoint it counts.
+   */
+  webhookEndpointCount: (accountId: string) => ({ pk: `${acct(accountId)}#whn`, sk: 'N' }),
+  /**
+   * The sweeper's index of pending deliveries by due time (sparse GSI1 attributes, present only
+   * while a delivery is pending): one partition per hour of due time and shard, sorted by due time.
+   */
+  webhookDue: (hourBucket: string, shard: number, dueAt: string, id: string) => ({
+    gsi1pk: `WHDUE#${hourBucket}#${shard}`,
+    gsi1sk: `${dueAt}#${id}`,
+  }),
+  webhookDuePartition: (hourBucket: string, shard: number) => `WHDUE#${hourBucket}#${shard}`,
 } as const;

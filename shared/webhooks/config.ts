@@ -1,4 +1,6 @@
-import { boolEnv, optionalEnv, requireEnv } from '../config/env.js';
+import { optionalEnv, requireEnv } from '../config/env.js';
+
+export { allowInsecureWebhooks } from '../config/env.js';
 
 /** Webhook settings, read from the environment on every use (tests change them per file). */
 
@@ -40,7 +42,30 @@ export function attemptTimeoutMs(): number {
  */
 export const attemptLeaseMs = () => 2 * attemptTimeoutMs() + 1_000;
 
-/** `CRM_ALLOW_INSECURE_WEBHOOKS`: local development only (http and https to loopback hosts). */
-export const allowInsecureWebhooks = () => boolEnv('CRM_ALLOW_INSECURE_WEBHOOKS', false);
+/** At most this much of a receiver's answer body is read (then the connection is closed). */
+export const MAX_RESPONSE_BYTES = 1024;
+
+function positiveNumber(name: string, fallback: number, min = 0): number {
+  const raw = optionalEnv(name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number of at least ${min}`);
+  return n;
+}
+
+/**
+ * `WEBHOOK_DISABLE_AFTER_SECONDS`: an endpoint whose attempts have all failed this long since
+ * `failing_since` is disabled (`disabled_reason` "failing"). Default five days.
+ */
+export const disableAfterSeconds = () => positiveNumber('WEBHOOK_DISABLE_AFTER_SECONDS', 432_000);
+
+/**
+ * `WEBHOOK_SWEEP_GRACE_SECONDS`: the sweeper re-enqueues a pending delivery only once it is
+ * overdue by this much (its queue message, if it still exists, normally acts first). Default 120.
+ */
+export const sweepGraceSeconds = () => positiveNumber('WEBHOOK_SWEEP_GRACE_SECONDS', 120);
+
+/** A delivery the sweeper re-enqueued this often without any attempt being recorded ends `failed`. */
+export const MAX_SWEEPS = 10;
 
 export const deliveryQueueUrl = () => requireEnv('DELIVERY_QUEUE_URL');

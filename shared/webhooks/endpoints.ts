@@ -1,33 +1,45 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.js';
-import { isConditionFailure, newestFirst, queryPartition } from '../db/records.js';
-import { keys } from '../db/table.js';
+import { allowInsecureWebhooks } from '../config/env.js';
+import {
+  deleteEndpointItem,
+  type EndpointItem,
+  getEndpointItem,
+  insertEndpoint,
+  listEndpointItems,
+  MAX_ENDPOINTS_PER_ACCOUNT,
+  updateEndpointItem,
+} from '../db/webhooks.js';
+import type { OperationContext } from '../domain/context.js';
 import { ApiError, notFound } from '../errors.js';
 import type { ResultSeal } from '../http/idempotency.js';
-import type { OperationContext } from '../domain/context.js';
+import { parseWebhookUrl } from '../net/ssrf.js';
 import {
   WEBHOOK_ENDPOINT_FIELDS,
   type WebhookCreateInput,
   type WebhookEndpoint,
   type WebhookEvent,
+  type WebhookRotateInput,
   type WebhookUpdateInput,
 } from '../schemas/webhooks.js';
-import { allowInsecureWebhooks } from './config.js';
 import { newSigningSecret, secretBox, secretPrefix } from './secrets.js';
-import { parseWebhookUrl, urlAddressRefusal } from './ssrf.js';
+import { urlAddressRefusal } from './ssrf.js';
 
 /**
- * Webhook endpoints: items `{ pk: A#<account>#wh, sk: <id> }`, so the stream consumer reads an
- * account's endpoints with one query. The item holds the API fields plus `secret_enc` (the
- * signing secret encrypted by the SecretBox), which never leaves this module's callers.
+ * Webhook endpoints (items and keys: shared/db/webhooks.ts). The stored item holds the API
+ * fields plus `secret_enc` (the signing secret encrypted by the SecretBox) and, during a
+ * rotation's grace period, the previous secret; neither ever leaves this module's callers.
  */
-export interface StoredEndpoint extends WebhookEndpoint {
-  secret_enc: string;
-}
+export type StoredEndpoint = EndpointItem;
 
-export const endpointToApi = (item: object): WebhookEndpoint =>
-  Object.fromEntries(WEBHOOK_ENDPOINT_FIELDS.map((k) => [k, (item as Record<string, unknown>)[k]])) as unknown as WebhookEndpoint;
+/** The API shape: stored fields, with `disabled_reason` and `failing_since` filled in for older items. */
+export function endpointToApi(item: EndpointItem): WebhookEndpoint {
+  const full: Record<string, unknown> = {
+    ...item,
+    disabled_reason: item.disabled_reason ?? (item.is_active ? '' : 'manual'),
+    failing_since: item.failing_since ?? null,
+  };
+  return Object.fromEntries(WEBHOOK_ENDPOINT_FIELDS.map((k) => [k, full[k]])) as unknown as WebhookEndpoint;
+}
 
 /** The address check (the last check of contract §6, it may resolve DNS). */
 async function checkAddress(url: string): Promise<void> {
@@ -37,14 +49,13 @@ async function checkAddress(url: string): Promise<void> {
   if (refusal) throw new ApiError('webhooks.invalid_url', `url is not allowed: ${refusal}`, [{ path: 'url', message: refusal }]);
 }
 
-export async function getStoredEndpoint(accountId: string, id: string): Promise<StoredEndpoint | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.webhookEndpoint(accountId, id), ConsistentRead: true }));
-  return out.Item as StoredEndpoint | undefined;
-}
+export const getStoredEndpoint = getEndpointItem;
+export const listStoredEndpoints = listEndpointItems;
 
-/** Every endpoint of an account, newest first (one query on the account's endpoint partition). */
-export async function listStoredEndpoints(accountId: string): Promise<StoredEndpoint[]> {
-  return (await queryPartition<StoredEndpoint>(keys.webhookEndpointPartition(accountId))).sort(newestFirst);
+async function requireEndpoint(accountId: string, id: string): Promise<EndpointItem> {
+  const item = await getEndpointItem(accountId, id);
+  if (!item) throw notFound('webhooks', 'webhook endpoint');
+  return item;
 }
 
 type CreateResult = { endpoint: WebhookEndpoint; signing_secret: string };
@@ -64,12 +75,12 @@ export const sealedCreateResult: ResultSeal<CreateResult> = {
   },
 };
 
-export async function createEndpoint(ctx: OperationContext, input: WebhookCreateInput): Promise<{ endpoint: WebhookEndpoint; signing_secret: string }> {
+export async function createEndpoint(ctx: OperationContext, input: WebhookCreateInput): Promise<CreateResult> {
   await checkAddress(input.url);
   const id = randomUUID();
   const now = new Date().toISOString();
   const secret = newSigningSecret();
-  const endpoint: WebhookEndpoint = {
+  const item: EndpointItem = {
     id,
     account_id: ctx.accountId,
     created_by: ctx.userId,
@@ -78,78 +89,118 @@ export async function createEndpoint(ctx: OperationContext, input: WebhookCreate
     secret_prefix: secretPrefix(secret),
     events: input.events as WebhookEvent[],
     is_active: true,
+    disabled_reason: '',
     created_at: now,
     updated_at: now,
+    secret_enc: await secretBox().encrypt(secret, { accountId: ctx.accountId, endpointId: id }),
   };
-  const secretEnc = await secretBox().encrypt(secret, { accountId: ctx.accountId, endpointId: id });
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.webhookEndpoint(ctx.accountId, id), ...endpoint, secret_enc: secretEnc },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-  return { endpoint, signing_secret: secret };
+  if (!(await insertEndpoint(item))) {
+    throw new ApiError('webhooks.limit_exceeded', `an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
+  }
+  return { endpoint: endpointToApi(item), signing_secret: secret };
 }
 
 export async function getEndpoint(ctx: OperationContext, id: string): Promise<WebhookEndpoint> {
-  const item = await getStoredEndpoint(ctx.accountId, id);
-  if (!item) throw notFound('webhooks', 'webhook endpoint');
-  return endpointToApi(item);
+  return endpointToApi(await requireEndpoint(ctx.accountId, id));
 }
 
 export async function listEndpoints(ctx: OperationContext): Promise<{ items: WebhookEndpoint[] }> {
-  return { items: (await listStoredEndpoints(ctx.accountId)).map(endpointToApi) };
+  return { items: (await listEndpointItems(ctx.accountId)).map(endpointToApi) };
 }
 
-
-/** Partial update: only fields that change are written (concurrent updates of different fields both survive). */
+/**
+ * Partial update: only fields that change are written (concurrent updates of different fields
+ * both survive). `is_active: true` clears `disabled_reason` and `failing_since`; `false` sets
+ * `disabled_reason` "manual".
+ */
 export async function updateEndpoint(ctx: OperationContext, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
-  const current = await getStoredEndpoint(ctx.accountId, input.id);
-  if (!current) throw notFound('webhooks', 'webhook endpoint');
-  const wanted: Partial<WebhookEndpoint> = {};
+  const current = await requireEndpoint(ctx.accountId, input.id);
+  const api = endpointToApi(current);
+  const wanted: Record<string, unknown> = {};
   if (input.url !== undefined) wanted.url = input.url;
   if (input.description !== undefined) wanted.description = input.description;
-  if (input.events !== undefined) wanted.events = input.events as WebhookEvent[];
-  if (input.is_active !== undefined) wanted.is_active = input.is_active;
-  const changed = Object.entries(wanted).filter(([k, value]) => JSON.stringify(current[k as keyof WebhookEndpoint]) !== JSON.stringify(value));
-  if (changed.length === 0) return endpointToApi(current);
-  if (wanted.url !== undefined && wanted.url !== current.url) await checkAddress(wanted.url);
-  const now = new Date().toISOString();
-  const names: Record<string, string> = { '#upd': 'updated_at' };
-  const values: Record<string, unknown> = { ':upd': now };
-  const sets = ['#upd = :upd'];
-  changed.forEach(([k, value], i) => {
-    names[`#f${i}`] = k;
-    values[`:f${i}`] = value;
-    sets.push(`#f${i} = :f${i}`);
-  });
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.webhookEndpoint(ctx.accountId, input.id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return endpointToApi(out.Attributes ?? {});
-  } catch (error) {
-    if (isConditionFailure(error)) throw notFound('webhooks', 'webhook endpoint');
-    throw error;
+  if (input.events !== undefined) wanted.events = input.events;
+  if (input.is_active !== undefined) {
+    wanted.is_active = input.is_active;
+    wanted.disabled_reason = input.is_active ? '' : 'manual';
   }
+  const clearFailing = input.is_active === true && current.failing_since != null;
+  const set = Object.fromEntries(Object.entries(wanted).filter(([k, value]) => JSON.stringify(api[k as keyof WebhookEndpoint]) !== JSON.stringify(value)));
+  if (Object.keys(set).length === 0 && !clearFailing) return api;
+  if (typeof set.url === 'string') await checkAddress(set.url);
+  const updated = await updateEndpointItem(ctx.accountId, input.id, {
+    set: { ...set, updated_at: new Date().toISOString() },
+    remove: input.is_active === true ? ['failing_since'] : [],
+  });
+  if (!updated) throw notFound('webhooks', 'webhook endpoint');
+  return endpointToApi(updated);
 }
 
 /** Deletes the endpoint; its pending deliveries end `failed` when the worker next sees them. */
 export async function deleteEndpoint(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
-  try {
-    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.webhookEndpoint(ctx.accountId, id), ConditionExpression: 'attribute_exists(pk)' }));
-  } catch (error) {
-    if (isConditionFailure(error)) throw notFound('webhooks', 'webhook endpoint');
-    throw error;
-  }
+  if (!(await deleteEndpointItem(ctx.accountId, id))) throw notFound('webhooks', 'webhook endpoint');
   return { deleted: true };
+}
+
+/**
+ * webhooks-rotate-secret: a new secret, returned only here. The current one becomes the
+ * previous secret until the grace period ends (0: dropped at once); deliveries are signed with
+ * both meanwhile. A secret older than the previous one is dropped.
+ */
+export async function rotateSecret(ctx: OperationContext, input: WebhookRotateInput): Promise<CreateResult> {
+  const current = await requireEndpoint(ctx.accountId, input.id);
+  const secret = newSigningSecret();
+  const now = Date.now();
+  const grace = input.grace_period_seconds;
+  const updated = await updateEndpointItem(ctx.accountId, input.id, {
+    set: {
+      secret_enc: await secretBox().encrypt(secret, { accountId: ctx.accountId, endpointId: input.id }),
+      secret_prefix: secretPrefix(secret),
+      updated_at: new Date(now).toISOString(),
+      ...(grace > 0 ? { previous_secret_enc: current.secret_enc, previous_secret_until: now + grace * 1000 } : {}),
+    },
+    remove: grace > 0 ? [] : ['previous_secret_enc', 'previous_secret_until'],
+    // Two rotations at once: the second must not keep a secret that nobody was shown.
+    condition: { expression: '#cse = :cse', names: { '#cse': 'secret_enc' }, values: { ':cse': current.secret_enc } },
+  });
+  if (!updated) {
+    if (!(await getEndpointItem(ctx.accountId, input.id))) throw notFound('webhooks', 'webhook endpoint');
+    throw new ApiError('webhooks.conflict', 'the secret was rotated concurrently; try again');
+  }
+  return { endpoint: endpointToApi(updated), signing_secret: secret };
+}
+
+/** The endpoint's health after an attempt (not for webhooks-test deliveries). */
+export type HealthVerdict = 'ok' | 'failing' | 'disabled';
+
+/** A 2xx: `failing_since` is cleared (one write only when it was set). */
+export async function noteSuccess(endpoint: EndpointItem): Promise<void> {
+  if (endpoint.failing_since == null) return;
+  await updateEndpointItem(endpoint.account_id, endpoint.id, { remove: ['failing_since'] });
+}
+
+/**
+ * A failed attempt: `failing_since` is set on the first failure since the last success; an
+ * endpoint failing for `disableAfterMs` is disabled (`failing`). Returns what it did.
+ */
+export async function noteFailure(endpoint: EndpointItem, at: Date, disableAfterMs: number): Promise<HealthVerdict> {
+  if (endpoint.failing_since == null) {
+    await updateEndpointItem(endpoint.account_id, endpoint.id, {
+      set: { failing_since: at.toISOString() },
+      condition: { expression: 'attribute_not_exists(#cfs)', names: { '#cfs': 'failing_since' } },
+    });
+    if (disableAfterMs > 0) return 'failing';
+  } else if (at.getTime() - Date.parse(endpoint.failing_since) < disableAfterMs) {
+    return 'failing';
+  }
+  return (await disableEndpoint(endpoint, 'failing', at)) ? 'disabled' : 'failing';
+}
+
+/** Disables an active endpoint with a reason (`gone`, `failing`). False when it was not active. */
+export async function disableEndpoint(endpoint: EndpointItem, reason: 'gone' | 'failing', at: Date): Promise<boolean> {
+  const updated = await updateEndpointItem(endpoint.account_id, endpoint.id, {
+    set: { is_active: false, disabled_reason: reason, updated_at: at.toISOString() },
+    condition: { expression: '#cia = :ctrue', names: { '#cia': 'is_active' }, values: { ':ctrue': true } },
+  });
+  return updated !== undefined;
 }

@@ -1,9 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
-import { db, tableName } from '../db/client.js';
-import { keys } from '../db/table.js';
+import { systemKey } from '../db/system-keys.js';
 
 /**
  * Signing secrets at rest. A secret is returned once by webhooks-create; the table keeps only
@@ -45,28 +43,8 @@ export function kmsSecretBox(keyId: string, client = new KMSClient({})): SecretB
   };
 }
 
-let localKey: Promise<Buffer> | undefined;
-
-/** The local AES key: created once per installation in the table's SYSTEM item, read once per process. */
-function localSecretKey(): Promise<Buffer> {
-  localKey ??= (async () => {
-    const Key = keys.system('WEBHOOK_SECRET_KEY');
-    const read = async () => (await db().send(new GetCommand({ TableName: tableName(), Key, ConsistentRead: true }))).Item?.secret;
-    const existing = await read();
-    if (typeof existing === 'string') return Buffer.from(existing, 'base64');
-    const secret = randomBytes(32).toString('base64');
-    try {
-      await db().send(new PutCommand({ TableName: tableName(), Item: { ...Key, secret }, ConditionExpression: 'attribute_not_exists(pk)' }));
-      return Buffer.from(secret, 'base64');
-    } catch {
-      return Buffer.from(String(await read()), 'base64');
-    }
-  })().catch((error) => {
-    localKey = undefined;
-    throw error;
-  });
-  return localKey;
-}
+/** The local AES key: created once per installation in the table's SYSTEM partition. */
+const localSecretKey = () => systemKey('WEBHOOK_SECRET_KEY');
 
 const aad = (c: SecretContext) => Buffer.from(JSON.stringify(encryptionContext(c)));
 

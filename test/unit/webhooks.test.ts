@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { retryDelays } from '../../shared/webhooks/config.js';
-import { deliveryId } from '../../shared/webhooks/deliveries.js';
+import { createdAtOfId, deliveryId } from '../../shared/db/webhooks.js';
+import { parseRetryAfter } from '../../shared/webhooks/sender.js';
 import { localSecretBox, newSigningSecret, secretPrefix } from '../../shared/webhooks/secrets.js';
 import { signedHeaders } from '../../shared/webhooks/sender.js';
-import { addressRange, addressRefusal, dnsResolver, guardedLookup, parseWebhookUrl, urlAddressRefusal } from '../../shared/webhooks/ssrf.js';
+import { addressRange, addressRefusal, parseWebhookUrl } from '../../shared/net/ssrf.js';
+import { dnsResolver, guardedLookup, urlAddressRefusal } from '../../shared/webhooks/ssrf.js';
 
 const deployed = { allowLoopback: false, loopbackOnly: false };
 const realResolve = dnsResolver.resolve;
@@ -37,7 +39,7 @@ describe('SSRF address rules', () => {
     ['::ffff:10.0.0.1', 'private'],
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:169.254.169.254', 'metadata'],
-    ['64:ff9b::a00:1', 'rfc6052'],
+    ['64:ff9b::a00:1', 'nat64'],
     ['2002:a00:1::', '6to4'],
   ])('%s is %s and refused', (ip, range) => {
     expect(addressRange(ip)).toBe(range);
@@ -102,12 +104,25 @@ describe('webhook URL syntax and scheme', () => {
 });
 
 describe('delivery ids, retry schedule, secrets, signatures', () => {
-  it('derives a stable UUID from the event and the endpoint', () => {
-    const a = deliveryId('event-1', 'endpoint-1');
-    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(deliveryId('event-1', 'endpoint-1')).toBe(a);
-    expect(deliveryId('event-1', 'endpoint-2')).not.toBe(a);
-    expect(deliveryId('event-2', 'endpoint-1')).not.toBe(a);
+  it('derives a stable version-7 UUID from the event, the endpoint and created_at (which the id gives back)', () => {
+    const at = Date.parse('2026-11-22T01:16:30.123Z');
+    const a = deliveryId('event-1', 'endpoint-1', at);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(deliveryId('event-1', 'endpoint-1', at)).toBe(a);
+    expect(deliveryId('event-1', 'endpoint-2', at)).not.toBe(a);
+    expect(deliveryId('event-2', 'endpoint-1', at)).not.toBe(a);
+    expect(createdAtOfId(a)).toBe('2026-11-22T01:16:30.123Z');
+    expect(createdAtOfId('9b2c1f3e-0000-5000-8000-000000000000')).toBeUndefined();
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    const now = Date.parse('2026-11-22T01:00:00.000Z');
+    expect(parseRetryAfter('120', now)).toBe(now + 120_000);
+    expect(parseRetryAfter(' 0 ', now)).toBe(now);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 01:05:00 GMT', now)).toBe(now + 300_000);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('-5', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
 
   it('reads WEBHOOK_RETRY_DELAYS (default: eight attempts)', () => {
@@ -141,6 +156,19 @@ describe('delivery ids, retry schedule, secrets, signatures', () => {
     expect(headers['webhook-signature']).toMatch(/^v1,/);
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
+    expect(() => new Webhook(newSigningSecret()).verify(body, headers)).toThrow();
+  });
+
+  it('signs with every secret of a rotation, newest first; each verifies on its own', () => {
+    const [fresh, old] = [newSigningSecret(), newSigningSecret()];
+    const body = '{"id":"evt"}';
+    const headers = signedHeaders('9b2c1f3e-0000-5000-8000-000000000000', [fresh, old], body, new Date());
+    const [first, second, extra] = headers['webhook-signature']!.split(' ');
+    expect(extra).toBeUndefined();
+    expect(first).toBe(signedHeaders('9b2c1f3e-0000-5000-8000-000000000000', fresh, body, new Date(Number(headers['webhook-timestamp']) * 1000))['webhook-signature']);
+    expect(second).toMatch(/^v1,/);
+    expect(new Webhook(fresh).verify(body, headers)).toEqual({ id: 'evt' });
+    expect(new Webhook(old).verify(body, headers)).toEqual({ id: 'evt' });
     expect(() => new Webhook(newSigningSecret()).verify(body, headers)).toThrow();
   });
 });

@@ -1,0 +1,532 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { cancellationCodes, isConditionFailure, newestFirst, queryPartition } from './items.js';
+import { keys, TABLE_DEFINITION } from './table.js';
+
+/**
+ * The webhook data layer: every DynamoDB call of endpoints, deliveries and the delivery sweeper.
+ *
+ * - Endpoint: `{ pk: A#<account>#wh, sk: <id> }` — API fields, `secret_enc`, and during a
+ *   rotation's grace period `previous_secret_enc` / `previous_secret_until`. Absent
+ *   `failing_since` means null. A counter item (`keys.webhookEndpointCount`) caps endpoints per
+ *   account; it changes in the same transaction as the endpoint.
+ * - Delivery: `{ pk: A#<account>#wh#<endpoint>, sk: <created_at>#<id> }` — API fields plus
+ *   `body`, `enqueued`, `lease_id`/`lease_until`, `schedule_base`, `test`, `sweeps`, and the TTL
+ *   attribute (created_at + 30 days). While pending it also carries the sparse GSI1 pair
+ *   `WHDUE#<hour of due time>#<shard>` / `<due time>#<id>` that the sweeper reads.
+ */
+
+// ---- items ------------------------------------------------------------------------------------
+
+export interface EndpointItem {
+  id: string;
+  account_id: string;
+  created_by: string;
+  url: string;
+  description: string;
+  secret_prefix: string;
+  events: string[];
+  is_active: boolean;
+  disabled_reason?: string;
+  failing_since?: string | null;
+  created_at: string;
+  updated_at: string;
+  secret_enc: string;
+  previous_secret_enc?: string;
+  /** Epoch milliseconds: deliveries are signed with the previous secret too until then. */
+  previous_secret_until?: number;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface DeliveryItem {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  http_status_code: number | null;
+  attempt_count: number;
+  last_error: string;
+  next_attempt_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+  /** The exact bytes every attempt posts. */
+  body: string;
+  /** The first queue message was sent. */
+  enqueued?: boolean;
+  /** An attempt is in progress (a worker that dies frees it when lease_until passes). */
+  lease_id?: string;
+  lease_until?: number;
+  /** attempt_count when the current retry schedule began (0, or the count at the last resend). */
+  schedule_base?: number;
+  /** A webhooks-test delivery: sent to inactive endpoints too, leaves the endpoint's health alone. */
+  test?: boolean;
+  /** How often the sweeper re-enqueued it without an attempt being recorded since. */
+  sweeps?: number;
+}
+
+/** What a queue message carries: enough to address the delivery item. */
+export interface DeliveryRef {
+  account_id: string;
+  endpoint_id: string;
+  delivery_id: string;
+  created_at: string;
+}
+
+export const refOf = (d: Pick<DeliveryItem, 'account_id' | 'endpoint_id' | 'id' | 'created_at'>): DeliveryRef => ({
+  account_id: d.account_id,
+  endpoint_id: d.endpoint_id,
+  delivery_id: d.id,
+  created_at: d.created_at,
+});
+
+const deliveryKey = (ref: DeliveryRef) => keys.webhookDelivery(ref.account_id, ref.endpoint_id, ref.created_at, ref.delivery_id);
+const BOOKKEEPING = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.ttlAttribute]);
+const strip = <T>(item: Record<string, unknown> | undefined): T | undefined =>
+  item && (Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k))) as T);
+
+/** Delivery records are removed by the table's TTL this long after they were created. */
+export const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
+export const MAX_ENDPOINTS_PER_ACCOUNT = 20;
+
+// ---- endpoints ----------------------------------------------------------------------------------
+
+export async function getEndpointItem(accountId: string, id: string): Promise<EndpointItem | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.webhookEndpoint(accountId, id), ConsistentRead: true }));
+  return strip<EndpointItem>(out.Item);
+}
+
+/** Every endpoint of an account, newest first (one query on the account's endpoint partition). */
+export async function listEndpointItems(accountId: string): Promise<EndpointItem[]> {
+  const items = await queryPartition<Record<string, unknown>>(keys.webhookEndpointPartition(accountId));
+  return items.map((i) => strip<EndpointItem>(i)!).sort(newestFirst);
+}
+
+/**
+ * Creates the endpoint and counts it, in one transaction. False when the account already has
+ * `max` endpoints. An account whose counter does not exist yet (endpoints created before the
+ * counter) starts from the number of endpoints it has.
+ */
+export async function insertEndpoint(item: EndpointItem, max = MAX_ENDPOINTS_PER_ACCOUNT): Promise<boolean> {
+  const counterKey = keys.webhookEndpointCount(item.account_id);
+  const counter = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
+  const exists = typeof counter.Item?.n === 'number';
+  const base = exists ? 0 : (await listEndpointItems(item.account_id)).length;
+  if (!exists && base >= max) return false;
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: counterKey,
+              UpdateExpression: exists ? 'SET n = n + :one' : 'SET n = :first',
+              ConditionExpression: exists ? 'n < :max' : 'attribute_not_exists(n)',
+              ExpressionAttributeValues: exists ? { ':one': 1, ':max': max } : { ':first': base + 1 },
+            },
+          },
+          { Put: { TableName: tableName(), Item: { ...keys.webhookEndpoint(item.account_id, item.id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes?.[0] === 'ConditionalCheckFailed') {
+      // Full, or another create changed the counter between the read and the write: look again.
+      const again = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
+      if (typeof again.Item?.n === 'number' && again.Item.n >= max) return false;
+      return insertEndpoint(item, max);
+    }
+    throw error;
+  }
+}
+
+export interface EndpointChange {
+  set?: Record<string, unknown>;
+  remove?: string[];
+  /** An extra condition (attribute names/values prefixed `#c`/`:c`). */
+  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+}
+
+/**
+ * Changes the named attributes of an existing endpoint; returns the endpoint after the change,
+ * undefined when it does not exist or the extra condition does not hold.
+ */
+export async function updateEndpointItem(accountId: string, id: string, change: EndpointChange): Promise<EndpointItem | undefined> {
+  const names: Record<string, string> = { ...change.condition?.names };
+  const values: Record<string, unknown> = { ...change.condition?.values };
+  const sets: string[] = [];
+  Object.entries(change.set ?? {}).forEach(([k, value], i) => {
+    names[`#s${i}`] = k;
+    values[`:s${i}`] = value;
+    sets.push(`#s${i} = :s${i}`);
+  });
+  const removes = (change.remove ?? []).map((k, i) => {
+    names[`#r${i}`] = k;
+    return `#r${i}`;
+  });
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.webhookEndpoint(accountId, id),
+        UpdateExpression: expression,
+        ConditionExpression: ['attribute_exists(pk)', change.condition?.expression].filter(Boolean).join(' AND '),
+        ExpressionAttributeNames: names,
+        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<EndpointItem>(out.Attributes);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Deletes the endpoint and uncounts it. False when it did not exist. */
+export async function deleteEndpointItem(accountId: string, id: string): Promise<boolean> {
+  const counterKey = keys.webhookEndpointCount(accountId);
+  const counter = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
+  const del = { TableName: tableName(), Key: keys.webhookEndpoint(accountId, id), ConditionExpression: 'attribute_exists(pk)' };
+  try {
+    if (typeof counter.Item?.n !== 'number') {
+      await db().send(new DeleteCommand(del));
+    } else {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: del },
+            { Update: { TableName: tableName(), Key: counterKey, UpdateExpression: 'SET n = n - :one', ConditionExpression: 'n > :zero', ExpressionAttributeValues: { ':one': 1, ':zero': 0 } } },
+          ],
+        }),
+      );
+    }
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    const codes = cancellationCodes(error);
+    if (codes?.[0] === 'ConditionalCheckFailed') return false;
+    if (codes?.[1] === 'ConditionalCheckFailed') {
+      await db().send(new DeleteCommand(del)).catch((e: unknown) => {
+        if (!isConditionFailure(e)) throw e;
+      });
+      return true;
+    }
+    throw error;
+  }
+}
+
+// ---- deliveries ---------------------------------------------------------------------------------
+
+/**
+ * A delivery id: a UUID in version 7 layout whose 48-bit time is the delivery's `created_at`
+ * (milliseconds) and whose other bits are a SHA-256 of (event id, endpoint id). Deterministic,
+ * so a replayed stream batch addresses the same item; and the id alone finds the item
+ * (webhooks-resend gets only ids).
+ */
+export function deliveryId(eventId: string, endpointId: string, createdAtMs: number): string {
+  const h = createHash('sha256').update(`webhook-delivery\0${eventId}\0${endpointId}`).digest();
+  h.writeUIntBE(createdAtMs, 0, 6);
+  h[6] = (h[6]! & 0x0f) | 0x70;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const hex = h.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The created_at a version-7 delivery id carries (undefined for other ids). */
+export function createdAtOfId(id: string): string | undefined {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)) return undefined;
+  return new Date(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toISOString();
+}
+
+/** Sweeper index partitions are sharded so that a burst of deliveries spreads over several. */
+export const DUE_SHARDS = 4;
+export const hourBucket = (iso: string) => iso.slice(0, 13);
+const shardOf = (id: string) => createHash('sha256').update(id).digest()[0]! % DUE_SHARDS;
+const dueAttributes = (dueAt: string, id: string) => keys.webhookDue(hourBucket(dueAt), shardOf(id), dueAt, id);
+
+const ttlOf = (createdAt: string) => Math.floor(Date.parse(createdAt) / 1000) + DELIVERY_RETENTION_SECONDS;
+
+/**
+ * Creates the record once (due now in the sweeper's index); on a replay returns the record that
+ * exists.
+ */
+export async function putDelivery(d: DeliveryItem, now = new Date()): Promise<{ created: true } | { created: false; existing: DeliveryItem | undefined }> {
+  const item = { ...deliveryKey(refOf(d)), ...dueAttributes(now.toISOString(), d.id), [TABLE_DEFINITION.ttlAttribute]: ttlOf(d.created_at), ...d };
+  try {
+    await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    return { created: true };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return { created: false, existing: await getDelivery(refOf(d)) };
+  }
+}
+
+export async function getDelivery(ref: DeliveryRef): Promise<DeliveryItem | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: deliveryKey(ref), ConsistentRead: true }));
+  return strip<DeliveryItem>(out.Item);
+}
+
+/** The delivery `id` of the endpoint (one read for version-7 ids; older ids: one query). */
+export async function findDelivery(accountId: string, endpointId: string, id: string): Promise<DeliveryItem | undefined> {
+  const createdAt = createdAtOfId(id);
+  if (createdAt) {
+    const found = await getDelivery({ account_id: accountId, endpoint_id: endpointId, delivery_id: id, created_at: createdAt });
+    if (found) return found;
+  }
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p',
+        FilterExpression: 'id = :id',
+        ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':id': id },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    if (out.Items?.[0]) return strip<DeliveryItem>(out.Items[0]);
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return undefined;
+}
+
+export async function markEnqueued(ref: DeliveryRef): Promise<void> {
+  try {
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: deliveryKey(ref), UpdateExpression: 'SET enqueued = :t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':t': true } }));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+export interface Claim {
+  attempt: number;
+  leaseId: string;
+}
+
+/**
+ * Takes the next attempt: increments attempt_count and sets a lease, only if nobody else holds
+ * one. A lease that ran out belongs to a worker that died mid-attempt: its attempt is re-run
+ * under the same number. Undefined when another worker won.
+ */
+export async function claimAttempt(ref: DeliveryRef, seen: DeliveryItem, now: number, leaseMs: number): Promise<Claim | undefined> {
+  const leaseId = randomUUID();
+  const redo = seen.lease_id !== undefined;
+  const attempt = redo ? seen.attempt_count : seen.attempt_count + 1;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: deliveryKey(ref),
+        UpdateExpression: 'SET attempt_count = :n, lease_id = :lease, lease_until = :until',
+        ConditionExpression: redo
+          ? '#s = :pending AND lease_id = :old AND lease_until <= :now'
+          : '#s = :pending AND attempt_count = :seen AND attribute_not_exists(lease_id)',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: {
+          ':n': attempt,
+          ':lease': leaseId,
+          ':until': now + leaseMs,
+          ':pending': 'pending',
+          ...(redo ? { ':old': seen.lease_id, ':now': now } : { ':seen': seen.attempt_count }),
+        },
+      }),
+    );
+    return { attempt, leaseId };
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  httpStatusCode: number | null;
+  lastError: string;
+  nextAttemptAt: string | null;
+}
+
+/**
+ * Records an attempt under its lease (and moves the delivery in the sweeper's index: to its
+ * next due time while pending, out when finished). False when the lease was lost.
+ */
+export async function recordAttempt(ref: DeliveryRef, claim: Claim, outcome: AttemptOutcome, at: Date): Promise<boolean> {
+  const pending = outcome.status === 'pending' && outcome.nextAttemptAt !== null;
+  const due = pending ? dueAttributes(outcome.nextAttemptAt!, ref.delivery_id) : undefined;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: deliveryKey(ref),
+        UpdateExpression: `SET #s = :s, http_status_code = :code, last_error = :err, next_attempt_at = :next, completed_at = :done${due ? ', gsi1pk = :dpk, gsi1sk = :dsk' : ''} REMOVE lease_id, lease_until, sweeps${due ? '' : ', gsi1pk, gsi1sk'}`,
+        ConditionExpression: '#s = :pending AND lease_id = :lease',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: {
+          ':s': outcome.status,
+          ':code': outcome.httpStatusCode,
+          ':err': outcome.lastError,
+          ':next': outcome.nextAttemptAt,
+          ':done': outcome.status === 'pending' ? null : at.toISOString(),
+          ':pending': 'pending',
+          ':lease': claim.leaseId,
+          ...(due ? { ':dpk': due.gsi1pk, ':dsk': due.gsi1sk } : {}),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** A pending delivery that will not be attempted again ends `failed` (no lease held, or it ran out). */
+export async function abandonDelivery(ref: DeliveryRef, reason: string, at: Date): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: deliveryKey(ref),
+        UpdateExpression: 'SET #s = :failed, last_error = :err, next_attempt_at = :null, completed_at = :at REMOVE lease_id, lease_until, sweeps, gsi1pk, gsi1sk',
+        ConditionExpression: '#s = :pending AND (attribute_not_exists(lease_id) OR lease_until <= :now)',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':err': reason, ':null': null, ':at': at.toISOString(), ':pending': 'pending', ':now': at.getTime() },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
+/**
+ * webhooks-resend: the delivery goes back to `pending`, due now, with a fresh retry schedule
+ * (`schedule_base` = attempts so far; attempt_count keeps counting). Not while an attempt holds
+ * a live lease. Returns the record after the change, undefined when it is gone or leased.
+ */
+export async function restartDelivery(ref: DeliveryRef, at: Date): Promise<DeliveryItem | undefined> {
+  const now = at.toISOString();
+  const due = dueAttributes(now, ref.delivery_id);
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: deliveryKey(ref),
+        UpdateExpression:
+          'SET #s = :pending, next_attempt_at = :now, completed_at = :null, schedule_base = attempt_count, enqueued = :t, gsi1pk = :dpk, gsi1sk = :dsk REMOVE lease_id, lease_until, sweeps',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lease_id) OR lease_until <= :ms)',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':null': null, ':t': true, ':dpk': due.gsi1pk, ':dsk': due.gsi1sk, ':ms': at.getTime() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<DeliveryItem>(out.Attributes);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The endpoint's newest deliveries (one query on its partition). */
+export async function queryDeliveries(accountId: string, endpointId: string, limit: number): Promise<DeliveryItem[]> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :p',
+      ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId) },
+      ScanIndexForward: false,
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).map((i) => strip<DeliveryItem>(i)!);
+}
+
+/**
+ * Deliveries of the endpoint with `status` created in [since, until): a key range of the
+ * endpoint's partition (sort key `<created_at>#<id>`, so `BETWEEN since AND until` stops before
+ * `until`), the status filtered on the way.
+ */
+export async function* deliveriesCreatedBetween(accountId: string, endpointId: string, since: string, until: string, status: DeliveryStatus): AsyncGenerator<DeliveryItem> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p AND sk BETWEEN :since AND :until',
+        FilterExpression: '#s = :status',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':since': since, ':until': until, ':status': status },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of out.Items ?? []) yield strip<DeliveryItem>(item)!;
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+}
+
+// ---- the sweeper's index --------------------------------------------------------------------
+
+/**
+ * Pending deliveries due at or before `cutoff` in one hour bucket (all shards), oldest due
+ * first: queries on the sparse GSI1 partitions, never a scan.
+ */
+export async function* dueDeliveries(bucket: string, cutoff: string): AsyncGenerator<DeliveryItem> {
+  for (let shard = 0; shard < DUE_SHARDS; shard++) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          IndexName: TABLE_DEFINITION.gsi1.name,
+          KeyConditionExpression: 'gsi1pk = :p AND gsi1sk <= :cutoff',
+          ExpressionAttributeValues: { ':p': keys.webhookDuePartition(bucket, shard), ':cutoff': `${cutoff}#~` },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) yield strip<DeliveryItem>(item)!;
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+  }
+}
+
+/** Counts one sweep of a pending delivery; returns the new count (undefined when no longer pending). */
+export async function countSweep(ref: DeliveryRef): Promise<number | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: deliveryKey(ref),
+        UpdateExpression: 'ADD sweeps :one',
+        ConditionExpression: '#s = :pending',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return out.Attributes?.sweeps as number;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+const SWEEP_MARK = () => keys.system('WEBHOOK_SWEEP');
+
+/** The oldest hour bucket that may still hold due deliveries (the sweeper's watermark). */
+export async function readSweepMark(): Promise<string | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: SWEEP_MARK(), ConsistentRead: true }));
+  return typeof out.Item?.bucket === 'string' ? out.Item.bucket : undefined;
+}
+
+export async function writeSweepMark(bucket: string): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...SWEEP_MARK(), bucket } }));
+}
