@@ -1,0 +1,31 @@
+/**
+ * Exact lookups through the index entries the entity definitions declare (`lookup`): contacts
+ * by email and companies by domain, without case. One Query per distinct value; no scan.
+ */
+import { batchGetRecords, queryPartition, type StoredRecord } from '../db/items.js';
+import { indexName, keys } from '../db/table.js';
+import { normalize } from '../search/tokenize.js';
+
+async function lookup(accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>): Promise<Map<string, StoredRecord[]>> {
+  const distinct = [...new Set([...values].map((v) => normalize(v.trim())).filter(Boolean))];
+  const out = new Map<string, StoredRecord[]>();
+  await Promise.all(
+    distinct.map(async (value) => {
+      const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, type, indexName[index](value)), { projection: 'id' });
+      const ids = [...new Set(entries.map((e) => String(e.id)))];
+      const records = ids.length ? await batchGetRecords(type, accountId, ids) : new Map<string, StoredRecord>();
+      // Re-check: an entry may be stale for a moment while its record changes.
+      const current = [...records.values()].filter((r) => normalize(String(r[index] ?? '').trim()) === value);
+      if (current.length) out.set(value, current);
+    }),
+  );
+  return out;
+}
+
+/** Contacts of the account by email (normalized: trimmed, lower-case, accents folded), newest first per email. */
+export const contactsByEmail = (accountId: string, emails: Iterable<string>) => lookup(accountId, 'contact', 'email', emails);
+
+/** Companies of the account by domain (normalized like emails). */
+export const companiesByDomain = (accountId: string, domains: Iterable<string>) => lookup(accountId, 'company', 'domain', domains);
+
+export { normalize as normalizeLookupKey };
