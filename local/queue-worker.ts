@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 export interface QueueWorker {
@@ -23,6 +23,13 @@ export interface QueueWorkerOptions {
   batchSize?: number;
   /** Messages handled at once; each is handled (and deleted) on its own. */
   concurrency?: number;
+  /**
+   * The group of a message (the delivery worker: its endpoint). At most `perGroupConcurrency`
+   * messages of one group are handled at once; a message over that limit is released at once
+   * (visible again after a second), so one slow group cannot fill every slot.
+   */
+  groupOf?: (body: string) => string | undefined;
+  perGroupConcurrency?: number;
   /** Seconds a received message stays invisible; a failed or crashed message comes back after it. */
   visibilityTimeoutSeconds?: number;
   /** Long-poll wait per ReceiveMessage call. */
@@ -55,15 +62,17 @@ function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
 /**
  * Polls a (local) SQS queue and invokes the delivery handler with Lambda-shaped SQSEvents.
  * Unlike a Lambda batch, every message is handled on its own as soon as it arrives, up to
- * `concurrency` at once, and the next receive starts as soon as a slot is free: a receiver that
- * hangs holds one slot for one attempt's time-out and delays nobody else's deliveries (unless
- * `concurrency` messages hang at the same time). A message the handler reports in
+ * `concurrency` at once (and `perGroupConcurrency` per group), and the next receive starts as
+ * soon as a slot is free: a receiver that hangs holds at most its group's slots for one
+ * attempt's time-out each and delays nobody else's deliveries. A message the handler reports in
  * batchItemFailures (or that throws) stays in the queue and comes back after the visibility
  * timeout; the others are deleted.
  */
 export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
   const sqs = new SQSClient({ endpoint: opts.endpoint, useQueueUrlAsEndpoint: false, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const concurrency = opts.concurrency ?? 64;
+  const concurrency = opts.concurrency ?? 256;
+  const perGroup = opts.perGroupConcurrency ?? 16;
+  const groups = new Map<string, number>();
   const abort = new AbortController();
   let running = true;
   const inFlight = new Set<Promise<void>>();
@@ -105,9 +114,24 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
           continue;
         }
         for (const message of messages) {
+          const group = opts.groupOf?.(message.Body ?? '');
+          if (group !== undefined && (groups.get(group) ?? 0) >= perGroup) {
+            const release = sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: message.ReceiptHandle!, VisibilityTimeout: 1 }));
+            const p: Promise<void> = release.then(() => undefined, (error: unknown) => opts.onError?.(error)).finally(() => inFlight.delete(p));
+            inFlight.add(p);
+            continue;
+          }
+          if (group !== undefined) groups.set(group, (groups.get(group) ?? 0) + 1);
           const p: Promise<void> = handleOne(message)
             .catch((error) => opts.onError?.(error))
-            .finally(() => inFlight.delete(p));
+            .finally(() => {
+              inFlight.delete(p);
+              if (group !== undefined) {
+                const left = (groups.get(group) ?? 1) - 1;
+                if (left > 0) groups.set(group, left);
+                else groups.delete(group);
+              }
+            });
           inFlight.add(p);
         }
       } catch (error) {

@@ -5,6 +5,7 @@ import { handler as streamHandler } from '../functions/stream/handler.js';
 import { bearerToken, issueToken, saveToken } from '../shared/auth/tokens.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
+import { parseDeliveryRef } from '../shared/webhooks/queue.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
@@ -105,7 +106,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     queue = await startLocalQueue('crm-webhook-deliveries');
     const { queueUrl, endpoint: queueEndpoint } = queue;
     Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
-    queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, onError: opts.onQueueError });
+    // One slow endpoint holds at most its own share of the worker (docs/webhooks.md).
+    queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: opts.onQueueError });
 
     // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
     sweeper = startLocalSweeper({ onError: opts.onQueueError });

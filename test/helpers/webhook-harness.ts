@@ -2,11 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { Webhook } from 'standardwebhooks';
-import { handler as deliveryHandler } from '../../functions/delivery/handler.js';
+import { deliveryHandler } from '../../functions/delivery/handler.js';
 import { type QueueWorker, startQueueWorker } from '../../local/queue-worker.js';
 import type { StreamPoller } from '../../local/stream-poller.js';
 import type { AuthContext } from '../../shared/http/operation.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../shared/schemas/webhooks.js';
+import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
+import type { WorkerDeps } from '../../shared/webhooks/worker.js';
 import { handler as streamHandler } from '../../functions/stream/handler.js';
 import { startStreamPoller } from '../../local/stream-poller.js';
 import { ok } from './api.js';
@@ -27,6 +29,28 @@ export const reply = (status: number, headers: Record<string, string> = {}): Beh
   res.writeHead(status, headers);
   res.end('ok');
 };
+
+/** Never answers (the attempt's time-out ends it). */
+export const hang = (): Behaviour => () => undefined;
+
+/**
+ * Answers `status` at once, then trickles the body one byte per `everyMs`, never finishing on
+ * its own. `closed` resolves when the client closed the connection, with the time it took.
+ */
+export function trickle(status: number, everyMs = 1_000): { behaviour: Behaviour; closed: Promise<number>[] } {
+  const closed: Promise<number>[] = [];
+  const behaviour: Behaviour = (_req, res) => {
+    const start = Date.now();
+    res.writeHead(status, { 'content-type': 'text/plain' });
+    res.write('.');
+    const timer = setInterval(() => res.write('.'), everyMs);
+    closed.push(new Promise((resolve) => res.on('close', () => {
+      clearInterval(timer);
+      resolve(Date.now() - start);
+    })));
+  };
+  return { behaviour, closed };
+}
 
 /**
  * A real HTTP receiver on 127.0.0.1 (random port). Each path has its own behaviour and secret;
@@ -58,6 +82,16 @@ export class Receiver {
 
   at(path: string): Received[] {
     return this.received.filter((r) => r.path === path);
+  }
+
+  /** Whether `secret` alone verifies what `r` carried (standardwebhooks library). */
+  static verifies(r: Received, secret: string): boolean {
+    try {
+      new Webhook(secret).verify(r.body, r.headers);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
@@ -96,17 +130,27 @@ export interface Pipeline {
   /** Absent when the test invokes the stream handler itself. */
   poller?: StreamPoller;
   worker: QueueWorker;
+  /** Resolves when the stream worker and the delivery queue are both idle (nothing more will arrive now). */
+  idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** This test file's delivery pipeline: a fauxqs queue, the stream worker and the delivery worker. */
-export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; stream?: boolean } = {}): Promise<Pipeline> {
+export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; stream?: boolean; workerDeps?: Partial<WorkerDeps>; concurrency?: number } = {}): Promise<Pipeline> {
   const queue = await startFauxqs({ port: 0, logger: false });
   const queueName = 'webhook-deliveries-test';
   const { queueUrl } = queue.createQueue(queueName);
   const endpoint = `http://127.0.0.1:${queue.port}`;
   Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: endpoint });
-  const worker = startQueueWorker({ endpoint, queueUrl, handler: deliveryHandler, visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 1, waitTimeSeconds: 1 });
+  const worker = startQueueWorker({
+    endpoint,
+    queueUrl,
+    handler: deliveryHandler(opts.workerDeps),
+    visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 1,
+    waitTimeSeconds: 1,
+    groupOf: (body) => parseDeliveryRef(body)?.endpoint_id,
+    ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+  });
   const poller =
     opts.stream === false
       ? undefined
@@ -124,6 +168,11 @@ export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; s
     queueUrl,
     poller,
     worker,
+    async idle() {
+      await poller?.drain();
+      await worker.drain();
+      await poller?.drain();
+    },
     async stop() {
       await poller?.stop();
       await worker.stop();

@@ -42,6 +42,8 @@ describe('webhook endpoints API', () => {
       secret_prefix: out.signing_secret.slice(0, 10),
       events: ['contact.created', 'company.deleted'],
       is_active: true,
+      disabled_reason: '',
+      failing_since: null,
       created_at: expect.stringMatching(/Z$/),
       updated_at: out.endpoint.created_at,
     });
@@ -140,6 +142,16 @@ describe('webhook endpoints API', () => {
     ['IPv6 unique-local', 'https://[fc00::1]/'],
     ['IPv6 link-local', 'https://[fe80::1]/'],
     ['IPv4-mapped IPv6', 'https://[::ffff:10.0.0.1]/'],
+    ['IPv4-compatible IPv6 (private)', 'https://[::10.0.0.1]/'],
+    ['IPv4-compatible IPv6 (metadata)', 'https://[::169.254.169.254]/'],
+    ['IPv4-compatible IPv6 (loopback)', 'https://[::7f00:1]/'],
+    ['NAT64', 'https://[64:ff9b::a00:1]/'],
+    ['6to4', 'https://[2002:a00:1::1]/'],
+    ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/'],
+    ['IPv6 documentation', 'https://[2001:db8::1]/'],
+    ['IPv4 documentation', 'https://203.0.113.5/'],
+    ['benchmarking', 'https://198.18.0.1/'],
+    ['multicast', 'https://[ff0e::1]/'],
     ['decimal IPv4', 'https://2130706433/'],
     ['octal IPv4', 'https://0177.0.0.1/'],
     ['hex IPv4', 'https://0x7f.0.0.1/'],
@@ -205,5 +217,102 @@ describe('webhook endpoints API', () => {
       expect(await codeOf('webhooks-deliveries', { endpoint_id: randomUUID(), limit }, auth), String(limit)).toBe('webhooks.invalid_request');
     }
     expect(await codeOf('webhooks-deliveries', { endpoint_id: randomUUID(), status: 'failed' }, auth)).toBe('webhooks.invalid_request');
+  });
+
+  it('webhooks-update refuses IPv4-compatible addresses too (insecure mode off)', async () => {
+    fakeDns({ 'hooks.example.com': ['93.184.216.34'] });
+    const auth = newAccount();
+    const { endpoint } = await ok<{ endpoint: { id: string } }>('webhooks-create', { url: 'https://hooks.example.com/', events: ['contact.created'] }, auth);
+    for (const url of ['https://[::10.0.0.1]/', 'https://[::169.254.169.254]/', 'https://[::7f00:1]/']) {
+      expect(await codeOf('webhooks-update', { id: endpoint.id, url }, auth), url).toBe('webhooks.invalid_url');
+    }
+  });
+
+  it('disabled_reason and failing_since: manual on disable, cleared on enable, read-only', async () => {
+    fakeDns({ 'hooks.example.com': ['93.184.216.34'] });
+    const auth = newAccount();
+    const { endpoint } = await ok<{ endpoint: { id: string } }>('webhooks-create', { url: 'https://hooks.example.com/', events: ['contact.created'] }, auth);
+    expect(await ok('webhooks-update', { id: endpoint.id, is_active: false }, auth)).toMatchObject({ is_active: false, disabled_reason: 'manual', failing_since: null });
+    expect(await ok('webhooks-get', { id: endpoint.id }, auth)).toMatchObject({ is_active: false, disabled_reason: 'manual' });
+    expect(await ok('webhooks-update', { id: endpoint.id, is_active: true }, auth)).toMatchObject({ is_active: true, disabled_reason: '', failing_since: null });
+    for (const body of [{ disabled_reason: '' }, { failing_since: null }]) {
+      const r = await invoke('webhooks-update', { id: endpoint.id, ...body }, auth);
+      expect(r.body.error?.code, JSON.stringify(body)).toBe('webhooks.invalid_request');
+      expect(r.body.error?.details?.[0]?.path).toBe(Object.keys(body)[0]);
+    }
+  });
+
+  it('at most 20 endpoints per account (webhooks.limit_exceeded, 400); a deletion frees a place', async () => {
+    fakeDns({ 'hooks.example.com': ['93.184.216.34'] });
+    const auth = newAccount();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await ok<{ endpoint: { id: string } }>('webhooks-create', { url: `https://hooks.example.com/${i}`, events: ['contact.created'] }, auth)).endpoint.id);
+    const over = await create({ url: 'https://hooks.example.com/21', events: ['contact.created'] }, auth);
+    expect(over.body.error?.code).toBe('webhooks.limit_exceeded');
+    expect(over.status).toBe(400);
+    expect((await ok<{ items: unknown[] }>('webhooks-list', {}, auth)).items).toHaveLength(20);
+    // Other accounts are not affected.
+    expect((await create({ url: 'https://hooks.example.com/x', events: ['contact.created'] })).status).toBe(200);
+    await ok('webhooks-delete', { id: ids[0] }, auth);
+    expect((await create({ url: 'https://hooks.example.com/again', events: ['contact.created'] }, auth)).status).toBe(200);
+    expect((await create({ url: 'https://hooks.example.com/again2', events: ['contact.created'] }, auth)).body.error?.code).toBe('webhooks.limit_exceeded');
+  });
+
+  it('concurrent creates never pass the limit', async () => {
+    fakeDns({ 'hooks.example.com': ['93.184.216.34'] });
+    const auth = newAccount();
+    const results = await Promise.all(Array.from({ length: 26 }, (_, i) => create({ url: `https://hooks.example.com/${i}`, events: ['contact.created'] }, auth)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(20);
+    expect(results.filter((r) => r.body.error?.code === 'webhooks.limit_exceeded')).toHaveLength(6);
+    expect((await ok<{ items: unknown[] }>('webhooks-list', {}, auth)).items).toHaveLength(20);
+  });
+
+  it('webhooks-rotate-secret: a new secret shown once, errors in order', async () => {
+    fakeDns({ 'hooks.example.com': ['93.184.216.34'] });
+    const auth = newAccount();
+    const created = await ok<{ endpoint: { id: string; secret_prefix: string }; signing_secret: string }>('webhooks-create', { url: 'https://hooks.example.com/', events: ['contact.created'] }, auth);
+    const rotated = await ok<{ endpoint: Record<string, unknown>; signing_secret: string }>('webhooks-rotate-secret', { id: created.endpoint.id }, auth);
+    expect(rotated.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(rotated.signing_secret).not.toBe(created.signing_secret);
+    expect(rotated.endpoint).toMatchObject({ id: created.endpoint.id, secret_prefix: rotated.signing_secret.slice(0, 10), is_active: true });
+    const got = await ok<Record<string, unknown>>('webhooks-get', { id: created.endpoint.id }, auth);
+    expect(got).toEqual(rotated.endpoint);
+    const everything = JSON.stringify([got, await ok('webhooks-list', {}, auth)]);
+    for (const secret of [created.signing_secret, rotated.signing_secret]) expect(everything).not.toContain(secret.slice(10));
+    expect(await codeOf('webhooks-rotate-secret', {}, auth)).toBe('webhooks.invalid_request');
+    expect(await codeOf('webhooks-rotate-secret', { id: 'x' }, auth)).toBe('webhooks.invalid_id');
+    expect(await codeOf('webhooks-rotate-secret', { id: randomUUID() }, auth)).toBe('webhooks.not_found');
+    expect(await codeOf('webhooks-rotate-secret', { id: created.endpoint.id }, newAccount())).toBe('webhooks.not_found');
+    for (const grace of [-1, 604_801, 1.5, '60', null]) {
+      expect(await codeOf('webhooks-rotate-secret', { id: created.endpoint.id, grace_period_seconds: grace }, auth), String(grace)).toBe('webhooks.invalid_request');
+    }
+    expect(await codeOf('webhooks-rotate-secret', { id: created.endpoint.id, secret: 'x' }, auth)).toBe('webhooks.invalid_request');
+    expect((await invoke('webhooks-rotate-secret', { id: created.endpoint.id, grace_period_seconds: 604_800 }, auth)).status).toBe(200);
+    expect((await invoke('webhooks-rotate-secret', { id: created.endpoint.id, grace_period_seconds: 0 }, auth)).status).toBe(200);
+  });
+
+  it('webhooks-test, -resend and -recover errors', async () => {
+    fakeDns({ 'hooks.example.com': ['93.184.216.34'] });
+    const auth = newAccount();
+    const { endpoint } = await ok<{ endpoint: { id: string } }>('webhooks-create', { url: 'https://hooks.example.com/', events: ['contact.created'] }, auth);
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const cases: [string, unknown, string][] = [
+      ['webhooks-test', {}, 'webhooks.invalid_request'],
+      ['webhooks-test', { id: 'x' }, 'webhooks.invalid_id'],
+      ['webhooks-test', { id: randomUUID() }, 'webhooks.not_found'],
+      ['webhooks-test', { id: endpoint.id, event: 'contact.created' }, 'webhooks.invalid_request'],
+      ['webhooks-resend', { endpoint_id: endpoint.id }, 'webhooks.invalid_request'],
+      ['webhooks-resend', { endpoint_id: endpoint.id, delivery_id: 'x' }, 'webhooks.invalid_id'],
+      ['webhooks-resend', { endpoint_id: randomUUID(), delivery_id: randomUUID() }, 'webhooks.not_found'],
+      ['webhooks-resend', { endpoint_id: endpoint.id, delivery_id: randomUUID() }, 'webhooks.not_found'],
+      ['webhooks-recover', { endpoint_id: endpoint.id }, 'webhooks.invalid_request'],
+      ['webhooks-recover', { endpoint_id: 'x', since: hourAgo }, 'webhooks.invalid_id'],
+      ['webhooks-recover', { endpoint_id: endpoint.id, since: 'yesterday' }, 'webhooks.invalid_request'],
+      ['webhooks-recover', { endpoint_id: endpoint.id, since: new Date(Date.now() - 15 * 86_400_000).toISOString() }, 'webhooks.invalid_request'],
+      ['webhooks-recover', { endpoint_id: endpoint.id, since: hourAgo, until: hourAgo }, 'webhooks.invalid_request'],
+      ['webhooks-recover', { endpoint_id: randomUUID(), since: hourAgo }, 'webhooks.not_found'],
+    ];
+    for (const [op, body, code] of cases) expect(await codeOf(op, body, auth), `${op} ${JSON.stringify(body)}`).toBe(code);
+    expect(await ok('webhooks-recover', { endpoint_id: endpoint.id, since: new Date(Date.now() - 13 * 86_400_000).toISOString() }, auth)).toEqual({ queued: 0 });
   });
 });

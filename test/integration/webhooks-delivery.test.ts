@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { queryDeliveries } from '../../shared/db/webhooks.js';
 import { newAccount, ok } from '../helpers/api.js';
 import {
   deliveriesOf,
@@ -7,7 +8,6 @@ import {
   registerEndpoint,
   reply,
   settledDeliveries,
-  sleep,
   startPipeline,
   waitFor,
 } from '../helpers/webhook-harness.js';
@@ -146,7 +146,7 @@ describe('webhook deliveries through the local pipeline', () => {
     await ok('contacts-delete', { id: contact.id }, auth);
     const renamed = await ok<Record<string, unknown>>('companies-update', { id: company.id, name: 'Globex Corp' }, auth);
     await settledDeliveries(auth, endpoint.id, 2);
-    await sleep(800); // nothing more arrives: the stream worker and the queue are idle by now
+    await pipeline.idle(); // nothing more arrives: the stream worker and the queue are idle
     const got = receiver.at('/filtered');
     expect(got.map((r) => r.payload!.event).sort()).toEqual(['company.updated', 'contact.deleted']);
     expect(got.every((r) => r.verified)).toBe(true);
@@ -172,7 +172,7 @@ describe('webhook deliveries through the local pipeline', () => {
     const endpoint = await registerEndpoint(auth, receiver, '/toggle', ['contact.created']);
     await ok('webhooks-update', { id: endpoint.id, is_active: false }, auth);
     await ok('contacts-create', { first_name: 'Quiet' }, auth);
-    await sleep(800); // nothing more arrives: the stream worker and the queue are idle by now
+    await pipeline.idle(); // nothing more arrives: the stream worker and the queue are idle
     expect(receiver.at('/toggle')).toHaveLength(0);
     expect(await deliveriesOf(auth, endpoint.id)).toEqual([]);
     await ok('webhooks-update', { id: endpoint.id, is_active: true }, auth);
@@ -194,7 +194,13 @@ describe('webhook deliveries through the local pipeline', () => {
     await ok('webhooks-delete', { id: deleted.id }, auth);
     const [d] = await settledDeliveries(auth, disabled.id, 1);
     expect(d).toMatchObject({ status: 'failed', attempt_count: 1, last_error: 'endpoint disabled' });
-    await sleep(1_500);
+    // The deleted endpoint's delivery is no longer reachable through the API: read the record.
+    const [gone] = await waitFor(async () => {
+      const ds = await queryDeliveries(auth.accountId, deleted.id, 5);
+      return ds[0]?.status === 'failed' ? ds : undefined;
+    }, 5_000, 'the deleted endpoint\'s delivery to end');
+    expect(gone).toMatchObject({ attempt_count: 1, last_error: 'endpoint deleted' });
+    await pipeline.idle();
     expect(receiver.at('/stop')).toHaveLength(2);
   });
 
@@ -205,7 +211,7 @@ describe('webhook deliveries through the local pipeline', () => {
     const endpointB = await registerEndpoint(b, receiver, '/tenant-b', ['contact.created']);
     await ok('contacts-create', { first_name: 'OnlyA' }, a);
     await settledDeliveries(a, endpointA.id, 1);
-    await sleep(800); // nothing more arrives: the stream worker and the queue are idle by now
+    await pipeline.idle(); // nothing more arrives: the stream worker and the queue are idle
     expect(receiver.at('/tenant-a').map((r) => r.payload!.data.first_name)).toEqual(['OnlyA']);
     expect(receiver.at('/tenant-b')).toHaveLength(0);
     expect(await deliveriesOf(b, endpointB.id)).toEqual([]);

@@ -6,12 +6,14 @@ import { handler as streamHandler } from '../../functions/stream/handler.js';
 import { db, tableName } from '../../shared/db/client.js';
 import { keys } from '../../shared/db/table.js';
 import type { AuthContext } from '../../shared/http/operation.js';
+import { toRecordChange } from '../../shared/db/changes.js';
 import { getDelivery, refOf, type StoredDelivery } from '../../shared/webhooks/deliveries.js';
-import { webhookFaults } from '../../shared/webhooks/faults.js';
+import { enqueueWebhookDeliveries, WebhookBatchCache } from '../../shared/webhooks/pipeline.js';
+import { postWebhook } from '../../shared/webhooks/sender.js';
 import { dnsResolver } from '../../shared/webhooks/ssrf.js';
 import { processDelivery } from '../../shared/webhooks/worker.js';
 import { newAccount, ok } from '../helpers/api.js';
-import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, sleep, startPipeline, waitFor } from '../helpers/webhook-harness.js';
+import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
 process.env.WEBHOOK_TIMEOUT_MS = '400';
@@ -20,10 +22,22 @@ process.env.WEBHOOK_TIMEOUT_MS = '400';
 let pipeline: Pipeline;
 let receiver: Receiver;
 const realResolve = dnsResolver.resolve;
+/** Runs after each post, before the attempt is recorded (a test sets it to simulate a crash there). */
+let afterPost: (() => void) | undefined;
 
 beforeAll(async () => {
   receiver = await new Receiver().start();
-  pipeline = await startPipeline({ stream: false, visibilityTimeoutSeconds: 1 });
+  pipeline = await startPipeline({
+    stream: false,
+    visibilityTimeoutSeconds: 1,
+    workerDeps: {
+      post: async (args) => {
+        const result = await postWebhook(args);
+        afterPost?.();
+        return result;
+      },
+    },
+  });
 });
 afterAll(async () => {
   await pipeline?.stop();
@@ -33,8 +47,7 @@ beforeEach(() => {
   process.env.WEBHOOK_RETRY_DELAYS = '0,0,0';
 });
 afterEach(() => {
-  webhookFaults.afterDeliveryWrite = undefined;
-  webhookFaults.afterPost = undefined;
+  afterPost = undefined;
   dnsResolver.resolve = realResolve;
 });
 
@@ -80,13 +93,13 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     expect(await streamHandler(event)).toEqual({ batchItemFailures: [] });
     expect(await streamHandler(event)).toEqual({ batchItemFailures: [] });
     const [delivery] = await settledDeliveries(auth, endpoint.id, 1);
-    await sleep(800);
+    await pipeline.idle();
     expect(await deliveriesOf(auth, endpoint.id)).toHaveLength(1);
     expect(delivery).toMatchObject({ status: 'delivered', attempt_count: 1, event_id: `test-event-${contact.id}` });
     expect(receiver.at('/dup')).toHaveLength(1);
     // A replay after delivery changes nothing either.
     await streamHandler(event);
-    await sleep(500);
+    await pipeline.idle();
     expect(receiver.at('/dup')).toHaveLength(1);
   });
 
@@ -95,12 +108,13 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     const endpoint = await registerEndpoint(auth, receiver, '/crash-stream', ['contact.created']);
     const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Crash' }, auth);
     const event = await insertEvent(auth, contact.id);
-    webhookFaults.afterDeliveryWrite = failOnce('after delivery write');
-    const first = await streamHandler(event);
-    expect(first.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]!.dynamodb!.SequenceNumber }]);
+    // The stream consumer dies after writing the delivery record, before the queue message is sent.
+    const crash = failOnce('after delivery write');
+    const change = toRecordChange(event.Records[0]!)!;
+    await expect(enqueueWebhookDeliveries(change, new WebhookBatchCache(), { enqueue: async () => crash() })).rejects.toThrow('simulated crash');
     const [stuck] = await deliveriesOf(auth, endpoint.id);
     expect(stuck).toMatchObject({ status: 'pending', attempt_count: 0 });
-    await sleep(500);
+    await pipeline.idle();
     expect(receiver.at('/crash-stream')).toHaveLength(0);
 
     expect(await streamHandler(event)).toEqual({ batchItemFailures: [] }); // the event source retries the batch
@@ -114,7 +128,7 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     const auth = newAccount();
     const endpoint = await registerEndpoint(auth, receiver, '/crash-worker', ['contact.created']);
     const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Worker' }, auth);
-    webhookFaults.afterPost = failOnce('after post');
+    afterPost = failOnce('after post');
     await streamHandler(await insertEvent(auth, contact.id));
     const [delivery] = await settledDeliveries(auth, endpoint.id, 1, 15_000);
     expect(delivery).toMatchObject({ status: 'delivered', attempt_count: 1, http_status_code: 200 });
