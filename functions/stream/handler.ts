@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '../../shared/http/logger.js';
-import { toRecordChange } from '../../shared/stream/changes.js';
+import { toRecordChange } from '../../shared/db/changes.js';
 import { applyProjections } from '../../shared/stream/fanout.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../../shared/webhooks/pipeline.js';
 

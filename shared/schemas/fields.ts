@@ -14,7 +14,7 @@ import {
   plainString,
   refId,
   tagList,
-} from './common.js';
+} from './primitives.js';
 
 export interface Doc {
   description: string;

@@ -4,7 +4,7 @@ import { updateRecord } from '../db/writes.js';
 import { type EntityType, indexName, keys } from '../db/table.js';
 import { modelOf, NAMED_TARGETS } from '../domain/entity-service.js';
 import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/index.js';
-import type { RecordChange } from './changes.js';
+import type { RecordChange } from '../db/changes.js';
 
 /** Every reference field of every entity that points at `target`, derived from the entity list. */
 export function referencesTo(target: string) {

@@ -2,7 +2,7 @@ import { type AccountMeta, readMeta } from '../db/meta.js';
 import { serviceOf } from '../domain/records.js';
 import { entityByType } from '../schemas/entities/index.js';
 import type { WebhookEvent, WebhookPayload } from '../schemas/webhooks.js';
-import type { RecordChange } from '../stream/changes.js';
+import type { RecordChange } from '../db/changes.js';
 import { type DeliveryRef, markEnqueued, newDelivery, putDelivery, refOf } from './deliveries.js';
 import { listStoredEndpoints, type StoredEndpoint } from './endpoints.js';
 import { enqueueDeliveries } from './queue.js';

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import type { SearchableText } from '../../search/tokenize.js';
-import { cursorString, limitInteger, searchString } from '../common.js';
+import { cursorString, limitInteger, searchString } from '../primitives.js';
 import type { FieldSpec } from '../fields.js';
 
 export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.GenericSchema>>;

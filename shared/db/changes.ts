@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { type EntityType, RECORD_SK } from '../db/table.js';
+import { type EntityType, RECORD_SK } from './table.js';
 
 /** A change of one record (contact, company, source) read from the table's stream. */
 export interface RecordChange {

@@ -1,0 +1,55 @@
+/**
+ * Layer rules (docs/architecture.md, "Layers"): folders import one way and a new cycle or a
+ * forbidden import fails `npm run depcheck` (run by `.ci/run` and `npm test`'s architecture test).
+ */
+const layer = (name, forbidden, comment) => ({
+  name: `${name}-imports-one-way`,
+  comment,
+  severity: 'error',
+  from: { path: `^shared/${name}/` },
+  to: { path: forbidden.map((f) => `^shared/${f}(/|\\.ts$)`), dependencyTypesNot: ['type-only'] },
+});
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'No module-level import cycles.', from: {}, to: { circular: true } },
+    {
+      name: 'shared-is-below-the-app',
+      severity: 'error',
+      comment: 'Nothing in shared/ imports handlers, the stack, local mode, tools, tests or the client.',
+      from: { path: '^shared/' },
+      to: { path: '^(functions|lib|bin|local|scripts|bench|test|client)/' },
+    },
+    {
+      name: 'handlers-are-thin',
+      severity: 'error',
+      comment: 'Handlers reach the data layer only through shared/http and shared/domain (the stream handler decodes table stream records with shared/db/changes.ts).',
+      from: { path: '^functions/' },
+      to: { path: '^shared/db/', pathNot: '^shared/db/changes\\.ts$' },
+    },
+    {
+      name: 'dynamodb-only-in-the-data-layer',
+      severity: 'error',
+      comment: 'DynamoDB calls live in shared/db/ (tools, local mode and tests may talk to DynamoDB Local directly).',
+      from: { path: '^(shared|functions)/', pathNot: '^shared/db/' },
+      to: { path: '@aws-sdk/(lib-dynamodb|client-dynamodb)', dependencyTypesNot: ['type-only'] },
+    },
+    layer('schemas', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound'], 'Schemas are pure declarations.'),
+    layer('search', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Search text rules are pure.'),
+    layer('net', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Address classification is pure.'),
+    layer('config', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth', 'search'], 'Configuration is the bottom layer.'),
+    layer('db', ['domain', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound'], 'The data layer knows keys and items, not the domain.'),
+    layer('domain', ['http', 'webhooks', 'stream', 'openapi'], 'The domain is called by http, stream and webhooks, never the reverse.'),
+    layer('webhooks', ['http', 'stream', 'openapi'], 'Webhook runtime sits above the domain.'),
+    layer('stream', ['http', 'openapi'], 'The stream worker sits above domain and webhooks.'),
+    layer('http', ['stream', 'webhooks', 'openapi'], 'The operation pipeline does not know the workers.'),
+    layer('openapi', ['db', 'stream', 'webhooks'], 'The document derives from declarations only.'),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    exclude: { path: '^(node_modules|cdk\\.out|dist)' },
+  },
+};

@@ -1,0 +1,65 @@
+/**
+ * Field rules as valibot schemas: pure declarations (no runtime imports), shared by the field
+ * builders, the entity definitions and the other schemas.
+ */
+import * as v from 'valibot';
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);
+
+export const plainString = v.pipe(v.string(), v.maxLength(500, 'must be at most 500 characters'));
+export const notesString = v.pipe(v.string(), v.maxLength(10_000, 'must be at most 10000 characters'));
+export const nameString = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1, 'must not be blank'),
+  v.maxLength(200, 'must be at most 200 characters'),
+);
+
+const EMAIL_RE = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+export const emailString = v.pipe(
+  v.string(),
+  v.trim(),
+  v.maxLength(254, 'must be at most 254 characters'),
+  v.check((s) => s === '' || (EMAIL_RE.test(s) && v.is(v.pipe(v.string(), v.email()), s)), 'must be empty or a valid email address'),
+);
+
+export function isHttpUrl(value: string, schemes: readonly string[] = ['http:', 'https:']): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return schemes.includes(url.protocol) && url.hostname !== '';
+}
+
+export const httpUrlString = v.pipe(
+  v.string(),
+  v.trim(),
+  v.maxLength(2048, 'must be at most 2048 characters'),
+  v.check((s) => s === '' || isHttpUrl(s), 'must be empty or an http(s) URL'),
+);
+
+export const countInteger = v.nullable(
+  v.pipe(v.number(), v.safeInteger('must be a safe integer'), v.minValue(0, 'must be 0 or more')),
+);
+
+export const tagList = v.pipe(
+  v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'tags must not be blank'), v.maxLength(64, 'tags must be at most 64 characters'))),
+  v.transform((tags) => [...new Set(tags)]),
+  v.maxLength(50, 'at most 50 distinct tags'),
+);
+
+/** A referenced id: the format check is the domain's (it maps to invalid_company_id etc.). */
+export const refId = v.nullable(v.string());
+
+export const customFieldsInput = v.record(v.string(), v.unknown());
+
+export const limitInteger = v.pipe(
+  v.number(),
+  v.integer('must be an integer'),
+  v.minValue(1, 'must be between 1 and 100'),
+  v.maxValue(100, 'must be between 1 and 100'),
+);
+
+export const cursorString = v.pipe(v.string(), v.maxLength(4096, 'is too long'));
+
+export const searchString = v.pipe(v.string(), v.maxLength(200, 'must be at most 200 characters'));
+
