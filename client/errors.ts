@@ -1,36 +1,31 @@
+import type { Family } from '../shared/errors.js';
+import type { Entity } from '../shared/schemas/entities/index.js';
+
 /**
  * The client's one error type: every failed call throws a CrmError carrying the contract's
  * code (`contacts.not_found`, `auth.unauthorized`, …), the HTTP status and the details.
  */
 
-/** The error codes of the contract (§1–§6); `(string & {})` keeps the type open to new ones. */
+/**
+ * The error codes of the contract (§1–§11), derived from the server's families and entity
+ * definitions (type-only imports: nothing of the server is bundled); `(string & {})` keeps the
+ * type open to new ones.
+ */
 export type CrmErrorCode =
   | 'auth.unauthorized'
   | 'api.payload_too_large'
   | 'api.rate_limited'
   | 'api.unknown_operation'
   | 'api.method_not_allowed'
-  | `${'contacts' | 'companies' | 'custom_fields' | 'sources' | 'webhooks'}.${
-      | 'invalid_request'
-      | 'invalid_id'
-      | 'invalid_cursor'
-      | 'not_found'
-      | 'conflict'
-      | 'internal'
-      | 'invalid_custom_fields'}`
-  | 'contacts.first_name_required'
-  | 'contacts.invalid_company_id'
-  | 'contacts.invalid_source_id'
-  | 'companies.name_required'
-  | 'sources.name_required'
+  | `${Exclude<Family, 'api' | 'auth'>}.${'invalid_request' | 'invalid_id' | 'invalid_cursor' | 'not_found' | 'conflict' | 'internal' | 'limit_exceeded'}`
+  | `${Entity['family']}.invalid_custom_fields`
+  | { [E in Entity as E['family']]: `${E['family']}.${E['required']}_required` }[Entity['family']]
+  | `${Entity['family']}.invalid_${string}_id${'' | 's'}`
   | 'custom_fields.name_required'
   | 'webhooks.url_required'
   | 'webhooks.invalid_url'
   | 'webhooks.events_required'
   | 'webhooks.invalid_events'
-  /** The client could not reach the server (status 0) or could not read its answer. */
-  | 'client.network_error'
-  | 'client.invalid_response'
   | (string & {});
 
 export interface CrmErrorDetail {
