@@ -33,6 +33,20 @@ export const operations: readonly OperationEntry[] = [
   { name: 'webhooks-test', family: 'webhooks', entry: 'webhooks/test.ts', access: 'write', needs: ['queue'] },
   { name: 'webhooks-resend', family: 'webhooks', entry: 'webhooks/resend.ts', access: 'write', needs: ['queue'] },
   { name: 'webhooks-recover', family: 'webhooks', entry: 'webhooks/recover.ts', access: 'write', needs: ['queue'] },
+  // --- imports (contract §10) ---
+  { name: 'imports-create', family: 'imports', entry: 'imports/create.ts', access: 'write', needs: ['imports-bucket', 'imports-queue'] },
+  { name: 'imports-start', family: 'imports', entry: 'imports/start.ts', access: 'write', needs: ['imports-bucket', 'imports-queue'] },
+  { name: 'imports-get', family: 'imports', entry: 'imports/get.ts', access: 'read' },
+  { name: 'imports-list', family: 'imports', entry: 'imports/list.ts', access: 'read' },
+  { name: 'imports-cancel', family: 'imports', entry: 'imports/cancel.ts', access: 'write' },
+  { name: 'imports-errors', family: 'imports', entry: 'imports/errors.ts', access: 'read' },
+  // --- end imports ---
+  // --- inbound emails (contract §11) ---
+  { name: 'inbound-emails-address', family: 'inbound_emails', entry: 'inbound-emails/address.ts', access: 'write' },
+  { name: 'inbound-emails-list', family: 'inbound_emails', entry: 'inbound-emails/list.ts', access: 'read' },
+  { name: 'inbound-emails-get', family: 'inbound_emails', entry: 'inbound-emails/get.ts', access: 'read' },
+  { name: 'inbound-emails-delete', family: 'inbound_emails', entry: 'inbound-emails/delete.ts', access: 'write' },
+  // --- end inbound emails ---
 ];
 
 /** Functions that are not API routes: the authorizer, the fallback route, and the workers. */

@@ -89,6 +89,9 @@ export const metaAttr = {
   definitionCount: (entityType: string) => `cf_count_${entityType}`,
 } as const;
 
+/** Sort key of an import's row error (imports block of `keys`). */
+const importErrorSk = (rowNumber: number) => `E#${String(rowNumber).padStart(9, '0')}`;
+
 export const keys = {
   record: (accountId: string, type: EntityType, id: string) => ({
     pk: `${acct(accountId)}#${type}#${id}`,
@@ -160,4 +163,15 @@ export const keys = {
     gsi1sk: `${dueAt}#${id}`,
   }),
   webhookDuePartition: (hourBucket: string, shard: number) => `WHDUE#${hourBucket}#${shard}`,
+  // --- imports (shared/db/imports.ts) ---------------------------------------------------------
+  /** An import job: one partition per job, holding the job item and its row errors. */
+  importJob: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#imp#${id}`, sk: 'IMP' }),
+  importPartition: (accountId: string, id: string) => `${acct(accountId)}#imp#${id}`,
+  /** GSI1 attributes of a job: the account's imports, newest first. */
+  importGsi: (accountId: string, createdAt: string, id: string) => ({ gsi1pk: `${acct(accountId)}#imp`, gsi1sk: orderKey(createdAt, id) }),
+  importListPartition: (accountId: string) => `${acct(accountId)}#imp`,
+  /** A row error of a job, sorted by row number (zero-padded so the sort key orders numerically). */
+  importError: (accountId: string, id: string, rowNumber: number) => ({ pk: `${acct(accountId)}#imp#${id}`, sk: importErrorSk(rowNumber) }),
+  importErrorPrefix: 'E#',
+  // --- end imports -----------------------------------------------------------------------------
 } as const;

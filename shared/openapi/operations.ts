@@ -36,6 +36,7 @@ import {
 } from '../schemas/entities/index.js';
 import type { OperationDoc } from './doc-types.js';
 import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js';
+import { importComponentSchemas, importOperationDocs } from './import-docs.js';
 
 export type { OperationDoc };
 
@@ -69,6 +70,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   CustomFieldCreateInput: customFieldCreateInput,
   CustomFieldUpdateInput: customFieldUpdateInput,
   ...webhookComponentSchemas,
+  ...importComponentSchemas,
 };
 
 type CreateInput<D extends Entity> = CreateInputOf<D>;
@@ -112,6 +114,7 @@ export const operationDocs = {
   'custom-fields-delete': { summary: 'Delete a custom field definition and its values on every record', input: idOnlyInput, result: deletedSchema },
 
   ...webhookOperationDocs,
+  ...importOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;

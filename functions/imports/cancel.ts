@@ -1,0 +1,10 @@
+import { cancelImport } from '../../shared/domain/imports.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseImportId } from '../../shared/schemas/imports.js';
+
+export const handler = operation({
+  name: 'imports-cancel',
+  family: 'imports',
+  parse: parseImportId,
+  run: ({ id }, ctx) => cancelImport(ctx, id),
+});

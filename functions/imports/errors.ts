@@ -1,0 +1,10 @@
+import { listImportErrors } from '../../shared/domain/imports.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseImportErrors } from '../../shared/schemas/imports.js';
+
+export const handler = operation({
+  name: 'imports-errors',
+  family: 'imports',
+  parse: parseImportErrors,
+  run: (input, ctx) => listImportErrors(ctx, input),
+});

@@ -1,0 +1,10 @@
+import { listImports } from '../../shared/domain/imports.js';
+import { operation } from '../../shared/http/operation.js';
+import { parseImportList } from '../../shared/schemas/imports.js';
+
+export const handler = operation({
+  name: 'imports-list',
+  family: 'imports',
+  parse: parseImportList,
+  run: (input, ctx) => listImports(ctx, input),
+});
