@@ -143,6 +143,60 @@ export interface UpdateArgs {
 }
 
 /**
+ * The requests of one update (pure, tested offline): the record's UpdateItem, guarded by its
+ * version and writing only the changed fields and custom-field keys, plus the index entries to
+ * put and to delete.
+ */
+export function planUpdate(model: EntityModel, accountId: string, current: StoredRecord, change: Change, now: string) {
+  const custom = { ...((current.custom_fields ?? {}) as Record<string, unknown>), ...change.customSet };
+  for (const k of change.customRemove ?? []) delete custom[k];
+  const draft = { ...current, ...change.set, custom_fields: custom, updated_at: now };
+  const idx = model.indexNames(draft);
+  const next = { ...draft, ver: current.ver + 1, idx } as StoredRecord;
+  const addedNames = idx.filter((n) => !current.idx.includes(n));
+  const removedNames = current.idx.filter((n) => !idx.includes(n));
+
+  const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
+  const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
+  const sets = ['#ver = :nver', '#upd = :upd'];
+  const removes: string[] = [];
+  Object.entries(change.set ?? {}).forEach(([k, v], i) => {
+    names[`#f${i}`] = k;
+    values[`:f${i}`] = v;
+    sets.push(`#f${i} = :f${i}`);
+  });
+  if (Object.keys(change.customSet ?? {}).length || (change.customRemove ?? []).length) names['#cf'] = 'custom_fields';
+  Object.entries(change.customSet ?? {}).forEach(([k, v], i) => {
+    names[`#c${i}`] = k;
+    values[`:c${i}`] = v;
+    sets.push(`#cf.#c${i} = :c${i}`);
+  });
+  (change.customRemove ?? []).forEach((k, i) => {
+    names[`#r${i}`] = k;
+    removes.push(`#cf.#r${i}`);
+  });
+  if (addedNames.length || removedNames.length) {
+    names['#idx'] = 'idx';
+    values[':idx'] = idx;
+    sets.push('#idx = :idx');
+  }
+  const update = {
+    TableName: tableName(),
+    Key: keys.record(accountId, model.type, current.id),
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: '#ver = :ver',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+  return {
+    next,
+    update,
+    added: addedNames.map((n) => indexPut(accountId, model.type, n, current)),
+    removed: removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
+  };
+}
+
+/**
  * Partial update with optimistic locking: only the fields that change are written, only the
  * index entries whose values changed are put or deleted, and a lost race re-reads and retries,
  * so concurrent updates of different fields both survive.
@@ -155,60 +209,13 @@ export async function updateRecord(model: EntityModel, args: UpdateArgs): Promis
     const wanted = await args.compute(current);
     const change = wanted && effectiveChange(current, wanted);
     if (!change) return current;
-    const now = args.now ?? new Date().toISOString();
-    const custom = { ...((current.custom_fields ?? {}) as Record<string, unknown>), ...change.customSet };
-    for (const k of change.customRemove ?? []) delete custom[k];
-    const draft = { ...current, ...change.set, custom_fields: custom, updated_at: now };
-    const idx = model.indexNames(draft);
-    const next = { ...draft, ver: current.ver + 1, idx } as StoredRecord;
-    const added = idx.filter((n) => !current.idx.includes(n));
-    const removed = current.idx.filter((n) => !idx.includes(n));
-
-    const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
-    const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
-    const sets = ['#ver = :nver', '#upd = :upd'];
-    const removes: string[] = [];
-    Object.entries(change.set ?? {}).forEach(([k, v], i) => {
-      names[`#f${i}`] = k;
-      values[`:f${i}`] = v;
-      sets.push(`#f${i} = :f${i}`);
-    });
-    if (Object.keys(change.customSet ?? {}).length || (change.customRemove ?? []).length) names['#cf'] = 'custom_fields';
-    Object.entries(change.customSet ?? {}).forEach(([k, v], i) => {
-      names[`#c${i}`] = k;
-      values[`:c${i}`] = v;
-      sets.push(`#cf.#c${i} = :c${i}`);
-    });
-    (change.customRemove ?? []).forEach((k, i) => {
-      names[`#r${i}`] = k;
-      removes.push(`#cf.#r${i}`);
-    });
-    if (added.length || removed.length) {
-      names['#idx'] = 'idx';
-      values[':idx'] = idx;
-      sets.push('#idx = :idx');
-    }
-    const update = {
-      TableName: tableName(),
-      Key: keys.record(args.accountId, model.type, args.id),
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: '#ver = :ver',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    };
+    const { next, update, added, removed } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString());
     if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
     const extra = args.extra?.(current, next) ?? [];
     if (added.length === 0 && removed.length === 0 && extra.length === 0) {
       await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
     } else {
-      await guarded(() =>
-        transact([
-          { Update: update },
-          ...extra,
-          ...added.map((n) => indexPut(args.accountId, model.type, n, current)),
-          ...removed.map((n) => indexDelete(args.accountId, model.type, n, current)),
-        ]),
-      );
+      await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
     }
     return next;
   });

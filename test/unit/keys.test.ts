@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createTableInput, keys, TABLE_DEFINITION } from '../../shared/db/table.js';
+import { createTableInput, keys, orderKey, TABLE_DEFINITION } from '../../shared/db/table.js';
 
 describe('key builders', () => {
   it('property: every account-scoped key starts with the account, so accounts never share a partition', () => {
@@ -19,7 +19,15 @@ describe('key builders', () => {
     const e = keys.indexEntry('acc', 'contact', 't#vip', '2026-01-01T00:00:00.000Z', 'id-1');
     const g = keys.recordGsi('acc', 'contact', '2026-01-01T00:00:00.000Z', 'id-1');
     expect(e.sk).toBe(g.gsi1sk);
-    expect('2026-01-01T00:00:00.001Z#a' > '2026-01-01T00:00:00.000Z#z').toBe(true);
+    // The sort key orders like (created_at, id): a later millisecond wins over any id.
+    fc.assert(
+      fc.property(fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true }), fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true }), fc.uuid(), fc.uuid(), (d1, d2, a, b) => {
+        const k1 = orderKey(d1.toISOString(), a);
+        const k2 = orderKey(d2.toISOString(), b);
+        const expected = d1.getTime() !== d2.getTime() ? d1.getTime() > d2.getTime() : a > b;
+        expect(k1 > k2).toBe(expected);
+      }),
+    );
   });
 
   it('builds CreateTable input from the one table definition', () => {

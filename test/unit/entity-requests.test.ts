@@ -1,0 +1,68 @@
+/**
+ * Offline tests of the DynamoDB requests the entity definitions generate (keys, index entries,
+ * condition and update expressions), beside the connected tests against DynamoDB Local.
+ */
+import { describe, expect, it } from 'vitest';
+import type { StoredRecord } from '../../shared/db/items.js';
+import { newRecordItems, planUpdate } from '../../shared/db/writes.js';
+import { indexNamesOf, modelOf } from '../../shared/domain/entity-service.js';
+import { activityEntity, companyEntity, contactEntity, type EntityDefinition, projectEntity } from '../../shared/schemas/entities/index.js';
+
+process.env.TABLE_NAME ??= 'crm-offline';
+const ACC = '00000000-0000-4000-8000-000000000001';
+const CO = '9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
+const K1 = '3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b';
+const NOW = '2026-11-22T01:16:30.123Z';
+
+describe('index entries derived from the definitions', () => {
+  it('contacts: tags, company and source references, exact email, search prefixes', () => {
+    const names = indexNamesOf(contactEntity as EntityDefinition, {
+      first_name: 'Ada', last_name: 'Lovelace', email: 'Ada@Example.com', phone: '', company_id: CO, company_name: 'Acme', source_id: null, tags: ['vip'],
+    });
+    expect(names).toEqual(expect.arrayContaining(['t#vip', `c#${CO}`, 'e#ada@example.com', 'w#ada', 'w#lov', 'w#lovela', 'w#acm']));
+    expect(names.some((n) => n.startsWith('s#'))).toBe(false);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('companies: exact domain lookup; projects: status values and contact references; activities: type, completed, links', () => {
+    expect(indexNamesOf(companyEntity as EntityDefinition, { name: 'Acme', domain: 'ACME.io', tags: [] })).toEqual(expect.arrayContaining(['d#acme.io', 'w#acm']));
+    expect(indexNamesOf(projectEntity as EntityDefinition, { name: 'Engine', status: 'open', company_id: CO, contact_ids: [K1], tags: [] })).toEqual(
+      expect.arrayContaining(['v#status#open', `c#${CO}`, `k#${K1}`, 'w#eng', 'w#engine']),
+    );
+    const act = indexNamesOf(activityEntity as EntityDefinition, { type: 'task', completed: false, contact_ids: [K1], company_id: null, project_id: null });
+    expect(act.sort()).toEqual(['v#completed#false', 'v#type#task', `k#${K1}`].sort());
+  });
+});
+
+describe('requests of a write', () => {
+  const model = modelOf(contactEntity as EntityDefinition);
+
+  it('a new record is one item keyed by account, type and id, with its GSI position and one entry per index name', () => {
+    const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', tags: ['vip'] } }, NOW, K1);
+    expect(item).toMatchObject({ pk: `A#${ACC}#contact#${K1}`, sk: 'R', gsi1pk: `A#${ACC}#contact`, gsi1sk: `${NOW}#${K1}`, type: 'contact', ver: 1 });
+    expect(entries.map((e) => e.pk).sort()).toEqual([`A#${ACC}#contact#x#t#vip`, `A#${ACC}#contact#x#w#ada`]);
+    expect(entries.every((e) => e.sk === `${NOW}#${K1}` && e.id === K1)).toBe(true);
+  });
+
+  it('an update writes only what changed, guarded by the version, and moves only changed index entries', () => {
+    const { item } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', city: 'Paris', tags: ['vip'], custom_fields: { a: 1 } } }, NOW, K1);
+    const current = item as unknown as StoredRecord;
+    const plan = planUpdate(model, ACC, current, { set: { tags: ['gold'] }, customSet: { b: 2 }, customRemove: ['a'] }, '2026-11-23T00:00:00.000Z');
+    expect(plan.update.Key).toEqual({ pk: `A#${ACC}#contact#${K1}`, sk: 'R' });
+    expect(plan.update.ConditionExpression).toBe('#ver = :ver');
+    expect(plan.update.ExpressionAttributeValues).toMatchObject({ ':ver': 1, ':nver': 2, ':f0': ['gold'], ':c0': 2 });
+    expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0, #cf.#c0 = :c0, #idx = :idx REMOVE #cf.#r0');
+    expect(plan.update.ExpressionAttributeNames).toMatchObject({ '#f0': 'tags', '#c0': 'b', '#r0': 'a', '#cf': 'custom_fields' });
+    expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`]);
+    expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`]);
+    expect(plan.next).toMatchObject({ ver: 2, city: 'Paris', custom_fields: { b: 2 } });
+  });
+
+  it('an update of a field no index holds touches no index entry', () => {
+    const { item } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', notes: '' } }, NOW, K1);
+    const plan = planUpdate(model, ACC, item as unknown as StoredRecord, { set: { notes: 'hello' } }, NOW);
+    expect(plan.added).toEqual([]);
+    expect(plan.removed).toEqual([]);
+    expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0');
+  });
+});
