@@ -17,6 +17,8 @@ import type { Construct } from 'constructs';
 import { type Access, internalFunctions, type OperationEntry, operations } from '../functions/operations.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { ApiFunction } from './api-function.js';
+import { CrmDashboard } from './dashboard.js';
+import { acknowledge, NAG_REASONS } from './nag.js';
 import { bindTable, grantSystemKeySeed } from './grants.js';
 import { removalPolicy, type StageConfig } from './stage.js';
 
@@ -294,6 +296,17 @@ export class CrmStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for `npm run token`' });
     new CfnOutput(this, 'DeliveryQueueUrl', { value: this.deliveryQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'Subscribe to receive alarms' });
+
+    // ---- Operations -------------------------------------------------------------------------
+    new CrmDashboard(this, 'Dashboard', { stage, api: this.api, functions: this.functions, queues: { delivery: this.deliveryQueue, deliveryDlq: this.deliveryDlq, streamFailures: this.streamFailures }, table: this.table });
+
+    // ---- cdk-nag: findings that are by design (lib/nag.ts; per-function ones in ApiFunction) --
+    acknowledge(this.node.findChild('DefaultRoute'), 'AwsSolutions-APIG4', NAG_REASONS.fallbackRoute);
+    acknowledge(this.streamFailures, 'AwsSolutions-SQS3', NAG_REASONS.failureQueueIsDlq);
+    for (const queue of [this.streamFailures, this.deliveryDlq]) acknowledge(queue, 'Serverless-SQSRedrivePolicy', NAG_REASONS.failureQueueIsDlq);
+    acknowledge(streamFn.role!, 'AwsSolutions-IAM5[Resource::*]', NAG_REASONS.streamListStreams);
+    const deliveryFunction = this.functions.get('delivery');
+    if (deliveryFunction) acknowledge(deliveryFunction, 'Serverless-LambdaEventSourceMappingDestination', NAG_REASONS.sqsMappingDestination);
   }
 }
 

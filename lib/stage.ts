@@ -11,7 +11,7 @@ export interface StageConfig {
   retainData: boolean;
   logRetention: RetentionDays;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
-  /** X-Ray active tracing on every function. */
+  /** X-Ray active tracing on every function (both stages: traces are how a slow request is explained). */
   tracing: boolean;
   /** Default route throttling of the API stage (requests per second, burst). */
   throttle: { rateLimit: number; burstLimit: number };
@@ -25,7 +25,7 @@ const CONFIGS: Record<StageName, Omit<StageConfig, 'alarmEmail'>> = {
     retainData: false,
     logRetention: RetentionDays.TWO_WEEKS,
     logLevel: 'DEBUG',
-    tracing: false,
+    tracing: true,
     throttle: { rateLimit: 50, burstLimit: 100 },
   },
   prod: {

@@ -9,7 +9,9 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { internalFunctions, operations } from '../../functions/operations.js';
 import { createTableInput, TABLE_DEFINITION } from '../../shared/db/table.js';
-import { CrmStack, needsOf, TIMEOUTS } from '../../lib/crm-stack.js';
+import { buildCrmApp } from '../../lib/app.js';
+import { needsOf, TIMEOUTS } from '../../lib/crm-stack.js';
+import { METRIC, METRICS_NAMESPACE } from '../../shared/observability/names.js';
 import { TABLE_WRITE_ACTIONS } from '../../lib/grants.js';
 import { REPO_ROOT } from '../../lib/paths.js';
 import { stageConfig } from '../../lib/stage.js';
@@ -30,7 +32,7 @@ interface Resource {
  */
 function synth(stage: 'dev' | 'prod') {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new CrmStack(app, `CrmService-${stage}`, { stage: stageConfig(stage) });
+  const { stack } = buildCrmApp(app, stageConfig(stage));
   const template = Template.fromStack(stack);
   return { stack, template, resources: template.toJSON().Resources as Record<string, Resource> };
 }
@@ -158,6 +160,25 @@ describe('functions: defaults and environment', () => {
     if (name !== 'fallback') expect(refId(env.TABLE_NAME)).toBe(tableId());
   });
 
+  it.each(allFunctionNames.map((name) => [name]))('%s: X-Ray tracing, metrics namespace, no response capture', (name) => {
+    for (const from of [dev, prod]) expect(fnProps(name, from).TracingConfig).toEqual({ Mode: 'Active' });
+    expect(envOf(name).POWERTOOLS_METRICS_NAMESPACE).toBe(METRICS_NAMESPACE);
+    expect(envOf(name).POWERTOOLS_TRACER_CAPTURE_RESPONSE).toBe('false');
+  });
+
+  it.each(allFunctionNames.map((name) => [name]))('%s: no managed policy; logs only to its own log group', (name) => {
+    const role = dev.resources[refId(fnProps(name).Role)!]!.Properties!;
+    expect(role.ManagedPolicyArns ?? []).toEqual([]);
+    const logGroupId = refId((fnProps(name).LoggingConfig as Json).LogGroup);
+    const logStatements = [
+      ...((role.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement),
+      ...statementsOf(name),
+    ].filter((st) => actionsOf([st]).some((a) => a.startsWith('logs:')));
+    expect(logStatements).toHaveLength(1);
+    expect(actionsOf(logStatements).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(logStatements[0]!.Resource).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
+  });
+
   it('gives every log group a retention', () => {
     for (const [, group] of ofType(dev.resources, 'AWS::Logs::LogGroup')) expect(group.Properties!.RetentionInDays).toBeGreaterThan(0);
   });
@@ -208,7 +229,7 @@ describe('least privilege', () => {
   });
 
   it('gives the fallback function no table access at all', () => {
-    expect(actionsOf(statementsOf('fallback'))).toEqual([]);
+    expect(actionsOf(statementsOf('fallback')).filter((a) => !a.startsWith('xray:'))).toEqual([]);
     expect(envOf('fallback')).not.toHaveProperty('TABLE_NAME');
   });
 
@@ -336,6 +357,32 @@ describe('alarms and outputs', () => {
   it('outputs the API URL, the table name and the queue URL', () => {
     const outputs = Object.keys(dev.template.toJSON().Outputs);
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'DeliveryQueueUrl']));
+  });
+});
+
+describe('dashboard', () => {
+  const body = () => {
+    const [, dashboard] = ofType(dev.resources, 'AWS::CloudWatch::Dashboard')[0]!;
+    return JSON.stringify(dashboard.Properties!.DashboardBody);
+  };
+
+  it('has one dashboard per stage, named after it', () => {
+    dev.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    dev.template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'crm-dev' });
+    prod.template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'crm-prod' });
+  });
+
+  it('shows the service metrics (API errors by code, deliveries, imports, inbound mail)', () => {
+    const text = body();
+    for (const name of Object.values(METRIC)) expect(text, name).toContain(name);
+    expect(text).toMatch(new RegExp(`SEARCH\\('\\{${METRICS_NAMESPACE},code,service\\} MetricName=[\\\\"]+${METRIC.apiErrors}`));
+  });
+
+  it('shows the state of every alarm of the stack', () => {
+    const text = body();
+    const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([id]) => id);
+    expect(alarms.length).toBeGreaterThan(5);
+    for (const id of alarms) expect(text, id).toContain(`"${id}","Arn"`);
   });
 });
 

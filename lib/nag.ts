@@ -1,0 +1,21 @@
+import { Validations } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+
+/**
+ * cdk-nag (v3) findings that are by design, acknowledged in code with their reasons. The CDK
+ * test (test/cdk/nag.test.ts) runs AwsSolutionsChecks and ServerlessChecks over the whole app
+ * and requires zero unacknowledged errors and warnings. Findings that hold for every function
+ * are acknowledged in lib/api-function.ts.
+ */
+export const acknowledge = (scope: IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
+
+export const NAG_REASONS = {
+  fallbackRoute:
+    'The $default route answers unknown operations (404) and wrong methods (405) with the contract\'s envelope; it reads no data (its function has no table access) and must answer without a token.',
+  failureQueueIsDlq:
+    'This queue is itself a dead-letter/on-failure queue (the stream mapping\'s on-failure destination or the delivery queue\'s DLQ): it has no DLQ of its own. Its depth is alarmed.',
+  sqsMappingDestination:
+    'An SQS event source mapping has no on-failure destination setting; failed messages go to the source queue\'s redrive DLQ (DeliveryDlq, maxReceiveCount 5), which is alarmed.',
+  streamListStreams:
+    'The DynamoDB event source grants dynamodb:ListStreams, which supports no resource-level permission ("*"); the stream read actions are scoped to the table\'s stream ARN.',
+} as const;
