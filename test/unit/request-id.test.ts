@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { apiEvent } from '../../local/invoke.js';
+import { lambdaContext } from '../../local/server.js';
+import { ApiError } from '../../shared/errors.js';
+import { logger } from '../../shared/http/logger.js';
+import { operation } from '../../shared/http/operation.js';
+
+/** The request id (API Gateway's requestContext.requestId) is in every error body and every log line of the request. */
+const auth = { accountId: randomUUID(), userId: randomUUID() };
+
+function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T; lines: Record<string, unknown>[] }> {
+  const written: string[] = [];
+  const write = (chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  };
+  // Powertools writes errors to stderr, the rest to stdout.
+  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(write), vi.spyOn(process.stderr, 'write').mockImplementation(write)];
+  const level = logger.getLevelName();
+  logger.setLogLevel('INFO');
+  return fn()
+    .then((result) => ({ result, lines: written.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)) }))
+    .finally(() => {
+      logger.setLogLevel(level);
+      for (const spy of spies) spy.mockRestore();
+    });
+}
+
+const probe = (fail?: ApiError) =>
+  operation({
+    name: 'probe-run',
+    family: 'contacts',
+    parse: (body) => body,
+    run: async () => {
+      logger.info('inside the run');
+      if (fail) throw fail;
+      return { fine: true };
+    },
+  });
+
+describe('request_id', () => {
+  it('is in the error body and on the log lines written while the request runs, and only then', async () => {
+    const event = apiEvent('probe-run', {}, auth);
+    const requestId = event.requestContext.requestId;
+    const { result, lines } = await captureLogs(async () => {
+      const res = await probe(new ApiError('contacts.not_found', 'contact not found'))(event, lambdaContext('probe-run'));
+      logger.info('after the request');
+      return res;
+    });
+    expect(result.statusCode).toBe(404);
+    expect(JSON.parse(result.body!)).toEqual({ ok: false, error: { code: 'contacts.not_found', message: 'contact not found', request_id: requestId } });
+    expect(lines.find((l) => l.message === 'inside the run')).toMatchObject({ request_id: requestId, operation: 'probe-run' });
+    expect(lines.find((l) => l.message === 'after the request')).not.toHaveProperty('request_id');
+  });
+
+  it('is on unexpected errors (500) and their error log line too', async () => {
+    const event = apiEvent('probe-run', {}, auth);
+    const requestId = event.requestContext.requestId;
+    const failing = operation({
+      name: 'probe-crash',
+      family: 'contacts',
+      parse: (body) => body,
+      run: async () => {
+        throw new Error('boom');
+      },
+    });
+    const { result, lines } = await captureLogs(() => failing(event, lambdaContext('probe-crash')));
+    expect(result.statusCode).toBe(500);
+    expect(JSON.parse(result.body!).error).toMatchObject({ code: 'contacts.internal', request_id: requestId });
+    expect(lines.find((l) => l.level === 'ERROR')).toMatchObject({ request_id: requestId, code: 'contacts.internal' });
+  });
+
+  it('is absent when no request id is known (no empty value)', async () => {
+    const event = apiEvent('probe-run', {}, auth);
+    (event.requestContext as { requestId?: string }).requestId = '';
+    const res = await probe(new ApiError('contacts.not_found', 'contact not found'))(event, lambdaContext('probe-run'));
+    expect(JSON.parse(res.body!).error).not.toHaveProperty('request_id');
+  });
+});
