@@ -1,5 +1,5 @@
 import { ApiError } from '../shared/errors.js';
-import { type ApiEvent, type ApiResult, errorResponse, requestIdOf } from '../shared/http/operation.js';
+import { type ApiEvent, type ApiResult, errorResponse, requestIdOf } from '../shared/http/envelope.js';
 import { operationByName } from './operations.js';
 
 /** The `$default` route: unknown operations are 404, other methods on known ones 405. */

@@ -1,16 +1,17 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2WithLambdaAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { ApiError, type Family, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
 import { countMetric, METRIC } from '../observability/metrics.js';
 import { annotate, traced } from '../observability/tracer.js';
+import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
 import { logger } from './logger.js';
 
 export type { AuthContext, OperationContext };
 
 
-export type ApiEvent = APIGatewayProxyEventV2WithLambdaAuthorizer<AuthContext>;
-export type ApiResult = APIGatewayProxyStructuredResultV2;
+export type { ApiEvent, ApiResult };
+export { errorResponse, jsonResponse, requestIdOf };
 
 
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -30,23 +31,6 @@ export interface OperationSpec<I, R> {
   parse: (body: Record<string, unknown>) => I;
   run: (input: I, ctx: OperationContext) => Promise<R>;
 }
-
-const JSON_HEADERS = { 'content-type': 'application/json' };
-
-export function jsonResponse(statusCode: number, body: unknown): ApiResult {
-  return { statusCode, headers: JSON_HEADERS, body: JSON.stringify(body) };
-}
-
-/**
- * The contract's failure envelope. `requestId` is API Gateway's request id (the local server makes
- * one too): it is in every log line of the request and in the API access log, so a user's report
- * can be found.
- */
-export function errorResponse(error: ApiError, requestId?: string): ApiResult {
-  return jsonResponse(error.status, { ok: false, error: { ...error.toJSON(), ...(requestId ? { request_id: requestId } : {}) } });
-}
-
-export const requestIdOf = (event: Pick<ApiEvent, 'requestContext'> | undefined): string | undefined => event?.requestContext?.requestId || undefined;
 
 /** Maps anything thrown to the contract's envelope; unexpected errors become `<family>.internal`. */
 export function toApiError(error: unknown, family: Family): ApiError {
