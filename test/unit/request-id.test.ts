@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { apiEvent } from '../../local/invoke.js';
 import { lambdaContext } from '../../local/server.js';
 import { ApiError } from '../../shared/errors.js';
+import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
 import { operation } from '../../shared/http/operation.js';
 
@@ -76,5 +77,18 @@ describe('request_id', () => {
     (event.requestContext as { requestId?: string }).requestId = '';
     const res = await probe(new ApiError('contacts.not_found', 'contact not found'))(event, lambdaContext('probe-run'));
     expect(JSON.parse(res.body!).error).not.toHaveProperty('request_id');
+  });
+
+  it('is the Lambda request id on the log lines of other functions (instrumented), with or without a context', async () => {
+    const handler = instrumented('probe-worker', async (event: { n: number }) => {
+      logger.info('working');
+      return event.n + 1;
+    });
+    const context = lambdaContext('probe-worker');
+    const { result, lines } = await captureLogs(async () => [await handler({ n: 1 }, context), await (handler as unknown as (e: { n: number }) => Promise<number>)({ n: 2 })]);
+    expect(result).toEqual([2, 3]);
+    const working = lines.filter((l) => l.message === 'working');
+    expect(working[0]).toMatchObject({ request_id: context.awsRequestId, function: 'probe-worker' });
+    expect(working[1]).not.toHaveProperty('request_id');
   });
 });

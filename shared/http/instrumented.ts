@@ -1,0 +1,31 @@
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { annotate, traced } from '../observability/tracer.js';
+import { logger } from './logger.js';
+
+/**
+ * Wraps a handler of a function that is not an API operation (stream consumer, delivery worker,
+ * sweeper, import worker, inbound mail…) with what operations get from `operation()`: the
+ * Powertools Tracer subsegment (annotated with `function`) and the Lambda request id on every
+ * log line (`request_id`). Locally and in tests the tracer is off and the handler runs as is;
+ * the context may be absent (the local workers call handlers with the event only).
+ *
+ *   export const handler = instrumented('delivery', async (event: SQSEvent) => { … });
+ */
+export function instrumented<E, R>(name: string, handler: (event: E, context: Context) => Promise<R>) {
+  const clear = async () => {
+    logger.removeKeys(['request_id', 'function']);
+  };
+  return middy<E, R, Error, Context>()
+    .use(traced() as middy.MiddlewareObj<E, R, Error, Context>)
+    .use({
+      before: async (request) => {
+        const requestId = (request.context as Partial<Context> | undefined)?.awsRequestId;
+        logger.appendKeys({ function: name, ...(requestId ? { request_id: requestId } : {}) });
+        annotate('function', name);
+      },
+      after: clear,
+      onError: clear,
+    })
+    .handler(handler);
+}
