@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { type EntityType, RECORD_SK } from './table.js';
+import { type EntityType, RECORD_SK, TABLE_DEFINITION } from './table.js';
 
 /** A change of one record (contact, company, source) read from the table's stream. */
 export interface RecordChange {
@@ -27,12 +27,13 @@ export function toRecordChange(record: DynamoDBRecord): RecordChange | undefined
   const newImage = image(d.NewImage);
   const oldImage = image(d.OldImage);
   const item = newImage ?? oldImage;
-  if (!item || item.sk !== RECORD_SK || typeof item.type !== 'string' || typeof item.account_id !== 'string') return undefined;
+  const entity = item?.[TABLE_DEFINITION.entityTypeAttribute];
+  if (!item || item.sk !== RECORD_SK || typeof entity !== 'string' || typeof item.account_id !== 'string') return undefined;
   const seconds = typeof d.ApproximateCreationDateTime === 'number' ? d.ApproximateCreationDateTime : undefined;
   return {
     eventId: record.eventID ?? `${item.pk}:${d.SequenceNumber}`,
     op: OPS[record.eventName],
-    type: item.type as EntityType,
+    type: entity as EntityType,
     accountId: item.account_id,
     id: String(item.id),
     at: seconds ? new Date(seconds * 1000).toISOString() : new Date().toISOString(),

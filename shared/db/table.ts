@@ -11,6 +11,11 @@ export const TABLE_DEFINITION = {
   /** GSI on account + entity type + created_at: the newest-first listing of every entity. */
   gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   stream: 'NEW_AND_OLD_IMAGES',
+  /**
+   * The entity type of a record item (`contact`, `activity`, …). Not `type`: that is an API field
+   * of some entities (an activity's type).
+   */
+  entityTypeAttribute: 'entity',
   /** Epoch-seconds attribute that expires items (idempotency records). */
   ttlAttribute: 'ttl',
 } as const;
@@ -149,20 +154,24 @@ export const keys = {
     gsi1sk: `${dueAt}#${id}`,
   }),
   webhookDuePartition: (hourBucket: string, shard: number) => `WHDUE#${hourBucket}#${shard}`,
-  /**
-   * How many endpoints an account has (at most 20): one counter item, changed in the same
-   * transaction as the endpoint it counts.
-   */
-  webhookEndpointCount: (accountId: string) => ({ pk: `${acct(accountId)}#whn`, sk: 'N' }),
-  /**
-   * The sweeper's index of pending deliveries by due time (sparse GSI1 attributes, present only
-   * while a delivery is pending): one partition per hour of due time and shard, sorted by due time.
-   */
-  webhookDue: (hourBucket: string, shard: number, dueAt: string, id: string) => ({
-    gsi1pk: `WHDUE#${hourBucket}#${shard}`,
-    gsi1sk: `${dueAt}#${id}`,
-  }),
-  webhookDuePartition: (hourBucket: string, shard: number) => `WHDUE#${hourBucket}#${shard}`,
+  // ---- inbound emails (shared/db/inbound-emails.ts) ------------------------------------------
+  /** The account's inbound address key (created once, stable). */
+  inboundAddress: (accountId: string) => ({ pk: `${acct(accountId)}#ia`, sk: 'ADDR' }),
+  /** Reverse item: which account an inbound address key belongs to (the SMTP/SES recipient check). */
+  inboundAddressOwner: (addressKey: string) => ({ pk: `INBOUND#${addressKey}`, sk: 'OWNER' }),
+  /** An inbound email: its record (`sk` IE) and the chunks of a long text (`sk` T#nnn) share one partition. */
+  inboundEmailPartition: (accountId: string, id: string) => `${acct(accountId)}#ie#${id}`,
+  inboundEmail: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#ie#${id}`, sk: 'IE' }),
+  inboundEmailText: (accountId: string, id: string, n: number) => ({ pk: `${acct(accountId)}#ie#${id}`, sk: `T#${String(n).padStart(3, '0')}` }),
+  /** GSI1 attributes of an inbound email: the account's list, newest first. */
+  inboundEmailGsi: (accountId: string, createdAt: string, id: string) => ({ gsi1pk: `${acct(accountId)}#ie`, gsi1sk: orderKey(createdAt, id) }),
+  inboundEmailListPartition: (accountId: string) => `${acct(accountId)}#ie`,
+  /** Index entry: an inbound email matched to a contact (the `contact_id` filter), sorted like the list. */
+  inboundEmailByContactPartition: (accountId: string, contactId: string) => `${acct(accountId)}#iec#${contactId}`,
+  inboundEmailByContact: (accountId: string, contactId: string, createdAt: string, id: string) => ({ pk: `${acct(accountId)}#iec#${contactId}`, sk: orderKey(createdAt, id) }),
+  /** One item per (account, Message-ID hash): the same message is stored once per account. */
+  inboundMessageId: (accountId: string, messageHash: string) => ({ pk: `${acct(accountId)}#iem#${messageHash}`, sk: 'M' }),
+  // ---- end inbound emails ---------------------------------------------------------------------
   // --- imports (shared/db/imports.ts) ---------------------------------------------------------
   /** An import job: one partition per job, holding the job item and its row errors. */
   importJob: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#imp#${id}`, sk: 'IMP' }),

@@ -7,7 +7,7 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
 import { cancellationCodes, getRecord, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
-import { type EntityType, keys } from './table.js';
+import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
 
 export interface EntityModel {
   type: EntityType;
@@ -91,8 +91,8 @@ export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'check
   const item = {
     ...keys.record(args.accountId, model.type, id),
     ...keys.recordGsi(args.accountId, model.type, now, id),
-    type: model.type,
     ...record,
+    [TABLE_DEFINITION.entityTypeAttribute]: model.type,
   };
   const entries = idx.map((name) => ({ ...keys.indexEntry(args.accountId, model.type, name, now, id), id }));
   return { record, item, entries };

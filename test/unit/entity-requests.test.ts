@@ -39,7 +39,7 @@ describe('requests of a write', () => {
 
   it('a new record is one item keyed by account, type and id, with its GSI position and one entry per index name', () => {
     const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', tags: ['vip'] } }, NOW, K1);
-    expect(item).toMatchObject({ pk: `A#${ACC}#contact#${K1}`, sk: 'R', gsi1pk: `A#${ACC}#contact`, gsi1sk: `${NOW}#${K1}`, type: 'contact', ver: 1 });
+    expect(item).toMatchObject({ pk: `A#${ACC}#contact#${K1}`, sk: 'R', gsi1pk: `A#${ACC}#contact`, gsi1sk: `${NOW}#${K1}`, entity: 'contact', ver: 1 });
     expect(entries.map((e) => e.pk).sort()).toEqual([`A#${ACC}#contact#x#t#vip`, `A#${ACC}#contact#x#w#ada`]);
     expect(entries.every((e) => e.sk === `${NOW}#${K1}` && e.id === K1)).toBe(true);
   });
