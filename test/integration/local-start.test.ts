@@ -26,7 +26,7 @@ async function startNpm(env: Record<string, string> = {}): Promise<Started> {
   const port = await freePort();
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'CRM_DEV_TOKENS', 'CRM_DATA_DIR', 'LOG_LEVEL'].includes(k)));
   // Its own process group, like a shell job: a "Ctrl-C" is a SIGINT to that group.
-  const child = spawn('npm', ['start'], { cwd: REPO, env: { ...base, PORT: String(port), ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], { cwd: REPO, env: { ...base, PORT: String(port), SMTP_PORT: '0', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));
