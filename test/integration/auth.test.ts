@@ -18,6 +18,6 @@ describe('authorizer and handler auth (the deployed path)', () => {
   it('handlers answer an empty authorizer context with 401 auth.unauthorized before reading the body', async () => {
     const r = await invoke('contacts-create', '{broken json', undefined);
     expect(r.status).toBe(401);
-    expect(r.body).toEqual({ ok: false, error: { code: 'auth.unauthorized', message: expect.any(String) } });
+    expect(r.body).toEqual({ ok: false, error: { code: 'auth.unauthorized', message: expect.any(String), request_id: expect.any(String) } });
   });
 });
