@@ -12,6 +12,8 @@ import { createApiServer, type RequestLog, type StaticRoute } from './server.js'
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 import { type StreamPoller, startStreamPoller } from './stream-poller.js';
 import { type LocalSweeper, startLocalSweeper } from './webhook-sweeper.js';
+import { DEFAULT_SMTP_PORT, type SmtpListener, startSmtpListener } from './smtp.js';
+import { inboundAddress } from '../shared/domain/inbound-emails.js';
 
 export const DEFAULT_ACCOUNT: AuthContext = {
   accountId: '00000000-0000-4000-8000-000000000001',
@@ -48,6 +50,10 @@ export interface LocalStackOptions {
   onQueueError?: (e: unknown) => void;
   /** Called once per answered HTTP request (npm start prints a line). */
   onRequest?: (entry: RequestLog) => void;
+  /** SMTP listener port (inbound email): SMTP_PORT, else 2525 when `port` is fixed, else a free port. */
+  smtpPort?: number;
+  /** Errors of the SMTP listener or of processing a message (the client got a 4xx); default: onQueueError. */
+  onSmtpError?: (e: unknown) => void;
 }
 
 export interface LocalStack {
@@ -62,6 +68,9 @@ export interface LocalStack {
   queueWorker: QueueWorker;
   sweeper: LocalSweeper;
   server: Server;
+  /** The local SMTP listener (inbound email) and the inbound address of each token's account. */
+  smtp: SmtpListener;
+  inboundAddresses: Array<{ accountId: string; address: string }>;
   stop(): Promise<void>;
 }
 
@@ -77,7 +86,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   let queue: LocalQueue | undefined;
   let queueWorker: QueueWorker | undefined;
   let sweeper: LocalSweeper | undefined;
+  let smtp: SmtpListener | undefined;
   const stop = async () => {
+    await smtp?.stop();
     if (server) await new Promise<void>((r) => server!.close(() => r()));
     server?.closeAllConnections?.();
     await poller?.stop();
@@ -114,6 +125,14 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // With a data directory, the stream resumes after the last record handled before a restart.
     const positionFile = opts.dataDir ? `${opts.dataDir}/stream-positions.json` : undefined;
     poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError, positionFile });
+    // ---- inbound email (contract §11): SMTP on 127.0.0.1, the same processing as SES → S3 → Lambda.
+    process.env.CRM_INBOUND_DOMAIN ??= 'inbound.localhost';
+    const smtpPort = opts.smtpPort ?? (process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : opts.port ? DEFAULT_SMTP_PORT : 0);
+    smtp = await startSmtpListener({ port: smtpPort, host: '127.0.0.1', onError: opts.onSmtpError ?? opts.onQueueError });
+    const inboundAddresses = await Promise.all(
+      [...new Map(tokens.map((t) => [t.accountId, t])).values()].map(async (t) => ({ accountId: t.accountId, address: (await inboundAddress({ ...t, operation: 'inbound-emails-address', headers: {} })).address })),
+    );
+    // ---- end inbound email
     server = createApiServer(opts.routes, { onRequest: opts.onRequest });
     const srv = server;
     await new Promise<void>((resolve, reject) => {
@@ -121,7 +140,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, server, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, server, smtp, inboundAddresses, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -48,6 +48,7 @@ console.log(`CRM API ready at ${stack.baseUrl}/api/<operation>`);
 console.log(`API reference at ${stack.baseUrl}/docs (OpenAPI document: ${stack.baseUrl}/openapi.json)`);
 console.log(`DynamoDB Local at ${stack.dynamoEndpoint} (table ${stack.tableName}${optionalEnv('CRM_DATA_DIR') ? `, data in ${optionalEnv('CRM_DATA_DIR')}` : ', in memory'})`);
 console.log(`webhook delivery queue at ${stack.deliveryQueueUrl} (see docs/webhooks.md)`);
+for (const a of stack.inboundAddresses) console.log(`inbound email: smtp://127.0.0.1:${stack.smtp.port} accepts mail for ${a.address} (account ${a.accountId}; see docs/inbound-email.md)`);
 for (const t of stack.tokens) console.log(`token for account ${t.accountId} (user ${t.userId}): ${t.token}`);
 console.log(`try: curl -s -X POST ${stack.baseUrl}/api/contacts-list -H 'Authorization: Bearer ${stack.tokens[0]?.token}' -H 'Content-Type: application/json' -d '{}'`);
 

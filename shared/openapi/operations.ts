@@ -36,6 +36,7 @@ import {
 } from '../schemas/entities/index.js';
 import type { OperationDoc } from './doc-types.js';
 import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js';
+import { inboundComponentSchemas, inboundOperationDocs } from './inbound-docs.js';
 import { importComponentSchemas, importOperationDocs } from './import-docs.js';
 
 export type { OperationDoc };
@@ -70,6 +71,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   CustomFieldCreateInput: customFieldCreateInput,
   CustomFieldUpdateInput: customFieldUpdateInput,
   ...webhookComponentSchemas,
+  ...inboundComponentSchemas,
   ...importComponentSchemas,
 };
 
@@ -114,6 +116,7 @@ export const operationDocs = {
   'custom-fields-delete': { summary: 'Delete a custom field definition and its values on every record', input: idOnlyInput, result: deletedSchema },
 
   ...webhookOperationDocs,
+  ...inboundOperationDocs,
   ...importOperationDocs,
 } satisfies Record<string, OperationDoc>;
 

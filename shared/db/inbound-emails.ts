@@ -1,0 +1,331 @@
+/**
+ * The inbound-email data layer: every DynamoDB call of contract §11.
+ *
+ * - Address: `keys.inboundAddress(account)` holds the account's random address key, and the
+ *   reverse item `keys.inboundAddressOwner(key)` the account it belongs to (what the SMTP
+ *   listener and the SES function read to accept a recipient). Both are written once, together.
+ * - Email: `keys.inboundEmail(account, id)` — the API fields plus bookkeeping (`message_hash`,
+ *   `text_chunks`, `pending_activity`), with GSI1 attributes for the account's newest-first list.
+ *   A text too large for one item continues in `keys.inboundEmailText` items of the same partition.
+ * - `keys.inboundMessageId(account, hash)`: one item per Message-ID (hash) and account, written in
+ *   the same transaction as the email, so the same message is stored once; it stays (marked
+ *   `deleted`) when the email is deleted, so a redelivery does not bring it back.
+ * - `keys.inboundEmailByContact(account, contact, …)`: one entry per matched contact (the
+ *   `contact_id` filter), sorted like the list.
+ */
+import { BatchWriteCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { batchGetItems, cancellationCodes, isConditionFailure, positionOf, type TransactItem } from './items.js';
+import { readPartition } from './lists.js';
+import { keys, TABLE_DEFINITION } from './table.js';
+
+export interface InboundAddressEntry {
+  address: string;
+  name: string;
+}
+
+export interface InboundAttachmentEntry {
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+}
+
+/** The API record of an inbound email (contract §11). */
+export interface InboundEmailRecord {
+  id: string;
+  account_id: string;
+  message_id: string;
+  from: InboundAddressEntry | null;
+  to: InboundAddressEntry[];
+  cc: InboundAddressEntry[];
+  subject: string;
+  text: string;
+  truncated: boolean;
+  attachments: InboundAttachmentEntry[];
+  /** The message's Date header (ISO 8601), null when absent or unreadable. */
+  sent_at: string | null;
+  received_at: string;
+  size_bytes: number;
+  matched_contact_ids: string[];
+  activity_id: string | null;
+  created_at: string;
+}
+
+/** What is stored besides the API fields. */
+export interface InboundEmailItem extends InboundEmailRecord {
+  message_hash: string;
+  /** Number of `T#nnn` items holding the rest of the text (0: all of it is in `text`). */
+  text_chunks: number;
+  /** Contacts matched but the activity not linked yet (a retry finishes the job). */
+  pending_activity?: boolean;
+}
+
+/** Largest item part kept for text in one item (DynamoDB's item limit is 400 KB). */
+export const TEXT_ITEM_BYTES = 350_000;
+
+const BOOKKEEPING = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.ttlAttribute]);
+const strip = (item: Record<string, unknown>) => Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k)));
+
+/** Cuts a string into pieces of at most `bytes` UTF-8 bytes, never inside a character. */
+export function splitUtf8(text: string, bytes: number): string[] {
+  const buf = Buffer.from(text, 'utf8');
+  const out: string[] = [];
+  let start = 0;
+  while (start < buf.length) {
+    let end = Math.min(start + bytes, buf.length);
+    while (end < buf.length && end > start && (buf[end]! & 0xc0) === 0x80) end--;
+    out.push(buf.subarray(start, end).toString('utf8'));
+    start = end;
+  }
+  return out;
+}
+
+// ---- address ------------------------------------------------------------------------------------
+
+/**
+ * The account's address key: read, or created once (`create()` makes a candidate). Concurrent
+ * first calls race on conditional puts in one transaction; the loser reads the winner's key.
+ */
+export async function addressKeyOf(accountId: string, userId: string, create: () => string): Promise<string> {
+  const read = async () => {
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundAddress(accountId), ConsistentRead: true }));
+    return typeof out.Item?.address_key === 'string' ? out.Item.address_key : undefined;
+  };
+  const existing = await read();
+  if (existing) return existing;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const key = create();
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: tableName(), Item: { ...keys.inboundAddress(accountId), address_key: key, created_by: userId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            { Put: { TableName: tableName(), Item: { ...keys.inboundAddressOwner(key), account_id: accountId, user_id: userId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
+      return key;
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (!codes) throw error;
+      if (codes[0] === 'ConditionalCheckFailed') {
+        const theirs = await read();
+        if (theirs) return theirs;
+      }
+      // The key was taken by another account (never in practice: 120 random bits): try another.
+    }
+  }
+  throw new Error('could not create an inbound address');
+}
+
+/**
+ * The account an address key belongs to, and the user who created the address (the activities
+ * logged from its mail are theirs: `created_by`), or undefined.
+ */
+export async function accountOfAddressKey(addressKey: string): Promise<{ accountId: string; userId: string } | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundAddressOwner(addressKey) }));
+  const item = out.Item;
+  return typeof item?.account_id === 'string' && typeof item.user_id === 'string' ? { accountId: item.account_id, userId: item.user_id } : undefined;
+}
+
+// ---- emails -------------------------------------------------------------------------------------
+
+export type InsertOutcome = { inserted: true } | { inserted: false; existingId: string; deleted: boolean };
+
+/**
+ * Stores the email, its text chunks and its Message-ID item in one transaction; when the
+ * Message-ID item exists already, nothing is written and the existing email's id is returned.
+ */
+export async function insertInboundEmail(item: InboundEmailItem, textRest: string[]): Promise<InsertOutcome> {
+  const { account_id: accountId, id } = item;
+  const transact: TransactItem[] = [
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.inboundMessageId(accountId, item.message_hash), email_id: id, created_at: item.created_at },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    { Put: { TableName: tableName(), Item: { ...keys.inboundEmail(accountId, id), ...keys.inboundEmailGsi(accountId, item.created_at, id), ...item, text_chunks: textRest.length } } },
+    ...textRest.map((text, i) => ({ Put: { TableName: tableName(), Item: { ...keys.inboundEmailText(accountId, id, i), text } } })),
+  ];
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: transact }));
+    return { inserted: true };
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundMessageId(accountId, item.message_hash), ConsistentRead: true }));
+    if (!out.Item) throw error;
+    return { inserted: false, existingId: String(out.Item.email_id), deleted: out.Item.deleted === true };
+  }
+}
+
+/** Writes items with BatchWriteItem (25 per call), retrying unprocessed ones with back-off. */
+async function batchWrite(requests: Array<{ PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } }>): Promise<void> {
+  let pending = [...requests];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    const chunk = pending.slice(0, 25);
+    pending = pending.slice(25);
+    const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: chunk } }));
+    const unprocessed = out.UnprocessedItems?.[tableName()] ?? [];
+    if (unprocessed.length) {
+      if (attempt > 10) throw new Error('BatchWriteItem kept returning unprocessed items');
+      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+      pending.push(...(unprocessed as typeof requests));
+    }
+  }
+}
+
+/** The `contact_id` index entries of an email (idempotent). */
+export async function putContactEntries(accountId: string, id: string, createdAt: string, contactIds: string[]): Promise<void> {
+  await batchWrite(contactIds.map((c) => ({ PutRequest: { Item: { ...keys.inboundEmailByContact(accountId, c, createdAt, id), id } } })));
+}
+
+/** Links the email to its activity (and ends `pending_activity`). False when the email is gone. */
+export async function setEmailActivity(accountId: string, id: string, activityId: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.inboundEmail(accountId, id),
+        UpdateExpression: 'SET activity_id = :a REMOVE pending_activity',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':a': activityId },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Joins an email item with the text chunks of its partition. */
+function assemble(parts: Record<string, unknown>[]): InboundEmailItem | undefined {
+  const record = parts.find((p) => p.sk === 'IE');
+  if (!record) return undefined;
+  const chunks = parts
+    .filter((p) => typeof p.sk === 'string' && p.sk.startsWith('T#'))
+    .sort((a, b) => String(a.sk).localeCompare(String(b.sk)))
+    .map((p) => String(p.text ?? ''));
+  const item = strip(record) as unknown as InboundEmailItem;
+  return chunks.length ? { ...item, text: item.text + chunks.join('') } : item;
+}
+
+async function readEmailPartition(accountId: string, id: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': keys.inboundEmailPartition(accountId, id) },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** The email with its whole text, or undefined. */
+export async function getInboundEmailItem(accountId: string, id: string): Promise<InboundEmailItem | undefined> {
+  return assemble(await readEmailPartition(accountId, id));
+}
+
+/** Completes items whose text continues in chunk items. */
+async function withText(accountId: string, items: Record<string, unknown>[]): Promise<InboundEmailItem[]> {
+  return Promise.all(
+    items.map(async (raw) => {
+      if (Number(raw.text_chunks ?? 0) > 0) return (await getInboundEmailItem(accountId, String(raw.id))) ?? (strip(raw) as unknown as InboundEmailItem);
+      return strip(raw) as unknown as InboundEmailItem;
+    }),
+  );
+}
+
+/**
+ * One page of the account's emails, newest first, strictly after `after` (a position
+ * `created_at#id`): the whole list (GSI1) or one contact's entries. Reads `limit + 1` to know
+ * whether more exist; `next` is the position of the last item returned.
+ */
+export async function listInboundEmailItems(accountId: string, opts: { contactId?: string; after?: string; limit: number }): Promise<{ items: InboundEmailItem[]; next?: string }> {
+  const want = opts.limit + 1;
+  const found: Record<string, unknown>[] = [];
+  if (!opts.contactId) {
+    const g = TABLE_DEFINITION.gsi1;
+    for await (const item of readPartition(
+      { IndexName: g.name, KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': g.partitionKey }, ExpressionAttributeValues: { ':p': keys.inboundEmailListPartition(accountId) } },
+      g.sortKey,
+      opts.after,
+      want,
+    )) {
+      found.push(item);
+      if (found.length >= want) break;
+    }
+  } else {
+    const reader = readPartition(
+      { KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.inboundEmailByContactPartition(accountId, opts.contactId) } },
+      'sk',
+      opts.after,
+      want,
+    )[Symbol.asyncIterator]();
+    // Entries of deleted emails (a delete interrupted half-way) are skipped: read on until the page is full.
+    let done = false;
+    while (found.length < want && !done) {
+      const batch: Array<{ id: string; position: string }> = [];
+      while (batch.length < want - found.length) {
+        const n = await reader.next();
+        if (n.done) {
+          done = true;
+          break;
+        }
+        batch.push({ id: String(n.value.id), position: String(n.value.sk) });
+      }
+      if (batch.length === 0) break;
+      const records = await batchGetItems(batch.map((b) => keys.inboundEmail(accountId, b.id)));
+      const byId = new Map(records.map((r) => [String(r.id), r]));
+      for (const b of batch) {
+        const r = byId.get(b.id);
+        if (r && positionOf(r as { created_at: string; id: string }) === b.position) found.push(r);
+      }
+    }
+    await reader.return?.(undefined);
+  }
+  const items = await withText(accountId, found.slice(0, opts.limit));
+  const next = found.length > opts.limit ? positionOf(items[items.length - 1]!) : undefined;
+  return { items, next };
+}
+
+/**
+ * Deletes the email, its text chunks and contact entries, and marks its Message-ID item deleted
+ * (a redelivery of the same message stays out). Returns the deleted email, or undefined.
+ */
+export async function deleteInboundEmailItem(accountId: string, id: string): Promise<InboundEmailItem | undefined> {
+  const current = await getInboundEmailItem(accountId, id);
+  if (!current) return undefined;
+  try {
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.inboundEmail(accountId, id), ConditionExpression: 'attribute_exists(pk)' }));
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+  await batchWrite([
+    ...Array.from({ length: current.text_chunks }, (_, i) => ({ DeleteRequest: { Key: keys.inboundEmailText(accountId, id, i) } })),
+    ...current.matched_contact_ids.map((c) => ({ DeleteRequest: { Key: keys.inboundEmailByContact(accountId, c, current.created_at, id) } })),
+  ]);
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.inboundMessageId(accountId, current.message_hash),
+      UpdateExpression: 'SET deleted = :t',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':t': true },
+    }),
+  ).catch((error: unknown) => {
+    if (!isConditionFailure(error)) throw error;
+  });
+  return current;
+}
