@@ -32,6 +32,10 @@ export const deliveryHandler =
           const step = await processDelivery(ref, deps);
           steps.push(step);
           logger.debug('delivery message handled', { deliveryId: ref.delivery_id, step });
+          // One line per failed attempt (npm start shows it; LOG_LEVEL=error hides it); the status and error are in webhooks-deliveries.
+          if (step === 'failed' || step === 'retry-scheduled') {
+            logger.warn(step === 'failed' ? 'webhook attempt failed, no attempts left' : 'webhook attempt failed, retry scheduled', { deliveryId: ref.delivery_id, endpointId: ref.endpoint_id });
+          }
           return undefined;
         } catch (error) {
           logger.error('delivery message failed', { deliveryId: ref.delivery_id, error: error as Error });
