@@ -24,7 +24,7 @@ const running: number[] = [];
 
 async function startNpm(env: Record<string, string> = {}): Promise<Started> {
   const port = await freePort();
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'CRM_DEV_TOKENS', 'CRM_DATA_DIR', 'LOG_LEVEL'].includes(k)));
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'CRM_DEV_TOKENS', 'CRM_DATA_DIR', 'LOG_LEVEL', 'POWERTOOLS_LOG_LEVEL', 'CURSOR_SECRET'].includes(k)));
   // Its own process group, like a shell job: a "Ctrl-C" is a SIGINT to that group.
   const child = spawn('npm', ['start'], { cwd: REPO, env: { ...base, PORT: String(port), SMTP_PORT: '0', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -180,6 +180,16 @@ describe('npm start', () => {
     const deadline = Date.now() + 5_000;
     while (!started.output().includes(line) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(started.output()).toMatch(new RegExp(`POST contacts-get 404 \\d+ ms \\(request ${body.error.request_id}\\)`));
+
+    // A webhook endpoint where nothing listens: the first attempt fails and npm start says so.
+    const call = (op: string, payload: unknown) =>
+      fetch(`http://127.0.0.1:${started.port}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${started.token}`, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+    const closed = await freePort();
+    expect((await call('webhooks-create', { url: `http://127.0.0.1:${closed}/hook`, events: ['contact.created'] })).status).toBe(200);
+    expect((await call('contacts-create', { first_name: 'Ada' })).status).toBe(200);
+    const attemptDeadline = Date.now() + 20_000;
+    while (!started.output().includes('webhook attempt failed') && Date.now() < attemptDeadline) await new Promise((r) => setTimeout(r, 100));
+    expect(started.output()).toMatch(/"level":"WARN","message":"webhook attempt failed, retry scheduled"/);
 
     process.kill(started.child.pid!, 'SIGTERM');
     expect(await waitGone(tree)).toEqual([]);
