@@ -17,6 +17,7 @@ import type { Construct } from 'constructs';
 import { type Access, internalFunctions, type OperationEntry, operations } from '../functions/operations.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { ApiFunction } from './api-function.js';
+import { WebhookSweeper } from './webhook-sweeper.js';
 import { CrmDashboard } from './dashboard.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 import { bindTable, grantSystemKeySeed } from './grants.js';
@@ -106,7 +107,7 @@ export class CrmStack extends Stack {
 
     // ---- Functions ----------------------------------------------------------------------
     const internal: Partial<Record<string, InternalEntry>> = internalFunctions;
-    const wired = new Set(['authorizer', 'fallback', 'stream', 'delivery']);
+    const wired = new Set(['authorizer', 'fallback', 'stream', 'delivery', 'sweeper']);
     const unwired = Object.keys(internal).filter((name) => !wired.has(name));
     // Internal functions need their own event source and grants: fail loudly rather than skip one.
     if (unwired.length) throw new Error(`internal functions without stack wiring: ${unwired.join(', ')} (lib/crm-stack.ts)`);
@@ -229,6 +230,7 @@ export class CrmStack extends Stack {
       this.webhookSecretsKey.grantDecrypt(deliveryFn);
       deliveryFn.addEventSource(new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
     }
+    if (internal.sweeper) new WebhookSweeper(this, 'WebhookSweeper', { entry: internal.sweeper, fn, table: this.table, deliveryQueue: this.deliveryQueue });
 
     // ---- Alarms ---------------------------------------------------------------------------
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `crm ${stage.name} alarms`, enforceSSL: true });

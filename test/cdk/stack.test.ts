@@ -234,7 +234,7 @@ describe('least privilege', () => {
   });
 
   it('lets only the queue users send to the delivery queue', () => {
-    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...operations.filter((op) => needsOf(op).includes('queue')).map((op) => op.name)];
+    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...operations.filter((op) => needsOf(op).includes('queue')).map((op) => op.name)];
     for (const name of allFunctionNames) {
       const sends = actionsOf(statementsOf(name)).includes('sqs:SendMessage');
       expect(sends, name).toBe(senders.includes(name));
@@ -433,4 +433,26 @@ describe('cdk synth through the real CLI', () => {
     },
     600_000,
   );
+});
+
+describe('webhook delivery sweeper (lib/webhook-sweeper.ts)', () => {
+  it('runs the sweeper function every minute from an EventBridge rule, with an async-invocation DLQ', () => {
+    const fnId = functionId('sweeper');
+    const rules = ofType(dev.resources, 'AWS::Events::Rule').filter(([, r]) => asArray((r.Properties!.Targets as Json[] | undefined) ?? []).some((t) => refId((t as Json).Arn) === fnId));
+    expect(rules).toHaveLength(1);
+    expect(rules[0]![1].Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    dev.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [fnId, 'Arn'] } });
+    const dlq = refId((fnProps('sweeper').DeadLetterConfig as Json | undefined)?.TargetArn);
+    expect(dev.resources[dlq!]?.Type).toBe('AWS::SQS::Queue');
+  });
+
+  it('queries the table and its index (never scans), updates deliveries and sends to the delivery queue', () => {
+    const actions = actionsOf(statementsOf('sweeper'));
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'sqs:SendMessage']));
+    expect(actions).not.toContain('dynamodb:Scan');
+    const query = statementsOf('sweeper').find((s) => asArray(s.Action).includes('dynamodb:Query'))!;
+    expect(JSON.stringify(query.Resource)).toContain(`/index/${TABLE_DEFINITION.gsi1.name}`);
+    expect(envOf('sweeper')).toMatchObject({ TABLE_NAME: expect.anything(), DELIVERY_QUEUE_URL: expect.anything() });
+    expect(actionsOf(statementsOf('sweeper')).filter((a) => a.startsWith('kms:'))).toEqual([]);
+  });
 });
