@@ -1,5 +1,6 @@
 import type { App } from 'aws-cdk-lib';
 import { CrmStack } from './crm-stack.js';
+import { acknowledgeCdkInternals } from './nag.js';
 import type { StageConfig } from './stage.js';
 
 /**
@@ -13,5 +14,6 @@ export function buildCrmApp(app: App, stage: StageConfig, env?: { account: strin
     description: `CRM service (${stage.name}): HTTP API, Lambda per operation, DynamoDB, stream, webhook delivery`,
     env,
   });
+  acknowledgeCdkInternals(stack);
   return { stack };
 }

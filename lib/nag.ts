@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { type Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 
 /**
@@ -16,6 +16,17 @@ export const NAG_REASONS = {
     'This queue is itself a dead-letter/on-failure queue (the stream mapping\'s on-failure destination or the delivery queue\'s DLQ): it has no DLQ of its own. Its depth is alarmed.',
   sqsMappingDestination:
     'An SQS event source mapping has no on-failure destination setting; failed messages go to the source queue\'s redrive DLQ (DeliveryDlq, maxReceiveCount 5), which is alarmed.',
+  cdkBucketNotifications:
+    'CDK\'s own singleton custom-resource Lambda that configures S3 bucket notifications at deploy time (BucketNotificationsHandler); CDK creates its role with AWSLambdaBasicExecutionRole and offers no way to replace it. It runs only during deployments.',
   streamListStreams:
     'The DynamoDB event source grants dynamodb:ListStreams, which supports no resource-level permission ("*"); the stream read actions are scoped to the table\'s stream ARN.',
 } as const;
+
+/** Acknowledges the by-design findings of constructs CDK adds by itself (found by construct id). */
+export function acknowledgeCdkInternals(stack: Stack): void {
+  for (const child of stack.node.children) {
+    if (child.node.id.startsWith('BucketNotificationsHandler')) {
+      acknowledge(child, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', NAG_REASONS.cdkBucketNotifications);
+    }
+  }
+}
