@@ -12,11 +12,11 @@ import { logger } from './logger.js';
  *
  *   export const handler = instrumented('delivery', async (event: SQSEvent) => { … });
  */
-export function instrumented<E, R>(name: string, handler: (event: E, context: Context) => Promise<R>) {
+export function instrumented<E, R>(name: string, handler: (event: E, context: Context) => Promise<R>): (event: E, context?: Context) => Promise<R> {
   const clear = async () => {
     logger.removeKeys(['request_id', 'function']);
   };
-  return middy<E, R, Error, Context>()
+  const wrapped = middy<E, R, Error, Context>()
     .use(traced() as middy.MiddlewareObj<E, R, Error, Context>)
     .use({
       before: async (request) => {
@@ -28,4 +28,5 @@ export function instrumented<E, R>(name: string, handler: (event: E, context: Co
       onError: clear,
     })
     .handler(handler);
+  return (event, context) => wrapped(event, context ?? ({} as Context));
 }

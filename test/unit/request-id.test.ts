@@ -85,7 +85,7 @@ describe('request_id', () => {
       return event.n + 1;
     });
     const context = lambdaContext('probe-worker');
-    const { result, lines } = await captureLogs(async () => [await handler({ n: 1 }, context), await (handler as unknown as (e: { n: number }) => Promise<number>)({ n: 2 })]);
+    const { result, lines } = await captureLogs(async () => [await handler({ n: 1 }, context), await handler({ n: 2 })]);
     expect(result).toEqual([2, 3]);
     const working = lines.filter((l) => l.message === 'working');
     expect(working[0]).toMatchObject({ request_id: context.awsRequestId, function: 'probe-worker' });
