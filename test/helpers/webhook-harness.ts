@@ -192,8 +192,6 @@ export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 10_000, w
   }
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Creates an endpoint pointing at `receiver` + `path` and registers its secret with the receiver. */
 export async function registerEndpoint(auth: AuthContext, receiver: Receiver, path: string, events: string[], description?: string): Promise<WebhookEndpoint> {
   const out = await ok<{ endpoint: WebhookEndpoint; signing_secret: string }>(
