@@ -35,6 +35,9 @@ export interface ImportItem {
   object_key: string;
   /** CSV records consumed by finished chunks (blank lines included): where a resumed worker starts. */
   position: number;
+  /** The worker working on the job and until when (epoch ms): one worker at a time; a dead one's lease runs out. */
+  lease_owner?: string;
+  lease_until?: number;
 }
 
 export interface RowErrorItem {
@@ -87,6 +90,8 @@ export interface ImportCondition {
   statusIn: readonly ImportStatus[];
   /** The job's saved position must be this (a chunk's progress is saved once). */
   position?: number;
+  /** The worker must hold the job's lease (`held`), or may take it (`take`: free, run out at `now`, or its own). */
+  lease?: { owner: string; mode: 'held' | 'take'; now: number };
 }
 
 /**
@@ -110,6 +115,16 @@ export async function updateImportItem(accountId: string, id: string, set: Parti
     names['#pos'] = 'position';
     values[':pos'] = cond.position;
     condition += ' AND #pos = :pos';
+  }
+  if (cond.lease) {
+    names['#lo'] = 'lease_owner';
+    values[':owner'] = cond.lease.owner;
+    if (cond.lease.mode === 'held') condition += ' AND #lo = :owner';
+    else {
+      names['#lu'] = 'lease_until';
+      values[':now'] = cond.lease.now;
+      condition += ' AND (attribute_not_exists(#lu) OR #lu < :now OR #lo = :owner)';
+    }
   }
   try {
     const out = await db().send(

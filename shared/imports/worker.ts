@@ -1,0 +1,462 @@
+/**
+ * The import worker (contract §10): reads a job's file from the bucket as a stream, maps and
+ * validates its rows, and applies them in chunks of bounded size with bounded concurrency.
+ *
+ * Resumable: after each chunk the job saves its position (CSV records consumed) with the
+ * chunk's counters, in one conditional update. A worker that dies mid-chunk leaves the job at
+ * the last finished chunk; the queue message comes back and the next worker re-applies that
+ * chunk, which is idempotent: a created record's id is derived from (import id, row number) and
+ * created only if absent (a second attempt finds it and counts it as created again), an update
+ * sets the same values again (no change, no event), a row error overwrites the same item.
+ * Counters are exact because only the chunk that saved its position counted.
+ *
+ * Cancel: imports-cancel sets `canceled`; the chunk in hand finishes and saves its counters, and
+ * no further chunk starts.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import { CsvError, parse } from 'csv-parse';
+import { getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
+import { batchGetRecords, getRecord, type StoredRecord } from '../db/items.js';
+import { createRecord, WriteConflict } from '../db/writes.js';
+import type { EntityType } from '../db/table.js';
+import type { OperationContext } from '../domain/context.js';
+import { listDefinitions } from '../domain/custom-fields.js';
+import { companiesByDomain, contactsByEmail, normalizeLookupKey } from '../domain/lookups.js';
+import { services } from '../domain/records.js';
+import { ApiError } from '../errors.js';
+import { companyEntity, contactEntity, customField, emptyFields, type EntityDefinition, refFields } from '../schemas/entities/index.js';
+import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
+import { parseRecordBody } from '../schemas/record-body.js';
+import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue } from './mapping.js';
+import { enqueueImport, fileSize, type ImportMessage, openFile } from './storage.js';
+
+export interface ImportWorkerDeps {
+  /** Rows per chunk (default 200). */
+  chunkSize?: number;
+  /** Rows of a chunk applied at once (default 16). */
+  concurrency?: number;
+  /** Called after a chunk's rows were applied, before its progress is saved (row numbers as in imports-errors). */
+  afterApply?: (chunk: { firstRow: number; lastRow: number }) => void | Promise<void>;
+  /** Milliseconds left in this invocation (Lambda); below `handOverMs` the job continues in a new message. */
+  remainingMs?: () => number;
+  handOverMs?: number;
+  /** How long a worker holds a job without saving progress before another may take it over (default 2 minutes). */
+  leaseMs?: number;
+}
+
+export type RunOutcome = 'completed' | 'failed' | 'canceled' | 'handed_over' | 'skipped';
+
+const DEFAULTS = { chunkSize: 200, concurrency: 16, handOverMs: 90_000, leaseMs: 120_000 };
+
+/**
+ * Another worker holds the job's lease (a second delivery of its message): this message must
+ * come back later (the queue redelivers it), in case that worker dies.
+ */
+export class LeaseHeld extends Error {}
+
+/** A file that is not such a CSV: the job fails with this reason. */
+class FileProblem extends Error {}
+
+interface CsvRow {
+  /** As a spreadsheet shows it: the header is row 1. */
+  rowNumber: number;
+  cells: string[];
+}
+
+/** Passes the bytes on as text, failing on anything that is not UTF-8 (a BOM is dropped). */
+function utf8Text(): Transform {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  return new Transform({
+    readableObjectMode: false,
+    transform(chunk: Buffer, _enc, done) {
+      try {
+        done(null, decoder.decode(chunk, { stream: true }));
+      } catch {
+        done(new FileProblem('the file is not UTF-8 text'));
+      }
+    },
+    flush(done) {
+      try {
+        done(null, decoder.decode());
+      } catch {
+        done(new FileProblem('the file is not UTF-8 text'));
+      }
+    },
+  });
+}
+
+const isBlank = (cells: string[]) => cells.length === 1 && cells[0]!.trim() === '';
+
+/**
+ * The file's records as a stream (RFC 4180: quoted fields, quoted newlines, doubled quotes),
+ * never the whole file in memory: at most a few records are buffered ahead of the consumer.
+ */
+async function* records(objectKey: string): AsyncGenerator<string[]> {
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: 1_000_000 });
+  const done = pipeline(await openFile(objectKey), utf8Text(), parser).catch((error: unknown) => error);
+  let failure: unknown;
+  try {
+    for await (const record of parser) yield record as string[];
+  } catch (error) {
+    failure = asFileProblem(error);
+  } finally {
+    parser.destroy();
+  }
+  // A decoding failure upstream ends the parser early: it is the file's problem, not a short file.
+  const upstream = await done;
+  if (upstream instanceof FileProblem) throw upstream;
+  if (failure !== undefined) throw failure;
+}
+
+function asFileProblem(error: unknown): unknown {
+  if (error instanceof FileProblem) return error;
+  if (error instanceof CsvError) {
+    const line = (error as unknown as { lines?: number }).lines;
+    return new FileProblem(`the file is not valid CSV${line ? ` (line ${line})` : ''}: ${error.message}`);
+  }
+  return error;
+}
+
+const entityOf = (objectType: ImportItem['object_type']) => (objectType === 'contacts' ? contactEntity : companyEntity) as unknown as EntityDefinition;
+
+/** The id of the record a row creates: the same on every attempt. */
+export function rowRecordId(importId: string, rowNumber: number): string {
+  const h = createHash('sha256').update(`import:${importId}:${rowNumber}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+interface ChunkResult {
+  created: number;
+  updated: number;
+  errors: RowErrorItem[];
+}
+
+const problemCode = (code: string): RowErrorCode => {
+  const name = code.slice(code.indexOf('.') + 1);
+  if (name.endsWith('_required')) return 'missing_required';
+  if (name === 'invalid_custom_fields') return 'invalid_custom_fields';
+  if (name === 'invalid_company_id') return 'invalid_company';
+  return 'invalid_value';
+};
+
+/** Everything one job's chunks share: its entity, mapping, and the caches of linked companies and references. */
+class JobRun {
+  readonly def: EntityDefinition;
+  readonly ctx: OperationContext;
+  readonly seen = new Set<string>();
+  readonly domains = new Map<string, StoredRecord | null>();
+  readonly refs = new Map<string, StoredRecord | null>();
+  constructor(
+    readonly job: ImportItem,
+    readonly mapping: HeaderMapping,
+    readonly deps: Required<Pick<ImportWorkerDeps, 'chunkSize' | 'concurrency'>>,
+  ) {
+    this.def = entityOf(job.object_type);
+    this.ctx = { accountId: job.account_id, userId: job.created_by, operation: 'imports-worker', headers: {} };
+  }
+
+  /** The row's duplicate key (normalized email or domain), if it has one. */
+  keyOf(cells: string[]): string | undefined {
+    const col = this.mapping.keyColumn;
+    const cell = col ? (cells[col.index] ?? '').trim() : '';
+    return cell ? normalizeLookupKey(cell) : undefined;
+  }
+
+  /** Marks the keys of rows before the resume position as seen (they were handled by an earlier worker). */
+  remember(row: CsvRow): void {
+    if (row.cells.length !== this.mapping.width) return;
+    const key = this.keyOf(row.cells);
+    if (key) this.seen.add(key);
+  }
+
+  private error(rowNumber: number, p: RowProblem): RowErrorItem {
+    return { row_number: rowNumber, column: p.column, code: p.code, message: p.message, value: shownValue(p.value), created_at: new Date().toISOString() };
+  }
+
+  /** Maps an ApiError of a record's validation or write to the row's problem. */
+  private fromApiError(error: ApiError, headerOf: Map<string, string>, cellOf: Map<string, string>): RowProblem {
+    const path = error.details?.[0]?.path ?? '';
+    const field = [...headerOf.keys()].find((k) => path === k || path.startsWith(`${k}.`)) ?? path.split('.')[0] ?? '';
+    const header = headerOf.get(field) ?? this.mapping.columns.find((c) => c.target.kind === 'field' && c.target.field === field)?.header ?? field;
+    const detail = error.details?.[0]?.message;
+    return { code: problemCode(error.code), column: header, message: detail ? `${header || field}: ${detail}` : error.message, value: cellOf.get(field) ?? '' };
+  }
+
+  async applyChunk(rows: CsvRow[]): Promise<ChunkResult> {
+    const result: ChunkResult = { created: 0, updated: 0, errors: [] };
+    const { def, mapping, job } = this;
+    const upsert = job.mode === 'upsert';
+    type Ready = { row: CsvRow; body: Record<string, unknown>; key?: string; companyDomain?: string; headerOf: Map<string, string>; cellOf: Map<string, string> };
+    const ready: Ready[] = [];
+
+    // 1. Row shape, duplicates (in file order) and cell conversion.
+    for (const row of rows) {
+      if (row.cells.length !== mapping.width) {
+        const message = `the row has ${row.cells.length} columns, the header ${mapping.width}`;
+        result.errors.push(this.error(row.rowNumber, { code: 'wrong_column_count', column: '', message, value: row.cells.join(',') }));
+        continue;
+      }
+      const key = this.keyOf(row.cells);
+      if (key !== undefined) {
+        if (this.seen.has(key)) {
+          const col = mapping.keyColumn!;
+          const message = `${col.header} ${row.cells[col.index]!.trim()} occurs on an earlier row of the file`;
+          result.errors.push(this.error(row.rowNumber, { code: 'duplicate_in_file', column: col.header, message, value: row.cells[col.index]!.trim() }));
+          continue;
+        }
+        this.seen.add(key);
+      }
+      const mapped = mapRow(def, mapping, row.cells);
+      if ('code' in mapped) {
+        result.errors.push(this.error(row.rowNumber, mapped));
+        continue;
+      }
+      ready.push({ row, key, ...mapped });
+    }
+
+    // 2. Lookups for the whole chunk: upsert matches by key, companies by domain (one query per distinct value, cached).
+    const lookupMatches = upsert && mapping.keyColumn ? await (def.type === 'contact' ? contactsByEmail : companiesByDomain)(job.account_id, ready.flatMap((r) => (r.key ? [r.key] : []))) : new Map<string, StoredRecord[]>();
+    const newDomains = [...new Set(ready.flatMap((r) => (r.companyDomain ? [normalizeLookupKey(r.companyDomain)] : [])))].filter((d) => !this.domains.has(d));
+    if (newDomains.length) {
+      const found = await companiesByDomain(job.account_id, newDomains);
+      for (const d of newDomains) this.domains.set(d, found.get(d)?.[0] ?? null);
+    }
+
+    // 3. Apply with bounded concurrency (rows of a chunk have distinct keys and ids).
+    let next = 0;
+    const applyOne = async (r: Ready) => {
+      const problem = (p: RowProblem) => result.errors.push(this.error(r.row.rowNumber, p));
+      if (r.companyDomain !== undefined) {
+        const company = this.domains.get(normalizeLookupKey(r.companyDomain));
+        if (!company) {
+          const column = mapping.columns.find((c) => c.target.kind === 'company_domain')!.header;
+          return problem({ code: 'invalid_company', column, message: `no company of this account has the domain ${r.companyDomain}`, value: r.companyDomain });
+        }
+        r.body.company_id = company.id;
+      }
+      const ownId = rowRecordId(job.id, r.row.rowNumber);
+      const match = r.key ? lookupMatches.get(r.key)?.[0] : undefined;
+      try {
+        if (match && match.id === ownId) {
+          // Created by an earlier attempt at this chunk.
+          result.created++;
+        } else if (match) {
+          // The key matched without case: the stored spelling stays.
+          const keyField = def.lookup!.field;
+          if (typeof r.body[keyField] === 'string' && normalizeLookupKey(String(r.body[keyField]).trim()) === normalizeLookupKey(String(match[keyField] ?? '').trim())) delete r.body[keyField];
+          await services[def.type as 'contact'].update(this.ctx, parseRecordBody(def, { id: match.id, ...r.body }, 'update'));
+          result.updated++;
+        } else {
+          await this.create(parseRecordBody(def, r.body, 'create').fields, ownId);
+          result.created++;
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        problem(this.fromApiError(error, r.headerOf, r.cellOf));
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(this.deps.concurrency, ready.length) }, async () => {
+        while (next < ready.length) await applyOne(ready[next++]!);
+      }),
+    );
+    result.errors.sort((a, b) => a.row_number - b.row_number);
+    return result;
+  }
+
+  /** Creates the row's record under its own id (once: an existing record is an earlier attempt's). */
+  private async create(fields: Record<string, unknown>, id: string): Promise<void> {
+    const { def, job } = this;
+    const cf = customField(def);
+    const draft: Record<string, unknown> = { ...emptyFields(def), ...fields };
+    if (cf) draft[cf] = (fields[cf] as Record<string, unknown> | undefined) ?? {};
+    for (const ref of refFields(def)) {
+      if (ref.many || draft[ref.field] === null || draft[ref.field] === undefined) continue;
+      const target = await this.refTarget(ref.target as EntityType, String(draft[ref.field]).toLowerCase());
+      if (!target) throw new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: `no such ${ref.target}` }]);
+      draft[ref.field] = target.id;
+      if (ref.nameField) draft[ref.nameField] = String(target.name ?? '');
+    }
+    const model = services[def.type as 'contact'].model;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await createRecord(model, { accountId: job.account_id, userId: job.created_by, fields: draft, id });
+        return;
+      } catch (error) {
+        if (!(error instanceof WriteConflict)) throw error;
+        if (await getRecord(model.type, job.account_id, id)) return;
+        if (attempt >= 5) throw error;
+      }
+    }
+  }
+
+  private async refTarget(type: EntityType, id: string): Promise<StoredRecord | null> {
+    const k = `${type}:${id}`;
+    if (!this.refs.has(k)) {
+      const valid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
+      this.refs.set(k, valid ? ((await batchGetRecords(type, this.job.account_id, [id])).get(id) ?? null) : null);
+    }
+    return this.refs.get(k)!;
+  }
+}
+
+async function fail(job: ImportItem, reason: string, owner: string): Promise<RunOutcome> {
+  const now = new Date().toISOString();
+  const set = { status: 'failed' as const, failure_reason: reason, completed_at: now, updated_at: now, lease_until: 0 };
+  const out = await updateImportItem(job.account_id, job.id, set, { statusIn: ['processing'], lease: { owner, mode: 'held', now: Date.now() } });
+  return out ? 'failed' : 'skipped';
+}
+
+/** Counts the data rows and maps the header (the first pass: nothing is applied before the file is known to be readable). */
+async function countRows(job: ImportItem, def: EntityDefinition): Promise<{ total: number; mapping: HeaderMapping }> {
+  const definitions = customField(def) ? await listDefinitions(job.account_id, def.type as 'contact') : [];
+  let header: string[] | undefined;
+  let total = 0;
+  for await (const cells of records(job.object_key)) {
+    if (!header) {
+      header = cells;
+      continue;
+    }
+    if (isBlank(cells)) continue;
+    if (++total > MAX_ROWS) throw new FileProblem(`the file has more than ${MAX_ROWS.toLocaleString('en-US')} rows`);
+  }
+  if (!header || header.every((h) => h.trim() === '')) throw new FileProblem('the file is empty: a header row is required');
+  const mapping = mapHeaders(def, header, definitions);
+  if (mapping.columns.length === 0) throw new FileProblem(`no column of the header maps to a ${def.label} field`);
+  return { total, mapping };
+}
+
+/**
+ * Works on one job until it completes, fails, is canceled, or the invocation runs short of time
+ * (then it continues in a new queue message). Throws on unexpected errors: the queue message
+ * comes back and the job resumes from its last finished chunk.
+ */
+export async function runImport(message: ImportMessage, deps: ImportWorkerDeps = {}): Promise<RunOutcome> {
+  const opts = { ...DEFAULTS, ...deps };
+  const owner = randomUUID();
+  const held = () => ({ owner, mode: 'held' as const, now: Date.now() });
+  let job = await getImportItem(message.account_id, message.import_id);
+  if (!job || (job.status !== 'queued' && job.status !== 'processing')) return 'skipped';
+  const now = new Date().toISOString();
+  const lease = { lease_owner: owner, lease_until: Date.now() + opts.leaseMs };
+  const taken =
+    job.status === 'queued'
+      ? await updateImportItem(job.account_id, job.id, { status: 'processing', started_at: now, updated_at: now, ...lease }, { statusIn: ['queued'] })
+      : await updateImportItem(job.account_id, job.id, lease, { statusIn: ['processing'], lease: { owner, mode: 'take', now: Date.now() } });
+  if (!taken) {
+    const current = await getImportItem(message.account_id, message.import_id);
+    if (current?.status === 'processing') throw new LeaseHeld(`import ${message.import_id} is being worked on by another worker`);
+    return 'skipped';
+  }
+  job = taken;
+  try {
+    return await work(job, message, opts, owner);
+  } catch (error) {
+    // Let the queue's next delivery take over at once (best effort; otherwise the lease runs out).
+    await updateImportItem(job.account_id, job.id, { lease_until: 0 }, { statusIn: ['processing', 'canceled'], lease: held() }).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerDeps & typeof DEFAULTS, owner: string): Promise<RunOutcome> {
+  const held = () => ({ owner, mode: 'held' as const, now: Date.now() });
+  /**
+   * A conditional write of the job failed: it was canceled or finished (done), or another worker
+   * took it over (this message must come back in case that worker dies).
+   */
+  const lost = async (): Promise<RunOutcome> => {
+    const current = await getImportItem(job.account_id, job.id);
+    if (current?.status === 'processing') throw new LeaseHeld(`import ${job.id} was taken over by another worker`);
+    return current?.status === 'canceled' ? 'canceled' : 'skipped';
+  };
+  const def = entityOf(job.object_type);
+
+  let mapping: HeaderMapping;
+  try {
+    const size = await fileSize(job.object_key);
+    if (size === undefined) return await fail(job, 'the file is missing', owner);
+    if (size > MAX_FILE_BYTES) return await fail(job, 'the file is larger than 50 MB', owner);
+    const counted = await countRows(job, def);
+    mapping = counted.mapping;
+    if (job.total_rows === null) {
+      const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped, updated_at: new Date().toISOString() };
+      const saved = await updateImportItem(job.account_id, job.id, set, { statusIn: ['processing'], position: job.position, lease: held() });
+      if (!saved) return lost();
+      job = saved;
+    }
+  } catch (error) {
+    if (error instanceof FileProblem) return fail(job, error.message, owner);
+    throw error;
+  }
+
+  const run = new JobRun(job, mapping, opts);
+  let position = job.position;
+  let record = 0;
+  let chunk: CsvRow[] = [];
+  let chunkEnd = position;
+
+  /** Applies the chunk and saves its progress; false when the job must stop (canceled, or another worker is ahead). */
+  const flush = async (): Promise<boolean> => {
+    const rows = chunk;
+    chunk = [];
+    const result = await run.applyChunk(rows);
+    if (result.errors.length) await putRowErrors(job!.account_id, job!.id, result.errors);
+    await opts.afterApply?.({ firstRow: position + 2, lastRow: chunkEnd + 1 });
+    const saved = await updateImportItem(
+      job!.account_id,
+      job!.id,
+      {
+        position: chunkEnd,
+        processed_rows: job!.processed_rows + rows.length,
+        created_count: job!.created_count + result.created,
+        updated_count: job!.updated_count + result.updated,
+        error_count: job!.error_count + result.errors.length,
+        updated_at: new Date().toISOString(),
+        lease_until: Date.now() + opts.leaseMs,
+      },
+      // A chunk applied while the job was canceled still counts (its rows stay applied).
+      { statusIn: ['processing', 'canceled'], position, lease: held() },
+    );
+    if (!saved) return false;
+    job = saved;
+    position = chunkEnd;
+    return saved.status === 'processing';
+  };
+
+  try {
+    let header = true;
+    for await (const cells of records(job.object_key)) {
+      if (header) {
+        header = false;
+        continue;
+      }
+      record++;
+      const row = { rowNumber: record + 1, cells };
+      if (record <= position) {
+        if (!isBlank(cells)) run.remember(row);
+        continue;
+      }
+      chunkEnd = record;
+      if (!isBlank(cells)) chunk.push(row);
+      if (chunk.length >= opts.chunkSize) {
+        if (!(await flush())) return job.status === 'canceled' ? 'canceled' : lost();
+        if (opts.remainingMs && opts.remainingMs() < opts.handOverMs) {
+          await updateImportItem(job.account_id, job.id, { lease_until: 0 }, { statusIn: ['processing'], lease: held() });
+          await enqueueImport(message);
+          return 'handed_over';
+        }
+      }
+    }
+    if (chunkEnd > position || chunk.length) {
+      if (!(await flush())) return job.status === 'canceled' ? 'canceled' : lost();
+    }
+  } catch (error) {
+    if (error instanceof FileProblem) return fail(job, error.message, owner);
+    throw error;
+  }
+  const now = new Date().toISOString();
+  const done = await updateImportItem(job.account_id, job.id, { status: 'completed', completed_at: now, updated_at: now, lease_until: 0 }, { statusIn: ['processing'], position, lease: held() });
+  return done ? 'completed' : lost();
+}
