@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../shared/db/client.js';
 import { newRecordItems } from '../shared/db/writes.js';
+import { searchNamesOf } from '../shared/domain/entity-service.js';
 import { services } from '../shared/domain/records.js';
+import { keys } from '../shared/db/table.js';
+import { contactEntity, type EntityDefinition } from '../shared/schemas/entities/index.js';
 
 const contactModel = services.contact.model;
 
@@ -32,8 +35,8 @@ export interface SeededContact {
 }
 
 /**
- * Writes `count` contacts straight into the table with the same item builder the API uses
- * (record + index entries), in batches, with created_at spread over the past.
+ * Writes `count` contacts straight into the table with the same item builders the API and the
+ * stream worker use (record + index entries + search entries), in batches, with created_at spread over the past.
  */
 export async function seedContacts(accountId: string, userId: string, count: number, refs: SeedRefs, seed = 1, offset = 0): Promise<SeededContact[]> {
   const rand = rng(seed);
@@ -55,7 +58,9 @@ export async function seedContacts(accountId: string, userId: string, count: num
       address: '', city: 'Berlin', state: '', zip_code: '', country: 'DE', notes: '', tags, source_id: source.id, source_name: source.name, custom_fields: {},
     };
     const { item, entries } = newRecordItems(contactModel, { accountId, userId, fields }, new Date(start + (i - offset) * 1000).toISOString(), randomUUID());
-    items.push(item, ...entries);
+    // The search entries the stream worker would write for this record.
+    const search = searchNamesOf(contactEntity as EntityDefinition, item).map((name) => ({ ...keys.indexEntry(accountId, 'contact', name, String(item.created_at), String(item.id)), id: item.id }));
+    items.push(item, ...entries, ...search);
     out.push({ id: String(item.id), email, phone, first_name: first });
   }
   const batches: Record<string, unknown>[][] = [];

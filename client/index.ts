@@ -13,6 +13,7 @@
  */
 import { operations } from '../functions/operations.js';
 import type { OperationTypes } from '../shared/openapi/operations.js';
+import type { Family } from '../shared/errors.js';
 import { CrmError, type CrmErrorDetail } from './errors.js';
 
 export { CrmError, isCrmError, type CrmErrorCode, type CrmErrorDetail } from './errors.js';
@@ -25,9 +26,11 @@ export type Input<K extends OperationName> = OperationTypes[K]['input'];
 export type Result<K extends OperationName> = OperationTypes[K]['result'];
 
 /** The last dash-separated word of an operation name: its method (`custom-fields-list` → `list`). */
-type Last<S extends string> = S extends `${string}-${infer R}` ? Last<R> : S;
+type FamilyPrefix = { [F in Family]: F extends `${infer A}_${infer B}` ? `${A}-${B}` : F }[Family];
 /** Everything before it: the family prefix (`custom-fields`). */
-type Prefix<S extends string> = S extends `${infer P}-${Last<S>}` ? P : never;
+type Prefix<S extends string> = { [P in FamilyPrefix]: S extends `${P}-${string}` ? P : never }[FamilyPrefix];
+/** The method: the rest of the name (`webhooks-rotate-secret` → `rotate-secret`). */
+type Last<S extends string> = S extends `${Prefix<S>}-${infer V}` ? V : never;
 type Camel<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
 
 /** Common record types, for convenience. */
@@ -87,7 +90,13 @@ export interface ClientOptions {
 const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 && status <= 599);
 
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-const splitName = (name: string) => ({ prefix: name.slice(0, name.lastIndexOf('-')), verb: name.slice(name.lastIndexOf('-') + 1) });
+/** An operation's family prefix (from the registry's family: `custom_fields` → `custom-fields`) and its method. */
+const splitName = (name: string, family: string) => {
+  const prefix = family.replace(/_/g, '-');
+  return { prefix, verb: name.slice(prefix.length + 1) };
+};
+/** Operations whose result is a page (`items` + `next_cursor`): they iterate page after page. */
+const PAGED_VERBS = new Set(['list', 'errors']);
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -140,7 +149,7 @@ export function createClient(options: ClientOptions): CrmClient {
   const backoff = (attempt: number) => Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** attempt);
 
   async function call(operation: string, input: unknown = {}, opts: CallOptions = {}): Promise<unknown> {
-    const isCreate = splitName(operation).verb === 'create';
+    const isCreate = operation.endsWith('-create');
     const retryable = !isCreate || opts.idempotencyKey !== undefined;
     const maxRetries = retryable ? (opts.maxRetries ?? retry.maxRetries) : 0;
     const body = JSON.stringify(input ?? {});
@@ -192,13 +201,13 @@ export function createClient(options: ClientOptions): CrmClient {
   }
 
   const client: Record<string, Record<string, unknown>> = {};
-  for (const { name } of operations) {
-    const { prefix, verb } = splitName(name);
+  for (const { name, family: familyName } of operations) {
+    const { prefix, verb } = splitName(name, familyName);
     const family = (client[camel(prefix)] ??= {});
     // Every list is a PageRequest at run time (awaitable like a promise); the ones whose result
     // has `next_cursor` are typed as such and iterate page after page.
     family[camel(verb)] =
-      verb === 'list'
+      PAGED_VERBS.has(verb)
         ? (input?: Record<string, unknown>, opts?: CallOptions) => paginate(name, input, opts)
         : (input?: unknown, opts?: CallOptions) => call(name, input, opts);
   }

@@ -3,7 +3,7 @@
  * small-partition queries and the conditional-failure tests every writer uses.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { type EntityType, keys, orderKey } from './table.js';
 
@@ -83,3 +83,24 @@ export async function batchGetRecords(type: EntityType, accountId: string, ids: 
   return new Map(items.map((item) => [String(item.id), item as StoredRecord]));
 }
 
+
+export type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+
+/**
+ * BatchWriteItem of any puts and deletes (not atomic: for idempotent, independent items), 25 per
+ * call, retrying unprocessed items with back-off.
+ */
+export async function batchWriteItems(requests: WriteRequest[]): Promise<void> {
+  let pending = [...requests];
+  for (let attempt = 0; pending.length > 0; ) {
+    const chunk = pending.slice(0, 25);
+    pending = pending.slice(25);
+    const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: chunk } }));
+    const unprocessed = out.UnprocessedItems?.[tableName()] ?? [];
+    if (unprocessed.length) {
+      if (++attempt > 12) throw new Error('BatchWriteItem kept returning unprocessed items');
+      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+      pending.push(...unprocessed);
+    }
+  }
+}

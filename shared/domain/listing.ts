@@ -8,8 +8,11 @@ import { indexPrefixes, prefixFor, type SearchQuery } from '../search/tokenize.j
 
 export const DEFAULT_LIMIT = 25;
 
-/** A record never has more search partitions than this (keeps every write inside one transaction). */
-export const MAX_SEARCH_PREFIXES = 40;
+/**
+ * A record never has more search entries than this (shortest prefixes first, so every word stays
+ * findable by its first characters). Contacts of ordinary size have 30–60.
+ */
+export const MAX_SEARCH_PREFIXES = 300;
 
 export interface Page<T> {
   items: T[];
@@ -84,7 +87,8 @@ export async function chooseDriver(type: EntityType, accountId: string, options:
 
 /** Index partition names of a record's words (capped, deterministic order). */
 export function searchIndexNames(wordSet: Iterable<string>): string[] {
-  return [...indexPrefixes(wordSet)].sort().slice(0, MAX_SEARCH_PREFIXES).map(indexName.word);
+  const prefixes = [...indexPrefixes(wordSet)].sort((a, b) => [...a].length - [...b].length || (a < b ? -1 : a > b ? 1 : 0));
+  return prefixes.slice(0, MAX_SEARCH_PREFIXES).map(indexName.word);
 }
 
 /**

@@ -80,11 +80,15 @@ export function matchesQuery(recordWordSet: Iterable<string>, query: SearchQuery
 }
 
 /**
- * Index prefixes of a word: its first 3 characters, and its first 6 when it has that many.
- * Shorter words are not indexed (a query made only of 1–2 character words walks the list).
- * Words holding punctuation (the whole email or domain) are not indexed: query words never do.
+ * Index prefixes of a word: every length from 3 to 12, then 16, 20, 24, 32, 48 and 64 (capped by
+ * the word's length). A query word is looked up in the partition of its longest indexed prefix,
+ * so a query word of up to 12 characters reads only records that really have a word starting with
+ * it, whatever the account's size and however many records share its first characters; a longer
+ * word reads records sharing at least its first 12 (16, 20, …) characters. Shorter words are not
+ * indexed (a query made only of 1–2 character words walks the list). Words holding punctuation
+ * (the whole email or domain) are not indexed: query words never do.
  */
-export const PREFIX_LENGTHS = [3, 6] as const;
+export const PREFIX_LENGTHS = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 48, 64] as const;
 
 export function indexPrefixes(wordSet: Iterable<string>): Set<string> {
   const out = new Set<string>();
@@ -96,9 +100,9 @@ export function indexPrefixes(wordSet: Iterable<string>): Set<string> {
   return out;
 }
 
-/** The prefix partition that holds every record with a word starting with `q` (q.length ≥ 3). */
+/** The prefix partition that holds every record with a word starting with `q`: its longest indexed prefix (q.length ≥ 3). */
 export function prefixFor(q: string): string | undefined {
   const chars = [...q];
-  if (chars.length < PREFIX_LENGTHS[0]) return undefined;
-  return chars.slice(0, chars.length >= PREFIX_LENGTHS[1] ? PREFIX_LENGTHS[1] : PREFIX_LENGTHS[0]).join('');
+  const n = [...PREFIX_LENGTHS].reverse().find((len) => len <= chars.length);
+  return n === undefined ? undefined : chars.slice(0, n).join('');
 }

@@ -5,6 +5,7 @@ import { type EntityType, indexName, keys } from '../db/table.js';
 import { modelOf, NAMED_TARGETS } from '../domain/entity-service.js';
 import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/index.js';
 import type { RecordChange } from '../db/changes.js';
+import { projectSearch } from './search.js';
 
 /** Every reference field of every entity that points at `target`, derived from the entity list. */
 export function referencesTo(target: string) {
@@ -54,6 +55,7 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
 
 /** Projections kept by the stream worker (the webhook pipeline consumes the same changes). */
 export async function applyProjections(change: RecordChange): Promise<void> {
+  await projectSearch(change);
   if (referencesTo(change.type).length === 0) return;
   if (change.op === 'deleted') await fanOutReference(change.type, change.accountId, change.id, 'deleted');
   else if (change.op === 'updated' && change.old?.name !== change.new?.name && NAMED_TARGETS.has(change.type)) {

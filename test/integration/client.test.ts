@@ -1,3 +1,4 @@
+import { operations } from '../../functions/operations.js';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
@@ -43,9 +44,14 @@ function flakyFetch(failures: (number | 'network' | 'lost')[]) {
 
 describe('typed client against the local server', () => {
   it('has one method per operation, grouped by family', () => {
-    expect(Object.keys(crm).sort()).toEqual(['call', 'companies', 'contacts', 'customFields', 'sources', 'webhooks']);
+    // One group per family of the registry (every entity of the entity list among them).
+    const groups = [...new Set(operations.map((o) => o.family.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase())))];
+    expect(Object.keys(crm).sort()).toEqual(['call', ...groups].sort());
+    expect(Object.keys(crm)).toEqual(expect.arrayContaining(['projects', 'activities']));
     expect(Object.keys(crm.contacts).sort()).toEqual(['create', 'delete', 'get', 'list', 'update']);
-    expect(Object.keys(crm.webhooks).sort()).toEqual(['create', 'delete', 'deliveries', 'get', 'list', 'update']);
+    const verbs = (family: string) => operations.filter((o) => o.family === family).map((o) => o.name.slice(o.family.length + 1).replace(/-(\w)/g, (_m, c: string) => c.toUpperCase())).sort();
+    expect(Object.keys(crm.webhooks).sort()).toEqual(verbs('webhooks'));
+    expect(verbs('webhooks')).toEqual(expect.arrayContaining(['create', 'delete', 'deliveries', 'get', 'list', 'update']));
     expectTypeOf(crm.contacts.get).returns.resolves.toEqualTypeOf<Contact>();
     expectTypeOf(crm.contacts.create).parameter(0).toHaveProperty('first_name');
   });
@@ -122,7 +128,8 @@ describe('typed client against the local server', () => {
       [200, key],
     ]);
     const all: Contact[] = [];
-    for await (const c of crm.contacts.list({ search: name })) all.push(c);
+    // (Walks the list rather than searching: search entries come from the stream worker, which this file does not run.)
+    for await (const c of crm.contacts.list()) if (c.first_name === name) all.push(c);
     expect(all.map((c) => c.id)).toEqual([contact.id]);
   });
 

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamPoller } from '../../local/stream-poller.js';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db } from '../../shared/db/client.js';
 import { measureCapacity } from '../../shared/db/capacity.js';
-import { invoke, newAccount, ok } from '../helpers/api.js';
+import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 import type { AuthContext } from '../../shared/http/operation.js';
 
 type Rec = Record<string, unknown> & { id: string; created_at: string; tags: string[] };
@@ -20,6 +21,16 @@ async function walk(op: string, body: Record<string, unknown>, auth: AuthContext
   }
   throw new Error('too many pages');
 }
+
+// Search entries are written by the stream worker (contract §4: search may lag a write by up to
+// 2 s locally): searches here run after it has drained.
+let worker: StreamPoller;
+beforeAll(async () => {
+  worker = await startTestStreamWorker();
+});
+afterAll(async () => {
+  await worker.stop();
+});
 
 const order = (a: Rec, b: Rec) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1);
 
@@ -48,6 +59,7 @@ describe('lists, filters and search', () => {
       );
     }
     all.sort(order);
+    await worker.drain();
   });
 
   it('lists newest first, full pages, no empty trailing page, every record once (any limit)', async () => {
@@ -188,6 +200,7 @@ describe('search by a complete email address', () => {
     const ada = await ok<Rec>('contacts-create', { first_name: 'Ada', email: 'Ada.Lovelace@Example.com' }, auth);
     await ok('contacts-create', { first_name: 'Ada', last_name: 'Lovelace', email: 'other@example.com' }, auth);
     await ok('contacts-create', { first_name: 'Bob', email: 'ada.lovelace@example.com.au' }, auth);
+    await worker.drain();
     const { result, usage } = await measureCapacity(() => ok<Page>('contacts-list', { search: '  ada.lovelace@EXAMPLE.com ' }, auth));
     expect(result.items.map((r) => r.id)).toEqual([ada.id]);
     expect(usage.itemsRead).toBeLessThanOrEqual(3);

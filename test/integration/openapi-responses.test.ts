@@ -44,6 +44,18 @@ describe('real responses match the OpenAPI document', () => {
     await call('sources-update', { id: source.id, name: 'Renamed' });
     await call('custom-fields-update', { id: field.id, description: 'd' });
     await call('contacts-list', { limit: 1, tags: ['vip'] });
+    const project = (await call('projects-create', { name: 'Doc project', company_id: company.id, contact_ids: [contact.id], amount: 100, currency: 'EUR' })).body.result!;
+    const activity = (await call('activities-create', { type: 'task', subject: 'Doc', project_id: project.id, contact_ids: [contact.id] })).body.result!;
+    for (const [family, id] of [['projects', project.id], ['activities', activity.id]] as const) {
+      await call(`${family}-get`, { id });
+      await call(`${family}-list`, {});
+    }
+    await call('projects-update', { id: project.id, status: 'completed' });
+    await call('activities-update', { id: activity.id, completed: true });
+    await call('activities-list', { contact_id: contact.id, types: ['task'], completed: true });
+    await call('projects-list', { status: ['completed'], company_id: company.id });
+    await call('activities-delete', { id: activity.id });
+    await call('projects-delete', { id: project.id });
     const hook = (await call('webhooks-create', { url: 'http://127.0.0.1:9/hook', events: ['contact.created'] })).body.result!;
     const endpointId = (hook as unknown as { endpoint: { id: string } }).endpoint.id;
     await call('webhooks-list', {});

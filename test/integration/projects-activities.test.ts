@@ -25,6 +25,16 @@ async function all(op: string, body: Record<string, unknown>, auth: ReturnType<t
   return out;
 }
 
+// Search entries come from the stream worker (contract §4); searches wait for it to drain.
+let searchWorker: StreamPoller | undefined;
+async function searchable() {
+  searchWorker ??= await startTestStreamWorker();
+  await searchWorker.drain();
+}
+afterAll(async () => {
+  await searchWorker?.stop();
+});
+
 describe('projects', () => {
   it('creates a project with every field, computed company name and defaults', async () => {
     const auth = newAccount();
@@ -97,6 +107,7 @@ describe('projects', () => {
     ];
     const made: Rec[] = [];
     for (const s of specs) made.push(await ok<Rec>('projects-create', s, auth));
+    await searchable();
     const names = (rs: Rec[]) => rs.map((r) => r.name);
     expect(names(await all('projects-list', {}, auth))).toEqual(['Epsilon', 'Delta rollout', 'Gamma audit', 'Beta rollout', 'Alpha rollout']);
     expect(names(await all('projects-list', { status: ['completed', 'canceled'] }, auth))).toEqual(['Gamma audit', 'Beta rollout']);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../shared/db/items.js';
 import { newRecordItems, planUpdate } from '../../shared/db/writes.js';
-import { indexNamesOf, modelOf } from '../../shared/domain/entity-service.js';
+import { indexNamesOf, modelOf, searchNamesOf } from '../../shared/domain/entity-service.js';
 import { activityEntity, companyEntity, contactEntity, type EntityDefinition, projectEntity } from '../../shared/schemas/entities/index.js';
 
 process.env.TABLE_NAME ??= 'crm-offline';
@@ -19,15 +19,19 @@ describe('index entries derived from the definitions', () => {
     const names = indexNamesOf(contactEntity as EntityDefinition, {
       first_name: 'Ada', last_name: 'Lovelace', email: 'Ada@Example.com', phone: '', company_id: CO, company_name: 'Acme', source_id: null, tags: ['vip'],
     });
-    expect(names).toEqual(expect.arrayContaining(['t#vip', `c#${CO}`, 'e#ada@example.com', 'w#ada', 'w#lov', 'w#lovela', 'w#acm']));
+    expect(names.sort()).toEqual(['t#vip', `c#${CO}`, 'e#ada@example.com'].sort());
+    const search = searchNamesOf(contactEntity as EntityDefinition, { first_name: 'Ada', last_name: 'Lovelace', email: 'Ada@Example.com', company_name: 'Acme', phone: '' });
+    // Every prefix length from 3 up to the word (then 16, 20, …): 'lovelace' gives 3..8.
+    expect(search).toEqual(expect.arrayContaining(['w#ada', 'w#lov', 'w#love', 'w#lovel', 'w#lovela', 'w#lovelac', 'w#lovelace', 'w#acm', 'w#acme', 'w#example']));
+    expect(search.some((n) => n.includes('@'))).toBe(false);
     expect(names.some((n) => n.startsWith('s#'))).toBe(false);
     expect(new Set(names).size).toBe(names.length);
   });
 
   it('companies: exact domain lookup; projects: status values and contact references; activities: type, completed, links', () => {
-    expect(indexNamesOf(companyEntity as EntityDefinition, { name: 'Acme', domain: 'ACME.io', tags: [] })).toEqual(expect.arrayContaining(['d#acme.io', 'w#acm']));
+    expect(indexNamesOf(companyEntity as EntityDefinition, { name: 'Acme', domain: 'ACME.io', tags: [] })).toEqual(['d#acme.io']);
     expect(indexNamesOf(projectEntity as EntityDefinition, { name: 'Engine', status: 'open', company_id: CO, contact_ids: [K1], tags: [] })).toEqual(
-      expect.arrayContaining(['v#status#open', `c#${CO}`, `k#${K1}`, 'w#eng', 'w#engine']),
+      expect.arrayContaining(['v#status#open', `c#${CO}`, `k#${K1}`]),
     );
     const act = indexNamesOf(activityEntity as EntityDefinition, { type: 'task', completed: false, contact_ids: [K1], company_id: null, project_id: null });
     expect(act.sort()).toEqual(['v#completed#false', 'v#type#task', `k#${K1}`].sort());
@@ -40,7 +44,7 @@ describe('requests of a write', () => {
   it('a new record is one item keyed by account, type and id, with its GSI position and one entry per index name', () => {
     const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', tags: ['vip'] } }, NOW, K1);
     expect(item).toMatchObject({ pk: `A#${ACC}#contact#${K1}`, sk: 'R', gsi1pk: `A#${ACC}#contact`, gsi1sk: `${NOW}#${K1}`, entity: 'contact', ver: 1 });
-    expect(entries.map((e) => e.pk).sort()).toEqual([`A#${ACC}#contact#x#t#vip`, `A#${ACC}#contact#x#w#ada`]);
+    expect(entries.map((e) => e.pk).sort()).toEqual([`A#${ACC}#contact#x#t#vip`]);
     expect(entries.every((e) => e.sk === `${NOW}#${K1}` && e.id === K1)).toBe(true);
   });
 
