@@ -7,6 +7,7 @@ import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { parseDeliveryRef } from '../shared/webhooks/queue.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
+import { type LocalImports, startLocalImports } from './imports.js';
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
@@ -67,6 +68,8 @@ export interface LocalStack {
   /** The delivery worker (its drain() waits until the queue is idle) and the delivery sweeper. */
   queueWorker: QueueWorker;
   sweeper: LocalSweeper;
+  /** Imports: the bucket and queue on the same fauxqs, and the import worker (local/imports.ts). */
+  imports: LocalImports;
   server: Server;
   /** The local SMTP listener (inbound email) and the inbound address of each token's account. */
   smtp: SmtpListener;
@@ -86,6 +89,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   let queue: LocalQueue | undefined;
   let queueWorker: QueueWorker | undefined;
   let sweeper: LocalSweeper | undefined;
+  let imports: LocalImports | undefined;
   let smtp: SmtpListener | undefined;
   const stop = async () => {
     await smtp?.stop();
@@ -94,6 +98,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     await poller?.stop();
     await sweeper?.stop();
     await queueWorker?.stop();
+    await imports?.stop();
     await queue?.stop();
     await dynamo?.stop();
   };
@@ -120,6 +125,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // One slow endpoint holds at most its own share of the worker (docs/webhooks.md).
     queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: opts.onQueueError });
 
+    // Imports: S3 bucket (presigned upload URLs on 127.0.0.1), import queue and worker, same fauxqs.
+    imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError });
+
     // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
     sweeper = startLocalSweeper({ onError: opts.onQueueError });
     // With a data directory, the stream resumes after the last record handled before a restart.
@@ -140,7 +148,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, server, smtp, inboundAddresses, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, imports, server, smtp, inboundAddresses, stop };
   } catch (error) {
     await stop();
     throw error;
