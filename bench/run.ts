@@ -17,7 +17,9 @@ import { db, tableName } from '../shared/db/client.js';
 import { keys } from '../shared/db/table.js';
 import { issueToken } from '../shared/auth/tokens.js';
 import type { AuthContext } from '../shared/http/operation.js';
-import { FIRST, type SeededContact, seedContacts, type SeedRefs, TAGS } from './seed.js';
+import { FIRST, type SeededContact, seedActivities, seedContacts, seedProjects, type SeedRefs, TAGS } from './seed.js';
+import { searchNamesOf } from '../shared/domain/entity-service.js';
+import { contactEntity, type EntityDefinition } from '../shared/schemas/entities/index.js';
 import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -48,8 +50,16 @@ async function account() {
     auth, token, refs, contacts,
     async growTo(size: number) {
       const t = performance.now();
-      contacts.push(...(await seedContacts(auth.accountId, auth.userId, size - contacts.length, refs, size, contacts.length)));
-      log(`seeded up to ${size} contacts in ${Math.round(performance.now() - t)} ms`);
+      const before = contacts.length;
+      contacts.push(...(await seedContacts(auth.accountId, auth.userId, size - before, refs, size, before)));
+      // As many activities as contacts, all on the timeline of the first contact (and one other
+      // each); a tenth as many projects.
+      const ids = contacts.map((c) => c.id);
+      await seedActivities(auth.accountId, auth.userId, ids, size - before, before);
+      await seedProjects(auth.accountId, auth.userId, Math.round((size - before) / 10), before);
+      log(`seeded up to ${size} contacts, ${size} activities, ${size / 10} projects in ${Math.round(performance.now() - t)} ms; stream worker writing search entries…`);
+      await stack.poller.drain(60 * 60_000);
+      log(`search entries written after ${Math.round(performance.now() - t)} ms`);
     },
   };
 }
@@ -62,6 +72,22 @@ async function http(token: string, op: string, body: unknown) {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * Rare query words: longer than 6 characters, each carried by two records only, while their first
+ * 6 characters are shared by many (`alexan…` by every Alexander, `exampl…` by every email).
+ */
+const RARE_WORDS = ['alexandrina', 'kowalskiego', 'examplecorp', 'ivanovalova', 'alexanderson'];
+async function addRareContacts(auth: AuthContext) {
+  for (const w of RARE_WORDS) {
+    for (let i = 0; i < 2; i++) {
+      const body = w === 'examplecorp' ? { first_name: 'Rare', email: `rare${i}@examplecorp.com` } : { first_name: i ? w : 'Rare', last_name: i ? 'Rare' : w };
+      const r = await invokeOperation('contacts-create', body, auth);
+      if (!r.body.ok) throw new Error(`rare contact: ${JSON.stringify(r.body.error)}`);
+    }
+  }
+  await stack.poller.drain(60_000);
+}
 const operationRows: Record<string, unknown>[] = [];
 const overheadRows: Record<string, unknown>[] = [];
 
@@ -75,6 +101,9 @@ for (const size of sizes) {
     tags: TAGS.slice(0, 5), company_id: a.refs.companies[0]!.id, source_id: a.refs.sources[0]!.id,
   });
   const victims = a.contacts.slice(-(RUNS + 5)).map((c) => c.id);
+  if (size === sizes[0]) await addRareContacts(a.auth);
+  const timeline = a.contacts[0]!.id;
+  const three = a.contacts.slice(1, 4).map((c) => c.id);
   const cases: Array<{ name: string; op: string; body: () => unknown }> = [
     { name: 'contacts-list', op: 'contacts-list', body: () => ({}) },
     { name: 'contacts-list tags', op: 'contacts-list', body: () => ({ tags: ['tag-3'] }) },
@@ -83,7 +112,11 @@ for (const size of sizes) {
     { name: 'contacts-list search name', op: 'contacts-list', body: () => ({ search: FIRST[0] }) },
     { name: 'contacts-list search email', op: 'contacts-list', body: () => ({ search: sample.email }) },
     { name: 'contacts-list search phone', op: 'contacts-list', body: () => ({ search: sample.phone.replace(/\D/g, '').slice(1, 8) }) },
+    ...RARE_WORDS.map((w) => ({ name: `contacts-list search rare ${w}`, op: 'contacts-list', body: () => ({ search: w }) })),
     { name: 'contacts-get', op: 'contacts-get', body: () => ({ id: sample.id }) },
+    { name: 'activities-list contact_id', op: 'activities-list', body: () => ({ contact_id: timeline }) },
+    { name: 'projects-list status', op: 'projects-list', body: () => ({ status: ['completed'] }) },
+    { name: 'activities-create three contacts', op: 'activities-create', body: () => ({ type: 'call', subject: 'Bench call', direction: 'outbound', duration_seconds: 60, contact_ids: three }) },
     { name: 'contacts-create', op: 'contacts-create', body: createBody },
     { name: 'contacts-update-notes', op: 'contacts-update', body: () => ({ id: sample.id, notes: `note ${counter++}` }) },
     { name: 'contacts-update-tags', op: 'contacts-update', body: () => ({ id: sample.id, tags: [`tag-${counter++ % 20}`, 'tag-1'] }) },
@@ -100,6 +133,11 @@ for (const size of sizes) {
       returned: items ? items.length : '', p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99),
     });
     log(`${size} ${c.name} rcu=${round(usage.rcu)} wcu=${round(billedWcu)} read=${usage.itemsRead}`);
+    if (c.name === 'contacts-create') {
+      // Search entries of that contact, written by the stream worker with BatchWriteItem: one unit each.
+      const entries = searchNamesOf(contactEntity as EntityDefinition, result.body.result as Record<string, unknown>).length;
+      operationRows.push({ name: 'contacts-create search entries (stream worker)', size, rcu: 0, wcu: entries, wcu_local: '', items_read: 0, returned: '', p50_ms: '', p99_ms: '' });
+    }
   }
 
   // API latency against the same reads done directly with the DynamoDB client.

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../shared/db/client.js';
 import { newRecordItems } from '../shared/db/writes.js';
-import { searchNamesOf } from '../shared/domain/entity-service.js';
 import { services } from '../shared/domain/records.js';
-import { keys } from '../shared/db/table.js';
-import { contactEntity, type EntityDefinition } from '../shared/schemas/entities/index.js';
+import { activityEntity, type EntityDefinition, projectEntity } from '../shared/schemas/entities/index.js';
+import { modelOf } from '../shared/domain/entity-service.js';
 
 const contactModel = services.contact.model;
 
@@ -35,8 +34,8 @@ export interface SeededContact {
 }
 
 /**
- * Writes `count` contacts straight into the table with the same item builders the API and the
- * stream worker use (record + index entries + search entries), in batches, with created_at spread over the past.
+ * Writes `count` contacts straight into the table with the same item builder the API uses
+ * (record + index entries; the stream worker then writes their search entries, as in production), in batches, with created_at spread over the past.
  */
 export async function seedContacts(accountId: string, userId: string, count: number, refs: SeedRefs, seed = 1, offset = 0): Promise<SeededContact[]> {
   const rand = rng(seed);
@@ -58,11 +57,15 @@ export async function seedContacts(accountId: string, userId: string, count: num
       address: '', city: 'Berlin', state: '', zip_code: '', country: 'DE', notes: '', tags, source_id: source.id, source_name: source.name, custom_fields: {},
     };
     const { item, entries } = newRecordItems(contactModel, { accountId, userId, fields }, new Date(start + (i - offset) * 1000).toISOString(), randomUUID());
-    // The search entries the stream worker would write for this record.
-    const search = searchNamesOf(contactEntity as EntityDefinition, item).map((name) => ({ ...keys.indexEntry(accountId, 'contact', name, String(item.created_at), String(item.id)), id: item.id }));
-    items.push(item, ...entries, ...search);
+    items.push(item, ...entries);
     out.push({ id: String(item.id), email, phone, first_name: first });
   }
+  await writeItems(items);
+  return out;
+}
+
+/** Writes items with BatchWriteItem, SEED_CONCURRENCY batches at a time. */
+export async function writeItems(items: Record<string, unknown>[]): Promise<void> {
   const batches: Record<string, unknown>[][] = [];
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   let next = 0;
@@ -77,5 +80,39 @@ export async function seedContacts(accountId: string, userId: string, count: num
       }
     }),
   );
-  return out;
+}
+
+/** `count` activities (calls, notes and tasks), each on `perActivity` of `contactIds` starting with the first. */
+export async function seedActivities(accountId: string, userId: string, contactIds: string[], count: number, offset: number): Promise<void> {
+  const model = modelOf(activityEntity as EntityDefinition);
+  const start = Date.parse('2026-01-01T00:00:00Z') + offset * 1000;
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const type = (['call', 'note', 'task'] as const)[i % 3];
+    const fields = {
+      type, subject: `Activity ${offset + i}`, body: '', occurred_at: new Date(start + i * 1000).toISOString(), due_at: null, completed: false, completed_at: null,
+      direction: type === 'call' ? 'outbound' : '', duration_seconds: type === 'call' ? 600 : null,
+      contact_ids: [contactIds[0]!, contactIds[1 + (i % (contactIds.length - 1))]!], company_id: null, project_id: null, inbound_email_id: null,
+    };
+    const { item, entries } = newRecordItems(model, { accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
+    items.push(item, ...entries);
+  }
+  await writeItems(items);
+}
+
+/** `count` projects with statuses open / completed / canceled in turn. */
+export async function seedProjects(accountId: string, userId: string, count: number, offset: number): Promise<void> {
+  const model = modelOf(projectEntity as EntityDefinition);
+  const start = Date.parse('2026-01-01T00:00:00Z') + offset * 1000;
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const status = (['open', 'completed', 'canceled'] as const)[i % 3];
+    const fields = {
+      name: `Project ${offset + i}`, description: '', status, stage: '', amount: null, currency: '', company_id: null, company_name: '', contact_ids: [],
+      start_date: '', due_date: '', closed_at: status === 'open' ? null : new Date(start).toISOString(), tags: [], custom_fields: {},
+    };
+    const { item, entries } = newRecordItems(model, { accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
+    items.push(item, ...entries);
+  }
+  await writeItems(items);
 }
