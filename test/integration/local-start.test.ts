@@ -222,4 +222,16 @@ describe('npm start', () => {
     expect(await portOpen(started.port)).toBe(false);
     expect(started.output()).not.toMatch(NOISE);
   }, 120_000);
+
+  it('leaves no Java process behind even when the Node process is killed outright (SIGKILL)', async () => {
+    const started = await startNpm();
+    const tree = descendants(started.child.pid!);
+    const java = tree.filter((pid) => commandOf(pid).startsWith('java '));
+    const node = tree.filter((pid) => commandOf(pid).startsWith('node ') || commandOf(pid).includes('local/start.ts'));
+    expect(java).toHaveLength(1);
+    for (const pid of node) process.kill(pid, 'SIGKILL');
+    // DynamoDB Local's launcher exits when its standard input (a pipe from Node) closes.
+    expect(await waitGone(java)).toEqual([]);
+  }, 120_000);
 });
+
