@@ -77,6 +77,8 @@ function loopbackLauncher(classPath: string): Promise<string | undefined> {
       }
       return target;
     } catch (error) {
+      // No Java at all: starting DynamoDB Local fails next with a clearer message.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       console.warn(`DynamoDB Local: could not compile the loopback launcher, so it listens on every interface (${(error as Error).message.split('\n')[0]})`);
       return undefined;
     } finally {
