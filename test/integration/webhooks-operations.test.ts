@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { measureCapacity } from '../../shared/db/capacity.js';
 import { db, tableName } from '../../shared/db/client.js';
@@ -11,7 +12,7 @@ import { newDelivery } from '../../shared/webhooks/deliveries.js';
 import { enqueueDeliveries } from '../../shared/webhooks/queue.js';
 import { sweepDueDeliveries } from '../../shared/webhooks/sweeper.js';
 import { newAccount, ok } from '../helpers/api.js';
-import { deliveriesOf, hang, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, trickle, waitFor } from '../helpers/webhook-harness.js';
+import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, trickle, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
 
@@ -346,25 +347,37 @@ describe('attempt time-out and the answer body', () => {
   });
 
   it('a receiver that hangs does not delay other endpoints\' deliveries', async () => {
-    process.env.WEBHOOK_TIMEOUT_MS = '5000';
+    process.env.WEBHOOK_TIMEOUT_MS = '20000';
     const auth = newAccount();
-    receiver.on('/hang', hang());
+    // Requests to /hang get no answer until the test releases them (the attempt's time-out is 20 s).
+    const hung: ServerResponse[] = [];
+    let firstHungAt = 0;
+    receiver.on('/hang', (_req, res) => {
+      firstHungAt ||= Date.now();
+      hung.push(res);
+    });
     await registerEndpoint(auth, receiver, '/hang', ['contact.created']);
     await registerEndpoint(auth, receiver, '/fast', ['contact.created']);
     const createdAt = new Map<string, number>();
-    for (let i = 0; i < 40; i++) {
-      const c = await ok<{ id: string }>('contacts-create', { first_name: `n${i}` }, auth);
-      createdAt.set(c.id, Date.now());
+    try {
+      for (let i = 0; i < 40; i++) {
+        const c = await ok<{ id: string }>('contacts-create', { first_name: `n${i}` }, auth);
+        createdAt.set(c.id, Date.now());
+      }
+      await waitFor(() => receiver.at('/fast').length >= 40, 20_000, '40 deliveries to the fast endpoint');
+      // Every fast delivery arrived while the hung attempts were still hanging: none waited for
+      // one of them. (A worker whose batches wait for their slowest member, or whose slots all
+      // hold hung deliveries, received no new message before the first hung attempt timed out:
+      // with a 5 s hang the fast endpoint waited p50 5.1 s, max 7.9 s there.)
+      expect(hung.length).toBeGreaterThan(0);
+      expect(Date.now() - firstHungAt).toBeLessThan(20_000);
+      expect(hung.every((res) => !res.writableEnded)).toBe(true);
+      const latencies = receiver.at('/fast').map((r) => r.at - createdAt.get(r.payload!.data.id as string)!).sort((a, b) => a - b);
+      console.log('fast endpoint latencies (ms) beside a hanging one: p50', latencies[20], 'max', latencies[39]);
+    } finally {
+      receiver.on('/hang', reply(200));
+      for (const res of hung) res.destroy();
     }
-    await waitFor(() => receiver.at('/fast').length >= 40, 20_000, '40 deliveries to the fast endpoint');
-    const latencies = receiver.at('/fast').map((r) => r.at - createdAt.get(r.payload!.data.id as string)!);
-    latencies.sort((a, b) => a - b);
-    console.log('fast endpoint latencies (ms) beside a hanging one: p50', latencies[20], 'max', latencies[39]);
-    expect(latencies).toHaveLength(40);
-    // A hung attempt takes 5 s: with a worker that waits for a batch's slowest member (or lets
-    // hung deliveries fill every slot) the fast endpoint waited p50 5.1 s, max 7.9 s here.
-    expect(latencies[20]).toBeLessThan(2_000);
-    expect(latencies[39]).toBeLessThan(3_000);
-  }, 30_000);
+  }, 60_000);
 });
 

@@ -59,6 +59,7 @@ async function startService(dataDir: string): Promise<Service> {
   const env = {
     ...inherited,
     PORT: String(port),
+    SMTP_PORT: '0', // any free port: 2525 may be taken by another local service
     CRM_DATA_DIR: dataDir,
     // Many quick retries: deliveries stay pending (and retrying) while the receiver is down.
     WEBHOOK_RETRY_DELAYS: Array.from({ length: 30 }, () => '1').join(','),
