@@ -52,4 +52,31 @@ describe('countMetric', () => {
       expect(out.lines(), JSON.stringify(env)).toEqual([]);
     }
   });
+
+  it('counts every error envelope of an operation by code (the operation pipeline)', async () => {
+    await load({ AWS_LAMBDA_FUNCTION_NAME: 'crm-test', CRM_LOCAL: undefined, POWERTOOLS_METRICS_DISABLED: undefined, POWERTOOLS_DEV: undefined });
+    const { operation } = await import('../../shared/http/operation.js');
+    const { ApiError } = await import('../../shared/errors.js');
+    const { apiEvent } = await import('../../local/invoke.js');
+    const { lambdaContext } = await import('../../local/server.js');
+    const probe = operation({
+      name: 'probe-metrics',
+      family: 'contacts',
+      parse: (body) => body,
+      run: async () => {
+        throw new ApiError('contacts.not_found', 'contact not found');
+      },
+    });
+    const out = captureStdout();
+    let status: number | undefined;
+    try {
+      status = (await probe(apiEvent('probe-metrics', {}, { accountId: 'a', userId: 'u' }), lambdaContext('probe-metrics'))).statusCode;
+    } finally {
+      out.restore();
+    }
+    expect(status).toBe(404);
+    const emf = out.lines().filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l));
+    expect(emf).toEqual([expect.objectContaining({ service: 'crm', code: 'contacts.not_found', ApiErrors: 1 })]);
+  });
 });
+
