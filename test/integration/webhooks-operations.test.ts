@@ -41,11 +41,12 @@ describe('webhooks-rotate-secret', () => {
     const created = await ok<{ endpoint: WebhookEndpoint; signing_secret: string }>('webhooks-create', { url: `${receiver.baseUrl}/rotate`, events: ['contact.created'] }, auth);
     const oldSecret = created.signing_secret;
     const rotatedAt = Date.now();
-    const { signing_secret: newSecret } = await ok<{ signing_secret: string }>('webhooks-rotate-secret', { id: created.endpoint.id, grace_period_seconds: 2 }, auth);
+    const { signing_secret: newSecret } = await ok<{ signing_secret: string }>('webhooks-rotate-secret', { id: created.endpoint.id, grace_period_seconds: 6 }, auth);
     receiver.secret('/rotate', newSecret);
 
     await ok('contacts-create', { first_name: 'During' }, auth);
     const [during] = await waitFor(() => (receiver.at('/rotate').length ? receiver.at('/rotate') : undefined), 5_000, 'delivery in the grace period');
+    expect(Number(during!.headers['webhook-timestamp']) * 1000).toBeLessThan(rotatedAt + 6_000);
     const signatures = during!.headers['webhook-signature']!.split(' ');
     expect(signatures).toHaveLength(2);
     expect(Receiver.verifies(during!, newSecret)).toBe(true);
@@ -54,7 +55,7 @@ describe('webhooks-rotate-secret', () => {
     expect(Receiver.verifies({ ...during!, headers: { ...during!.headers, 'webhook-signature': signatures[0]! } }, newSecret)).toBe(true);
     expect(Receiver.verifies({ ...during!, headers: { ...during!.headers, 'webhook-signature': signatures[1]! } }, oldSecret)).toBe(true);
 
-    await waitFor(() => Date.now() > rotatedAt + 2_100, 5_000, 'the grace period to end');
+    await waitFor(() => Date.now() > rotatedAt + 6_100, 10_000, 'the grace period to end');
     await ok('contacts-create', { first_name: 'After' }, auth);
     const after = await waitFor(() => receiver.at('/rotate').find((r) => r.payload?.data.first_name === 'After'), 5_000, 'delivery after the grace period');
     expect(after.headers['webhook-signature']!.split(' ')).toHaveLength(1);
@@ -240,7 +241,7 @@ describe('answers that steer retries, and endpoint health', () => {
     expect(done).toMatchObject({ status: 'delivered', attempt_count: 2 });
     const [first, second] = receiver.at('/retry-after-cap');
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(900);
-    expect(second!.at - first!.at).toBeLessThan(5_000);
+    expect(second!.at - first!.at).toBeLessThan(10_000); // not the 3600 s asked for
   });
 });
 
@@ -321,7 +322,7 @@ describe('attempt time-out and the answer body', () => {
     expect(d).toMatchObject({ status: 'failed', attempt_count: 2, http_status_code: 200, last_error: 'timed out after 400 ms (HTTP 200 answered, body not finished)' });
     const held = await Promise.all(slow.closed);
     expect(held).toHaveLength(2);
-    for (const ms of held) expect(ms).toBeLessThan(1_500);
+    for (const ms of held) expect(ms).toBeLessThan(5_000); // closed by the 400 ms time-out, not left trickling
   });
 
   it('reads at most a small part of a large answer, then closes the connection', async () => {
