@@ -99,7 +99,7 @@ export async function checkCustomFields(
   for (const [key, value] of entries) {
     const def = defs.get(key.toLowerCase());
     if (!def) {
-      details.push({ path: `custom_fields.${key}`, message: `is not a ${entity} custom field of this account` });
+      details.push({ path: `custom_fields.${key}`, message: `"${key}" is not the id of a ${entity} custom field of this account (custom_fields keys are definition ids, not names: see custom-fields-list)` });
       continue;
     }
     if (value === null) {
@@ -110,7 +110,9 @@ export async function checkCustomFields(
     if (out.success) set[def.id] = out.output;
     else details.push({ path: `custom_fields.${key}`, message: out.issues[0]?.message ?? 'invalid value' });
   }
-  if (details.length) throw new ApiError(`${family}.invalid_custom_fields`, 'custom field values do not match their definitions', details);
+  if (details.length) {
+    throw new ApiError(`${family}.invalid_custom_fields`, `custom field values do not match their definitions: ${details.map((d) => d.path.slice('custom_fields.'.length)).join(', ')}`, details);
+  }
   return { set, remove };
 }
 

@@ -12,6 +12,7 @@ import type { OperationEntry } from '../http/registry.js';
 import { MAX_BODY_BYTES } from '../http/operation.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
 import { codesByStatus, errorCodesFor, verbOf } from './errors.js';
+import { ENTITIES } from '../schemas/entities/index.js';
 import { componentSchemas, type OperationDoc, operationDocs } from './operations.js';
 import { webhookEvents } from './webhooks.js';
 
@@ -25,21 +26,25 @@ export type OpenApiDocument = Record<string, unknown> & {
 const REF_PREFIX = '#/components/schemas/';
 
 /** The error object of every failure (contract §1). */
-export const errorDetailSchema = v.strictObject({ path: v.string(), message: v.string() });
+export const errorDetailSchema = v.strictObject({
+  path: v.pipe(v.string(), v.metadata({ description: 'The body field at fault (dotted path), or "" for the body', examples: ['email'] })),
+  message: v.pipe(v.string(), v.metadata({ description: 'What is wrong with it', examples: ['must be empty or a valid email address'] })),
+});
 export const errorSchema = v.strictObject({
-  code: v.string(),
-  message: v.string(),
-  details: v.optional(v.array(errorDetailSchema)),
+  code: v.pipe(v.string(), v.metadata({ description: 'The contract code `<family>.<name>`; the HTTP status follows from it', examples: ['contacts.invalid_request'] })),
+  message: v.pipe(v.string(), v.metadata({ description: 'For humans; never a stack trace or internal data', examples: ['request body is invalid'] })),
+  details: v.optional(v.pipe(v.array(errorDetailSchema), v.metadata({ description: 'For validation failures: one entry per field at fault' }))),
   /** API Gateway's request id (also in the logs): quote it when reporting a problem. */
-  request_id: v.optional(v.string()),
+  request_id: v.optional(v.pipe(v.string(), v.metadata({ description: 'The request id, also on every log line of the request: quote it when reporting a problem', examples: ['c1b2a3d4-0000-4000-8000-000000000000'] }))),
 });
 export const errorEnvelope = (codes: readonly string[]) =>
   v.strictObject({ ok: v.literal(false), error: v.strictObject({ ...errorSchema.entries, code: v.picklist(codes) }) });
+/** API Gateway's own throttling answer (it comes before any function runs). */
+const gatewayThrottled = v.strictObject({ message: v.pipe(v.string(), v.metadata({ description: "API Gateway's message", examples: ['Too Many Requests'] })) });
 export const successEnvelope = (result: v.GenericSchema) => v.strictObject({ ok: v.literal(true), result });
 
 const allDefinitions = (): Record<string, v.GenericSchema> => ({
   ...componentSchemas,
-  Error: errorSchema,
   ErrorDetail: errorDetailSchema,
   ...Object.fromEntries(webhookEvents().map((e) => [e.component, e.payload])),
 });
@@ -81,22 +86,44 @@ function readVersion(): string {
   }
 }
 
+/** The operation's description: its own text, then how it is called and what it can answer. */
+function describe(entry: OperationEntry, doc: OperationDoc, codes: readonly string[]): string {
+  return [
+    doc.description ?? `${doc.summary}.`,
+    `Called as \`POST /api/${entry.name}\` with a JSON object body and \`Authorization: Bearer <token>\`; answers \`{ "ok": true, "result": … }\`.`,
+    `Error codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+  ].join('\n\n');
+}
+
+/** What each tag (family) is, for the reference page. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  ...Object.fromEntries(ENTITIES.map((e) => [e.family, e.description])),
+  custom_fields: 'Custom-field definitions of contacts, companies and projects. Record values are keyed by definition id.',
+  webhooks: 'Webhook endpoints, their deliveries, and the events they receive (signed per Standard Webhooks).',
+  imports: 'CSV imports of contacts and companies, run as jobs with progress and row errors.',
+  inbound_emails: "Mail sent or copied to the account's inbound address, logged on the matching contacts.",
+};
+
 function operationObject(entry: OperationEntry, doc: OperationDoc, documented: boolean, config: ConversionConfig) {
   const codes = errorCodesFor(entry, { paginated: isPaginated(doc), extra: doc.errors });
   const responses: Record<string, unknown> = {
     200: { description: 'Success', content: { 'application/json': { schema: convert(successEnvelope(doc.result), config) } } },
   };
   for (const [status, statusCodes] of codesByStatus(codes)) {
+    const envelope = errorEnvelope(statusCodes);
     responses[status] = {
-      description: `Error: ${statusCodes.join(', ')}`,
-      content: { 'application/json': { schema: convert(errorEnvelope(statusCodes), config) } },
+      description: status === 429 ? 'Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off' : `Error: ${statusCodes.join(', ')}`,
+      content: { 'application/json': { schema: convert(status === 429 ? v.union([envelope, gatewayThrottled]) : envelope, config) } },
     };
   }
   const isCreate = verbOf(entry.name) === 'create';
+  const input = convert(doc.input, config);
+  // A body with no required field may be empty (an empty body counts as `{}`).
+  const bodyRequired = Array.isArray((input as { required?: unknown[] }).required) && (input as { required: unknown[] }).required.length > 0;
   return {
     operationId: entry.name,
     summary: doc.summary,
-    ...(doc.description ? { description: doc.description } : {}),
+    description: describe(entry, doc, codes),
     tags: [entry.family],
     ...(isCreate
       ? {
@@ -111,7 +138,7 @@ function operationObject(entry: OperationEntry, doc: OperationDoc, documented: b
           ],
         }
       : {}),
-    requestBody: { required: true, content: { 'application/json': { schema: convert(doc.input, config) } } },
+    requestBody: { required: bodyRequired, content: { 'application/json': { schema: input } } },
     responses,
     'x-error-codes': codes,
     ...(documented ? {} : { 'x-undocumented': true }),
@@ -164,10 +191,11 @@ export function buildOpenApiDocument(operations: readonly OperationEntry[], opts
   );
   return {
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'CRM API',
       version: readVersion(),
+      contact: { name: 'CRM service maintainers' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description: [
         'Every operation is `POST /api/<operation>` with a JSON object body (an empty body counts as `{}`) and `Authorization: Bearer <token>`.',
         'Success is HTTP 200 `{ "ok": true, "result": ... }`; failure is `{ "ok": false, "error": { "code", "message", "details"? } }` with the status given by the code.',
@@ -177,7 +205,7 @@ export function buildOpenApiDocument(operations: readonly OperationEntry[], opts
     },
     servers: [{ url: opts.serverUrl ?? 'http://127.0.0.1:3000', description: opts.serverUrl ? 'this server' : 'local mode (npm start)' }],
     security: [{ bearerAuth: [] }],
-    tags: [...new Set<string>([...operations.map((o) => o.family), 'webhooks'])].map((name) => ({ name })),
+    tags: [...new Set<string>([...operations.map((o) => o.family), 'webhooks'])].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} operations` })),
     paths,
     webhooks: webhooksSection(config),
     components: {
