@@ -1,4 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
 import { countMetric, METRIC } from '../../shared/observability/metrics.js';
 import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
@@ -47,4 +48,5 @@ export const deliveryHandler =
     return { batchItemFailures: failed.filter((id): id is string => id !== undefined).map((itemIdentifier) => ({ itemIdentifier })) };
   };
 
-export const handler = deliveryHandler();
+/** Traced, with the Lambda request id on every log line (shared/http/instrumented.ts). */
+export const handler = instrumented('delivery', deliveryHandler());

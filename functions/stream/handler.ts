@@ -1,4 +1,5 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
 import { toRecordChange } from '../../shared/db/changes.js';
 import { applyProjections } from '../../shared/stream/fanout.js';
@@ -19,7 +20,7 @@ async function handleRecord(record: DynamoDBRecord, webhooks: WebhookBatchCache)
  * in parallel. On failure the earliest failed record is reported (ReportBatchItemFailures), so
  * the batch is retried from there: nothing is skipped, and what is redone is idempotent.
  */
-export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+export const handler = instrumented('stream', async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const webhooks = new WebhookBatchCache();
   const byItem = new Map<string, number[]>();
   event.Records.forEach((record, i) => {
@@ -48,4 +49,4 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
   );
   if (firstFailed === Infinity) return { batchItemFailures: [] };
   return { batchItemFailures: [{ itemIdentifier: event.Records[firstFailed]!.dynamodb?.SequenceNumber ?? '' }] };
-};
+});
