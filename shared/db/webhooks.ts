@@ -12,7 +12,7 @@ import { keys, TABLE_DEFINITION } from './table.js';
  *   `failing_since` means null. A counter item (`keys.webhookEndpointCount`) caps endpoints per
  *   account; it changes in the same transaction as the endpoint.
  * - Delivery: `{ pk: A#<account>#wh#<endpoint>, sk: <created_at>#<id> }` — API fields plus
- *   `body`, `enqueued`, `lease_id`/`lease_until`, `schedule_base`, `test`, `sweeps`, and the TTL
+ *   `body`, `enqueued`, `lease_id`/`lease_until`, `schedule_base`, `test`, `sweeps`/`swept_at`, and the TTL
  *   attribute (created_at + 30 days). While pending it also carries the sparse GSI1 pair
  *   `WHDUE#<hour of due time>#<shard>` / `<due time>#<id>` that the sweeper reads.
  */
@@ -64,8 +64,9 @@ export interface DeliveryItem {
   schedule_base?: number;
   /** A webhooks-test delivery: sent to inactive endpoints too, leaves the endpoint's health alone. */
   test?: boolean;
-  /** How often the sweeper re-enqueued it without an attempt being recorded since. */
+  /** How often the sweeper re-enqueued it without an attempt being recorded since, and when it last did. */
   sweeps?: number;
+  swept_at?: number;
 }
 
 /** What a queue message carries: enough to address the delivery item. */
@@ -366,7 +367,7 @@ export async function recordAttempt(ref: DeliveryRef, claim: Claim, outcome: Att
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression: `SET #s = :s, http_status_code = :code, last_error = :err, next_attempt_at = :next, completed_at = :done${due ? ', gsi1pk = :dpk, gsi1sk = :dsk' : ''} REMOVE lease_id, lease_until, sweeps${due ? '' : ', gsi1pk, gsi1sk'}`,
+        UpdateExpression: `SET #s = :s, http_status_code = :code, last_error = :err, next_attempt_at = :next, completed_at = :done${due ? ', gsi1pk = :dpk, gsi1sk = :dsk' : ''} REMOVE lease_id, lease_until, sweeps, swept_at${due ? '' : ', gsi1pk, gsi1sk'}`,
         ConditionExpression: '#s = :pending AND lease_id = :lease',
         ExpressionAttributeNames: { '#s': 'status' },
         ExpressionAttributeValues: {
@@ -395,7 +396,7 @@ export async function abandonDelivery(ref: DeliveryRef, reason: string, at: Date
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression: 'SET #s = :failed, last_error = :err, next_attempt_at = :null, completed_at = :at REMOVE lease_id, lease_until, sweeps, gsi1pk, gsi1sk',
+        UpdateExpression: 'SET #s = :failed, last_error = :err, next_attempt_at = :null, completed_at = :at REMOVE lease_id, lease_until, sweeps, swept_at, gsi1pk, gsi1sk',
         ConditionExpression: '#s = :pending AND (attribute_not_exists(lease_id) OR lease_until <= :now)',
         ExpressionAttributeNames: { '#s': 'status' },
         ExpressionAttributeValues: { ':failed': 'failed', ':err': reason, ':null': null, ':at': at.toISOString(), ':pending': 'pending', ':now': at.getTime() },
@@ -420,7 +421,7 @@ export async function restartDelivery(ref: DeliveryRef, at: Date): Promise<Deliv
         TableName: tableName(),
         Key: deliveryKey(ref),
         UpdateExpression:
-          'SET #s = :pending, next_attempt_at = :now, completed_at = :null, schedule_base = attempt_count, enqueued = :t, gsi1pk = :dpk, gsi1sk = :dsk REMOVE lease_id, lease_until, sweeps',
+          'SET #s = :pending, next_attempt_at = :now, completed_at = :null, schedule_base = attempt_count, enqueued = :t, gsi1pk = :dpk, gsi1sk = :dsk REMOVE lease_id, lease_until, sweeps, swept_at',
         ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lease_id) OR lease_until <= :ms)',
         ExpressionAttributeNames: { '#s': 'status' },
         ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':null': null, ':t': true, ':dpk': due.gsi1pk, ':dsk': due.gsi1sk, ':ms': at.getTime() },
@@ -498,17 +499,21 @@ export async function* dueDeliveries(bucket: string, cutoff: string): AsyncGener
   }
 }
 
-/** Counts one sweep of a pending delivery; returns the new count (undefined when no longer pending). */
-export async function countSweep(ref: DeliveryRef): Promise<number | undefined> {
+/**
+ * Counts one sweep of a pending delivery (at `now`, epoch ms), unless the last sweep was less
+ * than `gapMs` ago. Returns the new count; undefined when it is no longer pending or was swept
+ * too recently.
+ */
+export async function countSweep(ref: DeliveryRef, now: number, gapMs: number): Promise<number | undefined> {
   try {
     const out = await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression: 'ADD sweeps :one',
-        ConditionExpression: '#s = :pending',
+        UpdateExpression: 'ADD sweeps :one SET swept_at = :now',
+        ConditionExpression: '#s = :pending AND (attribute_not_exists(swept_at) OR swept_at <= :before)',
         ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending' },
+        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending', ':now': now, ':before': now - gapMs },
         ReturnValues: 'UPDATED_NEW',
       }),
     );

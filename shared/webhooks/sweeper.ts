@@ -16,11 +16,15 @@ import { enqueueDeliveries } from './queue.js';
  * still found a due delivery; a sweep always also looks LOOKBACK_MS back. Deliveries are due
  * no earlier than their write time, so nothing lands behind that window.
  *
- * A delivery the sweeper re-enqueued MAX_SWEEPS times without any attempt being recorded since
- * (its messages keep getting lost, or the worker keeps crashing on it) ends `failed`.
+ * A delivery is re-enqueued at most once per RESWEEP_GRACES grace periods (20 minutes deployed),
+ * so a backlogged queue is not flooded with duplicates; one re-enqueued MAX_SWEEPS times without
+ * any attempt being recorded since (its messages keep getting lost, or the worker keeps crashing
+ * on it: over three hours deployed) ends `failed`.
  */
 
 const HOUR_MS = 3_600_000;
+/** A delivery is re-enqueued again at the earliest this many grace periods after the last sweep that did. */
+export const RESWEEP_GRACES = 10;
 /** How far behind the watermark a sweep always looks (clock skew between writers). */
 export const LOOKBACK_MS = 2 * HOUR_MS;
 /** Deliveries expire after 30 days: no sweep looks further back. */
@@ -49,7 +53,11 @@ const bucketsBetween = (from: string, to: string): string[] => {
 export async function sweepDueDeliveries(opts: SweepOptions = {}): Promise<SweepResult> {
   const now = opts.now ?? new Date();
   const enqueue = opts.enqueue ?? ((refs: DeliveryRef[]) => enqueueDeliveries(refs));
-  const cutoff = new Date(now.getTime() - (opts.graceSeconds ?? sweepGraceSeconds()) * 1000).toISOString();
+  const graceMs = (opts.graceSeconds ?? sweepGraceSeconds()) * 1000;
+  const cutoff = new Date(now.getTime() - graceMs).toISOString();
+  // A delivery re-enqueued by a sweep is left to that message for a while (a backlogged queue
+  // must not be flooded with duplicates, nor its deliveries counted as stalled too soon).
+  const resweepGapMs = RESWEEP_GRACES * graceMs;
   const mark = await readSweepMark();
   const floor = hourBucket(new Date(now.getTime() - MAX_AGE_MS).toISOString());
   const lookback = hourBucket(new Date(now.getTime() - LOOKBACK_MS).toISOString());
@@ -68,9 +76,9 @@ export async function sweepDueDeliveries(opts: SweepOptions = {}): Promise<Sweep
     for await (const delivery of dueDeliveries(bucket, cutoff)) {
       if (delivery.status !== 'pending') continue; // the index is eventually consistent
       const ref = refOf(delivery);
-      const sweeps = await countSweep(ref);
-      if (sweeps === undefined) continue; // finished meanwhile
       oldestLeft ??= bucket;
+      const sweeps = await countSweep(ref, now.getTime(), resweepGapMs);
+      if (sweeps === undefined) continue; // finished meanwhile, or re-enqueued by a recent sweep
       if (sweeps > MAX_SWEEPS) {
         await abandonDelivery(ref, `delivery stalled: re-enqueued ${MAX_SWEEPS} times without an attempt`, now);
         result.failed += 1;

@@ -10,7 +10,7 @@ import type { WebhookDelivery, WebhookEndpoint } from '../../shared/schemas/webh
 import { MAX_SWEEPS } from '../../shared/webhooks/config.js';
 import { newDelivery } from '../../shared/webhooks/deliveries.js';
 import { enqueueDeliveries } from '../../shared/webhooks/queue.js';
-import { sweepDueDeliveries } from '../../shared/webhooks/sweeper.js';
+import { RESWEEP_GRACES, sweepDueDeliveries } from '../../shared/webhooks/sweeper.js';
 import { newAccount, ok } from '../helpers/api.js';
 import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, trickle, waitFor } from '../helpers/webhook-harness.js';
 
@@ -290,6 +290,23 @@ describe('retention and the sweeper', () => {
     await pipeline.idle();
     // The worker still waits for next_attempt_at (real time): the message only re-armed it.
     expect((await deliveriesOf(auth, endpoint.id))[0]).toMatchObject({ status: 'pending', attempt_count: 1 });
+  });
+
+  it('re-enqueues a delivery again only RESWEEP_GRACES grace periods after the last sweep did', async () => {
+    const auth = newAccount();
+    const endpoint = await registerEndpoint(auth, receiver, '/resweep', ['contact.created']);
+    const delivery = newDelivery({ accountId: auth.accountId, endpointId: endpoint.id, eventId: randomUUID(), eventType: 'contact.created', createdAt: new Date().toISOString(), body: '{}' });
+    await putDelivery(delivery); // pending, due now, never enqueued
+    const sent: string[] = [];
+    const swallow = async (refs: DeliveryRef[]) => {
+      sent.push(...refs.map((r) => r.delivery_id));
+    };
+    const at = (ms: number) => sweepDueDeliveries({ graceSeconds: 1, now: new Date(Date.now() + ms), enqueue: swallow });
+    await at(2_000);
+    await at(3_000); // a backlogged queue gets no duplicate
+    expect(sent.filter((id) => id === delivery.id)).toHaveLength(1);
+    await at(2_000 + RESWEEP_GRACES * 1_000 + 1_000);
+    expect(sent.filter((id) => id === delivery.id)).toHaveLength(2);
   });
 
   it('a delivery whose messages keep getting lost ends failed after repeated sweeps', async () => {
