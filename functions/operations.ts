@@ -57,6 +57,8 @@ export const internalFunctions = {
   delivery: { entry: 'delivery/handler.ts', access: 'write' as Access },
   /** Re-enqueues overdue pending deliveries (EventBridge schedule: lib/webhook-sweeper.ts). */
   sweeper: { entry: 'delivery/sweeper.ts', access: 'write' as Access },
+  /** Applies import jobs' rows (SQS-fed: lib/imports.ts). */
+  importWorker: { entry: 'imports/worker.ts', access: 'write' as Access },
 } as const;
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

@@ -17,6 +17,7 @@ import type { Construct } from 'constructs';
 import { type Access, internalFunctions, type OperationEntry, operations } from '../functions/operations.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { ApiFunction } from './api-function.js';
+import { Imports } from './imports.js';
 import { WebhookSweeper } from './webhook-sweeper.js';
 import { CrmDashboard } from './dashboard.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
@@ -108,6 +109,7 @@ export class CrmStack extends Stack {
     // ---- Functions ----------------------------------------------------------------------
     const internal: Partial<Record<string, InternalEntry>> = internalFunctions;
     const wired = new Set(['authorizer', 'fallback', 'stream', 'delivery', 'sweeper']);
+    wired.add('importWorker'); // lib/imports.ts
     const unwired = Object.keys(internal).filter((name) => !wired.has(name));
     // Internal functions need their own event source and grants: fail loudly rather than skip one.
     if (unwired.length) throw new Error(`internal functions without stack wiring: ${unwired.join(', ')} (lib/crm-stack.ts)`);
@@ -292,6 +294,9 @@ export class CrmStack extends Stack {
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
     });
+
+    // ---- Imports (lib/imports.ts): bucket, queue + DLQ, worker, grants of the imports-* operations, alarms
+    if (internal.importWorker) new Imports(this, 'Imports', { entry: internal.importWorker, fn, table: this.table, removalPolicy: removal, functions: this.functions, operations, alarmTopic: this.alarmTopic });
 
     // ---- Outputs --------------------------------------------------------------------------
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL: POST <ApiUrl>api/<operation>' });

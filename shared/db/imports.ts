@@ -35,6 +35,8 @@ export interface ImportItem {
   object_key: string;
   /** CSV records consumed by finished chunks (blank lines included): where a resumed worker starts. */
   position: number;
+  /** Creation time of the records the next chunk creates (saved with the previous chunk: the same on a re-apply). */
+  chunk_time?: string;
   /** The worker working on the job and until when (epoch ms): one worker at a time; a dead one's lease runs out. */
   lease_owner?: string;
   lease_until?: number;
@@ -145,23 +147,36 @@ export async function updateImportItem(accountId: string, id: string, set: Parti
   }
 }
 
+const BATCH_WRITE_PARALLEL = 8;
+
 /**
- * Writes row errors (one item per row: writing a row's error again overwrites it, so a chunk
- * applied twice leaves the same items). BatchWriteItem in 25s, retrying unprocessed items.
+ * Puts items with BatchWriteItem (25 a call, up to 8 calls at once), retrying unprocessed items
+ * with back-off. Unconditional: callers write only items whose keys and content are derived
+ * from their input, so writing them again leaves the same items.
  */
-export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {
-  let pending = errors.map((e) => ({ PutRequest: { Item: { ...keys.importError(accountId, importId, e.row_number), ...e } } }));
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    const batch = pending.slice(0, 25);
-    pending = pending.slice(25);
-    const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: batch } }));
-    const unprocessed = (out.UnprocessedItems?.[tableName()] ?? []) as typeof batch;
-    if (unprocessed.length) {
-      if (attempt > 20) throw new Error('BatchWriteItem kept returning unprocessed items');
-      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-      pending.push(...unprocessed);
+export async function batchPutItems(items: Record<string, unknown>[]): Promise<void> {
+  const batches: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      let pending = batches[next++]!.map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+        pending = (out.UnprocessedItems?.[tableName()] ?? []) as typeof pending;
+        if (pending.length) {
+          if (attempt > 20) throw new Error('BatchWriteItem kept returning unprocessed items');
+          await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+        }
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_WRITE_PARALLEL, batches.length) }, worker));
+}
+
+/** Writes row errors (one item per row: writing a row's error again overwrites it). */
+export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {
+  await batchPutItems(errors.map((e) => ({ ...keys.importError(accountId, importId, e.row_number), ...e })));
 }
 
 /** Sort key of the row error of `rowNumber` (the position of the errors' pagination). */

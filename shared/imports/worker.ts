@@ -17,9 +17,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
-import { batchGetRecords, getRecord, type StoredRecord } from '../db/items.js';
-import { createRecord, WriteConflict } from '../db/writes.js';
+import { batchPutItems, getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
+import { batchGetRecords, type StoredRecord } from '../db/items.js';
+import { newRecordItems } from '../db/writes.js';
 import type { EntityType } from '../db/table.js';
 import type { OperationContext } from '../domain/context.js';
 import { listDefinitions } from '../domain/custom-fields.js';
@@ -184,7 +184,11 @@ class JobRun {
     return { code: problemCode(error.code), column: header, message: detail ? `${header || field}: ${detail}` : error.message, value: cellOf.get(field) ?? '' };
   }
 
-  async applyChunk(rows: CsvRow[]): Promise<ChunkResult> {
+  /**
+   * Applies a chunk. New records are created with `createdAt` (the chunk's time, saved with the
+   * previous chunk) and ids derived from their rows, so a re-applied chunk writes the same items.
+   */
+  async applyChunk(rows: CsvRow[], createdAt: string): Promise<ChunkResult> {
     const result: ChunkResult = { created: 0, updated: 0, errors: [] };
     const { def, mapping, job } = this;
     const upsert = job.mode === 'upsert';
@@ -224,7 +228,8 @@ class JobRun {
       for (const d of newDomains) this.domains.set(d, found.get(d)?.[0] ?? null);
     }
 
-    // 3. Apply with bounded concurrency (rows of a chunk have distinct keys and ids).
+    // 3. Apply with bounded concurrency (rows of a chunk have distinct keys and ids); creates are collected and batch-written.
+    const creates: Array<{ id: string; draft: Record<string, unknown> }> = [];
     let next = 0;
     const applyOne = async (r: Ready) => {
       const problem = (p: RowProblem) => result.errors.push(this.error(r.row.rowNumber, p));
@@ -249,8 +254,7 @@ class JobRun {
           await services[def.type as 'contact'].update(this.ctx, parseRecordBody(def, { id: match.id, ...r.body }, 'update'));
           result.updated++;
         } else {
-          await this.create(parseRecordBody(def, r.body, 'create').fields, ownId);
-          result.created++;
+          creates.push({ id: ownId, draft: await this.draft(parseRecordBody(def, r.body, 'create').fields) });
         }
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
@@ -262,13 +266,32 @@ class JobRun {
         while (next < ready.length) await applyOne(ready[next++]!);
       }),
     );
+    await this.writeCreates(creates, createdAt);
+    result.created += creates.length;
     result.errors.sort((a, b) => a.row_number - b.row_number);
     return result;
   }
 
-  /** Creates the row's record under its own id (once: an existing record is an earlier attempt's). */
-  private async create(fields: Record<string, unknown>, id: string): Promise<void> {
-    const { def, job } = this;
+  /**
+   * Writes new records with BatchWriteItem: first every index entry, then the records. A record
+   * that exists was written by an earlier attempt at this chunk, after all its entries: it is
+   * skipped (and still counted). Each record's INSERT raises its `*.created` event once.
+   */
+  private async writeCreates(creates: Array<{ id: string; draft: Record<string, unknown> }>, createdAt: string): Promise<void> {
+    if (creates.length === 0) return;
+    const { job, def } = this;
+    const model = services[def.type as 'contact'].model;
+    const existing = await batchGetRecords(model.type, job.account_id, creates.map((c) => c.id));
+    const built = creates
+      .filter((c) => !existing.has(c.id))
+      .map((c) => newRecordItems(model, { accountId: job.account_id, userId: job.created_by, fields: c.draft }, createdAt, c.id));
+    await batchPutItems(built.flatMap((b) => b.entries));
+    await batchPutItems(built.map((b) => b.item));
+  }
+
+  /** A new record's fields: defaults, the row's fields, references checked against the account with their current names. */
+  private async draft(fields: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const { def } = this;
     const cf = customField(def);
     const draft: Record<string, unknown> = { ...emptyFields(def), ...fields };
     if (cf) draft[cf] = (fields[cf] as Record<string, unknown> | undefined) ?? {};
@@ -279,17 +302,7 @@ class JobRun {
       draft[ref.field] = target.id;
       if (ref.nameField) draft[ref.nameField] = String(target.name ?? '');
     }
-    const model = services[def.type as 'contact'].model;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await createRecord(model, { accountId: job.account_id, userId: job.created_by, fields: draft, id });
-        return;
-      } catch (error) {
-        if (!(error instanceof WriteConflict)) throw error;
-        if (await getRecord(model.type, job.account_id, id)) return;
-        if (attempt >= 5) throw error;
-      }
-    }
+    return draft;
   }
 
   private async refTarget(type: EntityType, id: string): Promise<StoredRecord | null> {
@@ -381,7 +394,7 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
     const counted = await countRows(job, def);
     mapping = counted.mapping;
     if (job.total_rows === null) {
-      const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped, updated_at: new Date().toISOString() };
+      const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped, updated_at: new Date().toISOString(), chunk_time: new Date().toISOString() };
       const saved = await updateImportItem(job.account_id, job.id, set, { statusIn: ['processing'], position: job.position, lease: held() });
       if (!saved) return lost();
       job = saved;
@@ -401,7 +414,7 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
   const flush = async (): Promise<boolean> => {
     const rows = chunk;
     chunk = [];
-    const result = await run.applyChunk(rows);
+    const result = await run.applyChunk(rows, job!.chunk_time ?? new Date().toISOString());
     if (result.errors.length) await putRowErrors(job!.account_id, job!.id, result.errors);
     await opts.afterApply?.({ firstRow: position + 2, lastRow: chunkEnd + 1 });
     const saved = await updateImportItem(
@@ -415,6 +428,7 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
         error_count: job!.error_count + result.errors.length,
         updated_at: new Date().toISOString(),
         lease_until: Date.now() + opts.leaseMs,
+        chunk_time: new Date().toISOString(),
       },
       // A chunk applied while the job was canceled still counts (its rows stay applied).
       { statusIn: ['processing', 'canceled'], position, lease: held() },
