@@ -59,6 +59,8 @@ export const internalFunctions = {
   sweeper: { entry: 'delivery/sweeper.ts', access: 'write' as Access },
   /** Applies import jobs' rows (SQS-fed: lib/imports.ts). */
   importWorker: { entry: 'imports/worker.ts', access: 'write' as Access },
+  /** Processes a received email stored in S3 by SES (lib/inbound-email.ts). */
+  inbound: { entry: 'inbound/process.ts', access: 'write' as Access },
 } as const;
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

@@ -18,6 +18,7 @@ import { type Access, internalFunctions, type OperationEntry, operations } from 
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { ApiFunction } from './api-function.js';
 import { Imports } from './imports.js';
+import { InboundEmail } from './inbound-email.js';
 import { WebhookSweeper } from './webhook-sweeper.js';
 import { CrmDashboard } from './dashboard.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
@@ -109,6 +110,7 @@ export class CrmStack extends Stack {
     // ---- Functions ----------------------------------------------------------------------
     const internal: Partial<Record<string, InternalEntry>> = internalFunctions;
     const wired = new Set(['authorizer', 'fallback', 'stream', 'delivery', 'sweeper']);
+    wired.add('inbound'); // lib/inbound-email.ts
     wired.add('importWorker'); // lib/imports.ts
     const unwired = Object.keys(internal).filter((name) => !wired.has(name));
     // Internal functions need their own event source and grants: fail loudly rather than skip one.
@@ -233,6 +235,8 @@ export class CrmStack extends Stack {
       deliveryFn.addEventSource(new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
     }
     if (internal.sweeper) new WebhookSweeper(this, 'WebhookSweeper', { entry: internal.sweeper, fn, table: this.table, deliveryQueue: this.deliveryQueue });
+
+    if (internal.inbound) new InboundEmail(this, 'InboundEmail', { entry: internal.inbound, fn, table: this.table, removalPolicy: removal, functions: this.functions });
 
     // ---- Alarms ---------------------------------------------------------------------------
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `crm ${stage.name} alarms`, enforceSSL: true });

@@ -93,7 +93,11 @@ export async function startSmtpListener(opts: SmtpListenerOptions = {}): Promise
         const recipients = session.envelope.rcptTo.map((r) => r.address);
         const job = processInboundMessage(Buffer.concat(chunks), recipients, { receivedAt: new Date() }).then(
           (result) => {
-            opts.onMessage?.(result);
+            try {
+              opts.onMessage?.(result);
+            } catch (error) {
+              report(error);
+            }
             callback(null, `2.0.0 stored (${result.map((r) => r.emailId).join(', ')})`);
           },
           (error: unknown) => {
@@ -102,7 +106,7 @@ export async function startSmtpListener(opts: SmtpListenerOptions = {}): Promise
           },
         );
         inFlight.add(job);
-        void job.finally(() => inFlight.delete(job));
+        job.catch(report).finally(() => inFlight.delete(job));
       });
     },
   });

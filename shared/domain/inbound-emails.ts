@@ -215,10 +215,8 @@ export interface ProcessedEmail {
  */
 export async function processInboundMessage(raw: Buffer, recipients: readonly string[], opts: { receivedAt?: Date } = {}): Promise<ProcessedEmail[]> {
   const owners = new Map<string, { accountId: string; userId: string }>();
-  for (const r of new Set(recipients.map((x) => x.trim().toLowerCase()))) {
-    const owner = await ownerOfRecipient(r);
-    if (owner) owners.set(owner.accountId, owner);
-  }
+  const distinct = [...new Set(recipients.map((x) => x.trim().toLowerCase()))].slice(0, MAX_LOOKUP_ADDRESSES);
+  for (const owner of await Promise.all(distinct.map(ownerOfRecipient))) if (owner) owners.set(owner.accountId, owner);
   if (owners.size === 0) return [];
   const parsed = await parseMessage(raw);
   const receivedAt = (opts.receivedAt ?? new Date()).toISOString();

@@ -1,0 +1,132 @@
+import { Annotations, Aws, Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as ses from 'aws-cdk-lib/aws-ses';
+import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { Access } from '../functions/operations.js';
+import type { ApiFunction } from './api-function.js';
+import { bindTable } from './grants.js';
+import { acknowledge, NAG_REASONS } from './nag.js';
+
+/** Where SES puts raw messages in the bucket (the notification filters on it). */
+export const INBOUND_PREFIX = 'inbound/';
+/** Raw messages are kept this long (they are parsed and stored in the table within seconds). */
+export const RAW_MESSAGE_RETENTION = Duration.days(14);
+/** Used when neither `-c inboundDomain=…` nor CRM_INBOUND_DOMAIN is set (synth works; no mail arrives). */
+export const PLACEHOLDER_INBOUND_DOMAIN = 'inbound.example.invalid';
+
+export interface InboundEmailProps {
+  /** The registry entry (`internalFunctions.inbound`). */
+  entry: { entry: string; access: Access };
+  /** The stack's function factory (defaults, alarms and dashboard registration). */
+  fn: (name: string, entry: string, extra?: Partial<ConstructorParameters<typeof ApiFunction>[2]>) => ApiFunction;
+  table: dynamodb.ITable;
+  /** The mail domain (its MX record points at SES inbound: docs/deploy.md). Default: context `inboundDomain`, then CRM_INBOUND_DOMAIN. */
+  domain?: string;
+  removalPolicy: RemovalPolicy;
+  /** The stack's functions by registry name: the `inbound-emails-*` operations get CRM_INBOUND_DOMAIN too. */
+  functions?: ReadonlyMap<string, ApiFunction>;
+}
+
+/**
+ * Inbound email deployed (contract §11): an SES receipt rule set whose rule takes every message
+ * for the domain (spam and virus scan on) and stores the raw message in a private, encrypted S3
+ * bucket (SSL only, public access blocked, objects expire); the bucket's ObjectCreated events go
+ * to a queue that runs the processing function (functions/inbound/process.ts); messages that fail
+ * 5 times go to a dead-letter queue. The function may read objects under the prefix and nothing
+ * else of S3.
+ *
+ * SES allows one active receipt rule set per region: after the first deploy, activate this one
+ * (`aws ses set-active-receipt-rule-set --rule-set-name <RuleSetName output>`; docs/deploy.md).
+ */
+export class InboundEmail extends Construct {
+  readonly domain: string;
+  readonly bucket: s3.Bucket;
+  readonly ruleSet: ses.ReceiptRuleSet;
+  readonly function: ApiFunction;
+  /** The bucket's ObjectCreated events, consumed by the function. */
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: InboundEmailProps) {
+    super(scope, id);
+    const configured = props.domain ?? (this.node.tryGetContext('inboundDomain') as string | undefined) ?? process.env.CRM_INBOUND_DOMAIN;
+    this.domain = (configured || PLACEHOLDER_INBOUND_DOMAIN).toLowerCase();
+    if (!configured) Annotations.of(this).addWarningV2('crm:inboundDomain', `No inbound mail domain set (-c inboundDomain=… or CRM_INBOUND_DOMAIN): using ${PLACEHOLDER_INBOUND_DOMAIN}, which receives nothing.`);
+
+    // A name known before the bucket exists: the queue policy and the function's grant name the
+    // bucket without referring to it, so the bucket's notification can depend on the queue policy
+    // (no cycle, and no notification custom resource).
+    const bucketName = `crm-inbound-${Aws.ACCOUNT_ID}-${Aws.REGION}-${this.node.addr.slice(0, 8)}`;
+    this.bucket = new s3.Bucket(this, 'RawMessages', {
+      bucketName,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      versioned: false,
+      lifecycleRules: [{ id: 'expire-raw-messages', prefix: INBOUND_PREFIX, expiration: RAW_MESSAGE_RETENTION, abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      removalPolicy: props.removalPolicy,
+    });
+    acknowledge(this.bucket, 'AwsSolutions-S1', 'Raw inbound messages live at most 14 days and are written only by SES; access is logged by CloudTrail data events where enabled, not by server access logs.');
+
+    const { ACCOUNT_ID: account, PARTITION: partition } = Aws;
+    const bucketArn = `arn:${partition}:s3:::${bucketName}`;
+
+    // ObjectCreated → queue → function: failed messages come back after the visibility timeout
+    // and go to the dead-letter queue after 5 receives (the raw message stays in the bucket).
+    this.deadLetterQueue = new sqs.Queue(this, 'Dlq', { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    acknowledge(this.deadLetterQueue, 'AwsSolutions-SQS3', NAG_REASONS.failureQueueIsDlq);
+    acknowledge(this.deadLetterQueue, 'Serverless-SQSRedrivePolicy', NAG_REASONS.failureQueueIsDlq);
+    const timeout = Duration.seconds(60);
+    this.queue = new sqs.Queue(this, 'Events', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(timeout.toSeconds() * 6),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
+    });
+    this.queue.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'ObjectCreatedFromRawMessages',
+        principals: [new iam.ServicePrincipal('s3.amazonaws.com')],
+        actions: ['sqs:SendMessage'],
+        resources: [this.queue.queueArn],
+        conditions: { ArnLike: { 'aws:SourceArn': bucketArn }, StringEquals: { 'aws:SourceAccount': account } },
+      }),
+    );
+
+    this.function = props.fn('inbound', props.entry.entry, { timeout, environment: { CRM_INBOUND_DOMAIN: this.domain } });
+    bindTable(this.function, props.table, props.entry.access);
+    // Least privilege: read the stored messages, nothing else of the bucket (no list, no write).
+    const objects = `${bucketArn}/${INBOUND_PREFIX}*`;
+    this.function.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [objects] }));
+    acknowledge(this.function.role!, `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::crm-inbound-<AWS::AccountId>-<AWS::Region>-${this.node.addr.slice(0, 8)}/${INBOUND_PREFIX}*]`, 'The function reads the raw messages SES stores under inbound/ (object keys are SES message ids, unknown in advance); it cannot list or write.');
+    this.function.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }));
+    acknowledge(this.function, 'Serverless-LambdaEventSourceMappingDestination', NAG_REASONS.sqsMappingDestination);
+
+    const cfnBucket = this.bucket.node.defaultChild as s3.CfnBucket;
+    cfnBucket.notificationConfiguration = {
+      queueConfigurations: [{ event: 's3:ObjectCreated:*', queue: this.queue.queueArn, filter: { s3Key: { rules: [{ name: 'prefix', value: INBOUND_PREFIX }] } } }],
+    };
+    // S3 checks that it may send when the notification is set: the queue policy first.
+    cfnBucket.node.addDependency(this.queue.node.findChild('Policy'));
+
+    for (const [name, target] of props.functions ?? []) if (name.startsWith('inbound-emails-')) target.addEnvironment('CRM_INBOUND_DOMAIN', this.domain);
+
+    this.ruleSet = new ses.ReceiptRuleSet(this, 'RuleSet', {
+      rules: [
+        {
+          recipients: [this.domain],
+          scanEnabled: true,
+          tlsPolicy: ses.TlsPolicy.OPTIONAL,
+          actions: [new sesActions.S3({ bucket: this.bucket, objectKeyPrefix: INBOUND_PREFIX })],
+        },
+      ],
+    });
+  }
+}
