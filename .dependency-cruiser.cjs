@@ -1,3 +1,4 @@
+/* global module */
 /**
  * Layer rules (docs/architecture.md, "Layers"): folders import one way and a new cycle or a
  * forbidden import fails `npm run depcheck` (run by `.ci/run` and `npm test`'s architecture test).
