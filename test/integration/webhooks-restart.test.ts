@@ -155,7 +155,7 @@ describe('local mode restart with CRM_DATA_DIR', () => {
     const second = await startService(dataDir);
     const delivered = (r: { verified: boolean }) => r.verified;
     const arrived = () => new Set(receiver.at('/down-then-up').filter((r) => r.at >= restartedAt && delivered(r)).map((r) => r.payload!.data.first_name as string));
-    await waitFor(() => arrived().size === CONTACTS, 60_000, `all ${CONTACTS} pending deliveries after the restart`);
+    await waitFor(() => arrived().size === CONTACTS, 120_000, `all ${CONTACTS} pending deliveries after the restart`);
     expect([...arrived()].sort()).toEqual([...names].sort());
 
     const after = await waitFor(async () => {
