@@ -40,5 +40,18 @@ const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
   }));
 });
 
+/** `webhooks-test` sends this one to a single endpoint (never subscribable). */
+const TEST_EVENT: WebhookEventDoc = {
+  event: 'webhook.test',
+  component: 'WebhookTestEvent',
+  summary: 'Test delivery (webhooks-test)',
+  payload: v.strictObject({
+    id: v.pipe(v.string(), v.metadata({ description: 'The event id' })),
+    event: v.literal('webhook.test'),
+    timestamp: v.pipe(v.string(), v.isoTimestamp(), v.metadata({ description: 'When the test was requested (ISO 8601 UTC)' })),
+    data: v.strictObject({ endpoint_id: v.pipe(v.string(), v.uuid(), v.metadata({ description: 'The endpoint tested' })) }),
+  }),
+};
+
 /** The same schema objects on every call, so the document refers to them by component name. */
-export const webhookEvents = (): readonly WebhookEventDoc[] => EVENTS;
+export const webhookEvents = (): readonly WebhookEventDoc[] => [...EVENTS, TEST_EVENT];

@@ -1,3 +1,4 @@
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,12 +22,17 @@ async function call(op: string, body: unknown = {}, opts: Parameters<TestServer[
   return reply as { status: number; body: { ok: boolean; result?: Record<string, never> & { id: string } } };
 }
 
+let queue: FauxqsServer;
 beforeAll(async () => {
   process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true'; // as in local mode: a loopback receiver URL
+  // webhooks-test / -resend / -recover queue deliveries: a local SQS-compatible queue (nothing consumes it here).
+  queue = await startFauxqs({ port: 0, logger: false });
+  Object.assign(process.env, { DELIVERY_QUEUE_URL: queue.createQueue('openapi-responses').queueUrl, AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${queue.port}` });
   server = await startServer();
 });
 afterAll(async () => {
   await server.close();
+  await queue.stop();
 });
 
 describe('real responses match the OpenAPI document', () => {
@@ -62,6 +68,11 @@ describe('real responses match the OpenAPI document', () => {
     await call('webhooks-get', { id: endpointId });
     await call('webhooks-update', { id: endpointId, is_active: false });
     await call('webhooks-deliveries', { endpoint_id: endpointId });
+    await call('webhooks-rotate-secret', { id: endpointId, grace_period_seconds: 60 });
+    const tested = await call('webhooks-test', { id: endpointId });
+    const testDelivery = tested.body.result!;
+    await call('webhooks-resend', { endpoint_id: endpointId, delivery_id: testDelivery.id });
+    await call('webhooks-recover', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString() });
     await call('webhooks-delete', { id: endpointId });
     for (const [family, id] of [['contacts', contact.id], ['companies', company.id], ['sources', source.id], ['custom-fields', field.id]] as const) {
       await call(`${family}-delete`, { id });
