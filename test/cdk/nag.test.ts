@@ -49,12 +49,12 @@ describe('cdk-nag (AwsSolutions + Serverless) over the whole app', () => {
     const findings = nagFindings((app) => buildCrmApp(app, stageConfig(stage)));
     expect(findings.filter((f) => f.severity === 'error')).toEqual([]);
     expect(findings.filter((f) => f.severity === 'warning')).toEqual([]);
-  });
+  }, 180_000);
 
   it('reports a finding that is not acknowledged (the check is live)', () => {
     const findings = nagFindings((app) => {
       new sqs.Queue(new Stack(app, 'Probe'), 'PlainQueue');
     });
     expect(findings.map((f) => f.rule)).toEqual(expect.arrayContaining(['AwsSolutions-SQS4', 'Serverless-SQSRedrivePolicy']));
-  });
+  }, 60_000);
 });

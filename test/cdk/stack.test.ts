@@ -148,7 +148,8 @@ describe('functions: defaults and environment', () => {
     const major = Number(/^nodejs(\d+)\.x$/.exec(String(props.Runtime))?.[1]);
     expect(major).toBeGreaterThanOrEqual(22);
     expect(props.Architectures).toEqual(['arm64']);
-    expect(props.MemorySize).toBe(512);
+    // 512 MB by default (ApiFunction); a worker may ask for more.
+    expect(props.MemorySize).toBeGreaterThanOrEqual(512);
     expect(props.Handler).toBe('index.handler');
     expect(refId((props.LoggingConfig as Json | undefined)?.LogGroup)).toBeTruthy();
     const env = envOf(name);
