@@ -216,9 +216,9 @@ export interface ProcessedEmail {
 export async function processInboundMessage(raw: Buffer, recipients: readonly string[], opts: { receivedAt?: Date } = {}): Promise<ProcessedEmail[]> {
   const owners = new Map<string, { accountId: string; userId: string }>();
   const distinct = [...new Set(recipients.map((x) => x.trim().toLowerCase()))].slice(0, MAX_LOOKUP_ADDRESSES);
-  for (const owner of await Promise.all(distinct.map(ownerOfRecipient))) if (owner) owners.set(owner.accountId, owner);
+  const [found, parsed] = await Promise.all([Promise.all(distinct.map(ownerOfRecipient)), parseMessage(raw)]);
+  for (const owner of found) if (owner) owners.set(owner.accountId, owner);
   if (owners.size === 0) return [];
-  const parsed = await parseMessage(raw);
   const receivedAt = (opts.receivedAt ?? new Date()).toISOString();
   const results: ProcessedEmail[] = [];
   for (const owner of owners.values()) results.push(await storeForAccount(owner, raw, parsed, receivedAt));
@@ -294,7 +294,16 @@ const systemCtx = (owner: { accountId: string; userId: string }): OperationConte
  */
 async function logActivity(owner: { accountId: string; userId: string }, email: InboundEmailItem, senderIsContact: boolean, resume: boolean): Promise<void> {
   const ctx = systemCtx(owner);
-  await putContactEntries(owner.accountId, email.id, email.created_at, email.matched_contact_ids);
+  // The contact_id entries are written while the activity is created (both are idempotent).
+  const entries = putContactEntries(owner.accountId, email.id, email.created_at, email.matched_contact_ids);
+  try {
+    await createAndLink(owner, ctx, email, senderIsContact, resume);
+  } finally {
+    await entries;
+  }
+}
+
+async function createAndLink(owner: { accountId: string; userId: string }, ctx: OperationContext, email: InboundEmailItem, senderIsContact: boolean, resume: boolean): Promise<void> {
   if (resume) {
     const page = await services.activity.list({ ...ctx, operation: 'activities-list' }, { contact_id: email.matched_contact_ids[0], limit: 100 });
     const earlier = page.items.find((a) => (a as Record<string, unknown>).inbound_email_id === email.id) as { id: string } | undefined;

@@ -9,6 +9,7 @@ import { type SmtpListener, startSmtpListener } from '../../local/smtp.js';
 import type { StreamPoller } from '../../local/stream-poller.js';
 import type { AuthContext } from '../../shared/http/operation.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
+import { responseValidator } from '../helpers/openapi-validator.js';
 
 type Rec = Record<string, unknown> & { id: string };
 type Email = Rec & {
@@ -34,6 +35,12 @@ beforeAll(async () => {
   process.env.CRM_INBOUND_DOMAIN = 'inbound.localhost';
   smtp = await startSmtpListener({ port: 0, onError: (e) => listenerErrors.push(e) });
   poller = await startTestStreamWorker();
+  // The first message of a process also loads and warms the code paths (parser, entity service,
+  // DynamoDB Local's JIT); the 2-second figure below is for a running listener.
+  const warm = newAccount();
+  const { address } = await ok<{ address: string }>('inbound-emails-address', {}, warm);
+  await ok('contacts-create', { first_name: 'Warm', email: 'warm@up.example' }, warm);
+  await send({ from: 'warm@up.example', to: address, subject: 'warm-up', text: 'x', messageId: `<${randomUUID()}@warm>` });
 });
 
 afterAll(async () => {
@@ -353,6 +360,41 @@ describe('inbound-emails operations', () => {
     expect((await invoke('inbound-emails-get', { id: 'x' }, auth)).body.error?.code).toBe('inbound_emails.invalid_id');
     expect((await ok<Rec>('activities-get', { id: target.activity_id }, auth)).inbound_email_id).toBe(target.id);
     expect((await ok<{ items: Email[] }>('inbound-emails-list', { contact_id: ada.id }, auth)).items.map((e) => e.subject)).toEqual(['m1']);
+  });
+
+  it('answers as the OpenAPI document says (successes and errors)', async () => {
+    const check = responseValidator();
+    const { auth, address } = await setup();
+    await contact(auth, 'Ada', 'ada@acme.com');
+    const id = storedId(await send({ from: 'Ada <ada@acme.com>', to: address, cc: 'x@y.example', subject: 's', text: 't', messageId: `<${randomUUID()}@x>`, attachments: [{ filename: 'a.txt', content: 'abc' }] }))!;
+    const calls: [string, unknown][] = [
+      ['inbound-emails-address', {}],
+      ['inbound-emails-list', {}],
+      ['inbound-emails-list', { limit: 0 }],
+      ['inbound-emails-list', { cursor: 'garbage' }],
+      ['inbound-emails-get', { id }],
+      ['inbound-emails-get', { id: randomUUID() }],
+      ['inbound-emails-get', { id: 'x' }],
+      ['inbound-emails-delete', { id }],
+      ['inbound-emails-delete', { id }],
+    ];
+    for (const [op, body] of calls) {
+      const reply = await invoke(op, body, auth);
+      expect(check(op, reply.status, reply.body), `${op} ${JSON.stringify(body)} ${reply.status}`).toEqual([]);
+    }
+  });
+
+  it('answers 451 (try again later) when it cannot look up or store, and accepts again afterwards', async () => {
+    const { address } = await setup();
+    const table = process.env.TABLE_NAME;
+    process.env.TABLE_NAME = `missing-${randomUUID()}`;
+    try {
+      const failure = await sendFails({ from: 'a@b.example', to: address, subject: 'x', text: 'x' });
+      expect(failure.responseCode).toBe(451);
+    } finally {
+      process.env.TABLE_NAME = table;
+    }
+    await expectAlive(address);
   });
 
   it('keeps accounts apart: addresses, matching, lists, get and cursors', async () => {
