@@ -22,6 +22,7 @@ import { searchNamesOf } from '../shared/domain/entity-service.js';
 import { contactEntity, type EntityDefinition } from '../shared/schemas/entities/index.js';
 import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';
+import { benchImports } from './imports.js';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
@@ -188,7 +189,10 @@ for (const e of entries) {
 
 const webhooks = await benchWebhooks(stack, 1000).catch((error) => ({ error: String(error) }));
 
-const results = { quick, sizes, operations: operationRows, overhead: overheadRows, bundles: bundleRows, webhooks };
+// Imports: 10,000 (quick) or 100,000 contacts from a generated CSV (bench/imports.ts).
+const imports = await benchImports(stack, quick ? 10_000 : 100_000, log).catch((error) => ({ error: String(error) }));
+
+const results = { quick, sizes, operations: operationRows, overhead: overheadRows, bundles: bundleRows, webhooks, imports };
 writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('\nOperations (rcu/wcu per call; wcu = AWS-billed estimate, wcu_local = what DynamoDB Local reported)\n');
 console.log(table(operationRows));
@@ -198,5 +202,7 @@ console.log('\nBundles\n');
 console.log(table(bundleRows));
 console.log('\nWebhooks\n');
 console.log(JSON.stringify(webhooks, null, 2));
+console.log('\nImports\n');
+console.log(JSON.stringify(imports, null, 2));
 await stack.stop();
 process.exit(0);
