@@ -12,6 +12,7 @@ import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.
 import { type RecordChange, toRecordChange } from '../../shared/db/changes.js';
 import type { ImportWorkerDeps } from '../../shared/imports/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
+import { responseValidator } from '../helpers/openapi-validator.js';
 
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;
@@ -373,5 +374,34 @@ describe('imports', () => {
     const rest = await ok<{ items: RowError[]; next_cursor: string }>('imports-errors', { import_id: job.id, limit: 3, cursor: page.next_cursor }, auth);
     expect(rest).toMatchObject({ next_cursor: '' });
     expect(rest.items.map((e) => e.row_number)).toEqual([5, 6]);
+  });
+
+  it('answers every import operation as the OpenAPI document says (successes and errors)', async () => {
+    const auth = newAccount();
+    const check = responseValidator();
+    const seen = new Set<string>();
+    const call = async (op: string, body: unknown, status = 200) => {
+      const r = await invoke(op, body, auth);
+      expect(r.status, `${op} ${JSON.stringify(r.body)}`).toBe(status);
+      expect(check(op, r.status, r.body), `${op} ${r.status} ${JSON.stringify(r.body)}`).toEqual([]);
+      if (status === 200) seen.add(op);
+      return r.body.result as ImportRec;
+    };
+    const waiting = await call('imports-create', { object_type: 'contacts' });
+    await call('imports-start', { id: waiting.id }, 400);
+    await call('imports-cancel', { id: waiting.id });
+    await call('imports-start', { id: waiting.id }, 409);
+    const inline = await call('imports-create', { object_type: 'contacts', csv: 'first_name,email,colour\nAda,bad,red\nBob,bob@example.com,blue\n' });
+    await waitForImport(auth, inline.id);
+    await call('imports-get', { id: inline.id });
+    await call('imports-list', { limit: 1 });
+    await call('imports-errors', { import_id: inline.id });
+    await call('imports-cancel', { id: inline.id }, 409);
+    await call('imports-get', { id: '00000000-0000-4000-8000-000000000000' }, 404);
+    await call('imports-errors', { import_id: 'x' }, 400);
+    const upload = await call('imports-create', { object_type: 'companies' });
+    await fetch(upload.upload_url!, { method: 'PUT', body: 'name\nAcme\n' });
+    await call('imports-start', { id: upload.id });
+    expect([...seen].sort()).toEqual(['imports-cancel', 'imports-create', 'imports-errors', 'imports-get', 'imports-list', 'imports-start']);
   });
 });
