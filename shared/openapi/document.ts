@@ -198,7 +198,7 @@ export function buildOpenApiDocument(operations: readonly OperationEntry[], opts
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description: [
         'Every operation is `POST /api/<operation>` with a JSON object body (an empty body counts as `{}`) and `Authorization: Bearer <token>`.',
-        'Success is HTTP 200 `{ "ok": true, "result": ... }`; failure is `{ "ok": false, "error": { "code", "message", "details"? } }` with the status given by the code.',
+        'Success is HTTP 200 `{ "ok": true, "result": ... }`; failure is `{ "ok": false, "error": { "code", "message", "details"?, "request_id" } }` with the status given by the code.',
         `Bodies larger than ${MAX_BODY_BYTES / 1024} KiB are rejected with \`api.payload_too_large\` (413).`,
         'List operations are paginated with `cursor` / `next_cursor` (empty on the last page), newest first.',
       ].join('\n\n'),
