@@ -3,7 +3,8 @@
  * (default 2525) and hands each message to the same processing function the deployed SES path
  * runs (shared/domain/inbound-emails.ts).
  *
- * - RCPT TO: only addresses of the inbound domain that belong to an account (`550` otherwise).
+ * - RCPT TO: only addresses of the inbound domain that belong to an account (`550` otherwise),
+ *   at most 1,000 per message (`452`).
  * - At most 10 MB: announced with SIZE, a larger declared SIZE is refused at MAIL FROM, and a
  *   larger message is drained and answered `552`.
  * - `250` only after the message is stored; a storage failure answers `451` (the client retries),
@@ -16,6 +17,8 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import { MAX_MESSAGE_BYTES, ownerOfRecipient, processInboundMessage, type ProcessedEmail } from '../shared/domain/inbound-emails.js';
 
 export const DEFAULT_SMTP_PORT = 2525;
+/** Envelope recipients per message (RFC 5321 asks for at least 100); more get `452`. */
+export const MAX_RECIPIENTS = 1_000;
 
 export interface SmtpListenerOptions {
   port?: number;
@@ -63,7 +66,11 @@ export async function startSmtpListener(opts: SmtpListenerOptions = {}): Promise
     socketTimeout: 60_000,
     closeTimeout: 5_000,
 
-    onRcptTo(address, _session, callback) {
+    onRcptTo(address, session, callback) {
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) {
+        callback(smtpError(452, '4.5.3 too many recipients'));
+        return;
+      }
       ownerOfRecipient(address.address).then(
         (owner) => callback(owner ? null : smtpError(550, '5.1.1 no such mailbox here')),
         (error: unknown) => {

@@ -246,6 +246,17 @@ describe('inbound email over SMTP', () => {
     expect((activity.contact_ids as string[]).length).toBe(3);
   });
 
+  it('handles 500 envelope recipients: unknown ones get 550, the message is stored once for the account', async () => {
+    const { auth, address } = await setup();
+    const rcpt = [...Array.from({ length: 250 }, (_, i) => `${String(i).padStart(24, 'x')}@inbound.localhost`), address, ...Array.from({ length: 249 }, () => address)];
+    const t = transport();
+    const info = (await t.sendMail({ envelope: { from: 'a@b.example', to: rcpt }, raw: Buffer.from(`From: a@b.example\r\nTo: ${address}\r\nSubject: many\r\nMessage-ID: <${randomUUID()}@x>\r\n\r\nx\r\n`) } as never)) as { response: string; rejected: string[]; accepted: string[] };
+    t.close();
+    expect(info.response).toMatch(/^250 /);
+    expect(info.rejected).toHaveLength(250);
+    expect((await ok<{ items: Email[] }>('inbound-emails-list', {}, auth)).items.map((e) => e.subject)).toEqual(['many']);
+  });
+
   it('keeps injected header lines out of the stored headers', async () => {
     const { auth, address } = await setup();
     await contact(auth, 'Eve', 'eve@evil.example');
