@@ -21,7 +21,7 @@ export const importHandler =
       }
       try {
         const outcome = await runImport(message, { remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined, ...deps });
-        logger.info('import message handled', { importId: message.import_id, outcome });
+        logger.debug('import message handled', { importId: message.import_id, outcome });
       } catch (error) {
         if (error instanceof LeaseHeld) logger.info('import is being worked on elsewhere; message returns later', { importId: message.import_id });
         else logger.error('import message failed', { importId: message.import_id, error: error as Error });

@@ -133,6 +133,15 @@ interface ChunkResult {
   errors: RowErrorItem[];
 }
 
+type Ready = { row: CsvRow; body: Record<string, unknown>; key?: string; companyDomain?: string; headerOf: Map<string, string>; cellOf: Map<string, string> };
+
+interface Prepared {
+  rows: number;
+  result: ChunkResult;
+  ready: Ready[];
+  lookupMatches: Map<string, StoredRecord[]>;
+}
+
 const problemCode = (code: string): RowErrorCode => {
   const name = code.slice(code.indexOf('.') + 1);
   if (name.endsWith('_required')) return 'missing_required';
@@ -185,14 +194,14 @@ class JobRun {
   }
 
   /**
-   * Applies a chunk. New records are created with `createdAt` (the chunk's time, saved with the
-   * previous chunk) and ids derived from their rows, so a re-applied chunk writes the same items.
+   * The first half of a chunk: row shape, duplicates and cells (synchronously, in file order, so
+   * the next chunk's preparation sees this one's keys), then the chunk's lookups. Only reads: it
+   * may run while the previous chunk is being written (a later row never has an earlier row's key).
    */
-  async applyChunk(rows: CsvRow[], createdAt: string): Promise<ChunkResult> {
+  async prepare(rows: CsvRow[]): Promise<Prepared> {
     const result: ChunkResult = { created: 0, updated: 0, errors: [] };
     const { def, mapping, job } = this;
     const upsert = job.mode === 'upsert';
-    type Ready = { row: CsvRow; body: Record<string, unknown>; key?: string; companyDomain?: string; headerOf: Map<string, string>; cellOf: Map<string, string> };
     const ready: Ready[] = [];
 
     // 1. Row shape, duplicates (in file order) and cell conversion.
@@ -227,6 +236,16 @@ class JobRun {
       const found = await companiesByDomain(job.account_id, newDomains);
       for (const d of newDomains) this.domains.set(d, found.get(d)?.[0] ?? null);
     }
+    return { rows: rows.length, result, ready, lookupMatches };
+  }
+
+  /**
+   * The second half: the writes. New records are created with `createdAt` (the chunk's time,
+   * saved with the previous chunk) and ids derived from their rows, so a re-applied chunk writes
+   * the same items.
+   */
+  async applyChunk({ result, ready, lookupMatches }: Prepared, createdAt: string): Promise<ChunkResult> {
+    const { def, mapping, job } = this;
 
     // 3. Apply with bounded concurrency (rows of a chunk have distinct keys and ids); creates are collected and batch-written.
     const creates: Array<{ id: string; draft: Record<string, unknown> }> = [];
@@ -257,7 +276,8 @@ class JobRun {
           creates.push({ id: ownId, draft: await this.draft(parseRecordBody(def, r.body, 'create').fields) });
         }
       } catch (error) {
-        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        // A lost write race beyond every retry (409) or anything unexpected: the chunk is retried as a whole (idempotent).
+        if (!(error instanceof ApiError) || error.status >= 500 || error.status === 409) throw error;
         problem(this.fromApiError(error, r.headerOf, r.cellOf));
       }
     };
@@ -410,22 +430,21 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
   let chunk: CsvRow[] = [];
   let chunkEnd = position;
 
-  /** Applies the chunk and saves its progress; false when the job must stop (canceled, or another worker is ahead). */
-  const flush = async (): Promise<boolean> => {
-    const rows = chunk;
-    chunk = [];
-    const result = await run.applyChunk(rows, job!.chunk_time ?? new Date().toISOString());
-    if (result.errors.length) await putRowErrors(job!.account_id, job!.id, result.errors);
-    await opts.afterApply?.({ firstRow: position + 2, lastRow: chunkEnd + 1 });
+  /** Writes a prepared chunk and saves its progress; false when the job must stop (canceled, or another worker is ahead). */
+  const flush = async (prepared: Promise<Prepared>, end: number): Promise<boolean> => {
+    const chunkOf = await prepared;
+    const result = await run.applyChunk(chunkOf, job.chunk_time ?? new Date().toISOString());
+    if (result.errors.length) await putRowErrors(job.account_id, job.id, result.errors);
+    await opts.afterApply?.({ firstRow: position + 2, lastRow: end + 1 });
     const saved = await updateImportItem(
-      job!.account_id,
-      job!.id,
+      job.account_id,
+      job.id,
       {
-        position: chunkEnd,
-        processed_rows: job!.processed_rows + rows.length,
-        created_count: job!.created_count + result.created,
-        updated_count: job!.updated_count + result.updated,
-        error_count: job!.error_count + result.errors.length,
+        position: end,
+        processed_rows: job.processed_rows + chunkOf.rows,
+        created_count: job.created_count + result.created,
+        updated_count: job.updated_count + result.updated,
+        error_count: job.error_count + result.errors.length,
         updated_at: new Date().toISOString(),
         lease_until: Date.now() + opts.leaseMs,
         chunk_time: new Date().toISOString(),
@@ -435,9 +454,33 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
     );
     if (!saved) return false;
     job = saved;
-    position = chunkEnd;
+    position = end;
     return saved.status === 'processing';
   };
+
+  /**
+   * Two chunks overlap: the next one is prepared (parsed, checked, looked up: reads only) while
+   * the previous one is written and saved. Writes and saves stay in file order, one at a time.
+   */
+  let inflight: Promise<boolean> | undefined;
+  let submittedEnd = position;
+  const settle = async (): Promise<boolean> => {
+    const ok = inflight ? await inflight : true;
+    inflight = undefined;
+    return ok;
+  };
+  const submit = async (): Promise<boolean> => {
+    const prepared = run.prepare(chunk);
+    prepared.catch(() => undefined); // awaited by its flush
+    const end = chunkEnd;
+    chunk = [];
+    submittedEnd = end;
+    if (!(await settle())) return false;
+    inflight = flush(prepared, end);
+    inflight.catch(() => undefined); // awaited by the next settle
+    return true;
+  };
+  const stopped = () => (job.status === 'canceled' ? 'canceled' : lost());
 
   try {
     let header = true;
@@ -455,17 +498,17 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
       chunkEnd = record;
       if (!isBlank(cells)) chunk.push(row);
       if (chunk.length >= opts.chunkSize) {
-        if (!(await flush())) return job.status === 'canceled' ? 'canceled' : lost();
+        if (!(await submit())) return await stopped();
         if (opts.remainingMs && opts.remainingMs() < opts.handOverMs) {
+          if (!(await settle())) return await stopped();
           await updateImportItem(job.account_id, job.id, { lease_until: 0 }, { statusIn: ['processing'], lease: held() });
           await enqueueImport(message);
           return 'handed_over';
         }
       }
     }
-    if (chunkEnd > position || chunk.length) {
-      if (!(await flush())) return job.status === 'canceled' ? 'canceled' : lost();
-    }
+    if ((chunkEnd > submittedEnd || chunk.length) && !(await submit())) return await stopped();
+    if (!(await settle())) return await stopped();
   } catch (error) {
     if (error instanceof FileProblem) return fail(job, error.message, owner);
     throw error;
