@@ -39,6 +39,9 @@ export type Company = Result<'companies-get'>;
 export type Source = Result<'sources-get'>;
 export type CustomField = Result<'custom-fields-get'>;
 export type WebhookEndpoint = Result<'webhooks-get'>;
+export type Project = Result<'projects-get'>;
+export type Activity = Result<'activities-get'>;
+export type InboundEmail = Result<'inbound-emails-get'>;
 
 export interface CallOptions {
   /** Sent as `Idempotency-Key` (creates): a retried create returns the first result. Makes a create retryable. */

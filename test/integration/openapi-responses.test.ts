@@ -1,3 +1,4 @@
+import { processInboundMessage } from '../../shared/domain/inbound-emails.js';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -74,6 +75,11 @@ describe('real responses match the OpenAPI document', () => {
     await call('webhooks-resend', { endpoint_id: endpointId, delivery_id: testDelivery.id });
     await call('webhooks-recover', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString() });
     await call('webhooks-delete', { id: endpointId });
+    const { address } = (await call('inbound-emails-address', {})).body.result as unknown as { address: string };
+    const [mail] = await processInboundMessage(Buffer.from(`From: a@b.example\r\nTo: ${address}\r\nSubject: Doc\r\n\r\nx\r\n`), [address]);
+    await call('inbound-emails-list', {});
+    await call('inbound-emails-get', { id: mail!.emailId });
+    await call('inbound-emails-delete', { id: mail!.emailId });
     for (const [family, id] of [['contacts', contact.id], ['companies', company.id], ['sources', source.id], ['custom-fields', field.id]] as const) {
       await call(`${family}-delete`, { id });
     }
