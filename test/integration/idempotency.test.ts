@@ -15,10 +15,17 @@ afterAll(async () => {
 });
 
 const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
+/** Every contact of the caller's account with that first name (walks the list: search entries come from the stream worker, which this file does not run). */
 const contactsNamed = async (first_name: string, token?: string) => {
-  const r = await server.call<{ items: { id: string; first_name: string }[] }>('contacts-list', { search: first_name, limit: 100 }, token ? { token } : {});
-  expect(r.status).toBe(200);
-  return r.body.result!.items.filter((c) => c.first_name === first_name);
+  const found: { id: string; first_name: string }[] = [];
+  let cursor = '';
+  do {
+    const r = await server.call<{ items: { id: string; first_name: string }[]; next_cursor: string }>('contacts-list', { limit: 100, ...(cursor ? { cursor } : {}) }, token ? { token } : {});
+    expect(r.status).toBe(200);
+    found.push(...r.body.result!.items.filter((c) => c.first_name === first_name));
+    cursor = r.body.result!.next_cursor;
+  } while (cursor);
+  return found;
 };
 
 describe('Idempotency-Key on creates', () => {
