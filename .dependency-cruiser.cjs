@@ -38,6 +38,7 @@ module.exports = {
     layer('schemas', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound'], 'Schemas are pure declarations.'),
     layer('search', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Search text rules are pure.'),
     layer('net', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Address classification is pure.'),
+    layer('observability', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth', 'search', 'imports', 'inbound'], 'Metrics and tracing import nothing of ours.'),
     layer('config', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth', 'search'], 'Configuration is the bottom layer.'),
     layer('db', ['domain', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound'], 'The data layer knows keys and items, not the domain.'),
     layer('domain', ['http', 'webhooks', 'stream', 'openapi'], 'The domain is called by http, stream and webhooks, never the reverse.'),

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { optionalEnv } from '../config/env.js';
 import { deliveryQueueUrl, MAX_SQS_DELAY_SECONDS } from './config.js';
-import type { DeliveryRef } from './deliveries.js';
+import type { DeliveryRef } from '../db/webhooks.js';
 
 let client: SQSClient | undefined;
 
