@@ -1,3 +1,4 @@
+import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
 import { sweepDueDeliveries } from '../../shared/webhooks/sweeper.js';
 
@@ -6,8 +7,8 @@ import { sweepDueDeliveries } from '../../shared/webhooks/sweeper.js';
  * re-enqueues pending deliveries that are overdue (their queue message was lost). See
  * shared/webhooks/sweeper.ts.
  */
-export const handler = async (): Promise<{ buckets: number; enqueued: number; failed: number }> => {
+export const handler = instrumented('sweeper', async (): Promise<{ buckets: number; enqueued: number; failed: number }> => {
   const result = await sweepDueDeliveries();
   if (result.enqueued || result.failed) logger.info('delivery sweep', { ...result });
   return result;
-};
+});
