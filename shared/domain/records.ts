@@ -1,16 +1,12 @@
 /**
  * One domain service per entity of the entity list (create, get, update, delete, list), all
- * derived from the definitions. Type-checked to cover every entity type.
+ * derived from the definitions: a new entity gets its service from its line in ENTITIES.
  */
-import { activityEntity, companyEntity, contactEntity, type EntityType, projectEntity, sourceEntity } from '../schemas/entities/index.js';
+import { type Entity, ENTITIES, type EntityType } from '../schemas/entities/index.js';
 import { entityService, type EntityService } from './entity-service.js';
 
-export const services = {
-  company: entityService(companyEntity),
-  contact: entityService(contactEntity),
-  source: entityService(sourceEntity),
-  project: entityService(projectEntity),
-  activity: entityService(activityEntity),
-} satisfies Record<EntityType, EntityService<never> | EntityService>;
+type Services = { [E in Entity as E['type']]: EntityService<E> };
+
+export const services = Object.fromEntries(ENTITIES.map((e) => [e.type, entityService(e)])) as unknown as Services;
 
 export const serviceOf = (type: EntityType): EntityService => services[type] as unknown as EntityService;

@@ -16,19 +16,14 @@ import {
   customFieldUpdateInput,
 } from '../schemas/custom-fields.js';
 import {
-  activityEntity,
-  companyEntity,
-  contactEntity,
   createSchema,
   ENTITIES,
   type Entity,
   type EntityDefinition,
   listSchema,
   pageSchema,
-  projectEntity,
   recordSchema,
   refFields,
-  sourceEntity,
   updateSchema,
   type CreateInputOf,
   type InputOf,
@@ -102,12 +97,13 @@ function crudDocs<D extends Entity>(entity: D): CrudDocs<D> {
   } as unknown as CrudDocs<D>;
 }
 
+type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
+/** The CRUD docs of every entity of the entity list, typed per entity. */
+type EntityDocs = UnionToIntersection<Entity extends infer E ? (E extends Entity ? CrudDocs<E> : never) : never>;
+const entityDocs = Object.assign({}, ...ENTITIES.map((e) => crudDocs(e))) as EntityDocs;
+
 export const operationDocs = {
-  ...crudDocs(companyEntity),
-  ...crudDocs(contactEntity),
-  ...crudDocs(sourceEntity),
-  ...crudDocs(projectEntity),
-  ...crudDocs(activityEntity),
+  ...entityDocs,
 
   'custom-fields-list': { summary: 'List custom field definitions', input: customFieldListInput, result: customFieldList },
   'custom-fields-get': { summary: 'Get a custom field definition', input: idOnlyInput, result: customFieldSchema },
