@@ -15,7 +15,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { batchPutItems, getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
 import { batchGetRecords, type StoredRecord } from '../db/items.js';
@@ -93,9 +93,9 @@ const isBlank = (cells: string[]) => cells.length === 1 && cells[0]!.trim() === 
  * The file's records as a stream (RFC 4180: quoted fields, quoted newlines, doubled quotes),
  * never the whole file in memory: at most a few records are buffered ahead of the consumer.
  */
-async function* records(objectKey: string): AsyncGenerator<string[]> {
+export async function* csvRecords(source: Readable): AsyncGenerator<string[]> {
   const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: 1_000_000 });
-  const done = pipeline(await openFile(objectKey), utf8Text(), parser).catch((error: unknown) => error);
+  const done = pipeline(source, utf8Text(), parser).catch((error: unknown) => error);
   let failure: unknown;
   try {
     for await (const record of parser) yield record as string[];
@@ -108,6 +108,10 @@ async function* records(objectKey: string): AsyncGenerator<string[]> {
   const upstream = await done;
   if (upstream instanceof FileProblem) throw upstream;
   if (failure !== undefined) throw failure;
+}
+
+async function* records(objectKey: string): AsyncGenerator<string[]> {
+  yield* csvRecords(await openFile(objectKey));
 }
 
 function asFileProblem(error: unknown): unknown {
