@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { CustomFieldDefinition } from '../../shared/domain/custom-fields.js';
+import { mapHeaders, mapRow, normalizeHeader } from '../../shared/imports/mapping.js';
+import { rowRecordId } from '../../shared/imports/worker.js';
+import { companyEntity, contactEntity, type EntityDefinition } from '../../shared/schemas/entities/index.js';
+
+const contact = contactEntity as unknown as EntityDefinition;
+const company = companyEntity as unknown as EntityDefinition;
+const def = (name: string, field_type: CustomFieldDefinition['field_type'], options: string[] = []): CustomFieldDefinition => ({
+  id: `id-${name.toLowerCase()}`,
+  account_id: 'a',
+  created_by: 'u',
+  entity_type: 'contact',
+  name,
+  field_type,
+  options,
+  description: '',
+  created_at: '',
+  updated_at: '',
+});
+
+describe('import header mapping', () => {
+  it('compares headers without case, spaces, - and _', () => {
+    expect(['First Name', 'first-name', 'FIRST_NAME', ' firstName '].map(normalizeHeader)).toEqual(['firstname', 'firstname', 'firstname', 'firstname']);
+    const m = mapHeaders(contact, ['First Name', 'E-Mail', 'Email', 'company domain', 'Custom: tier', 'custom:Unknown', 'Company Name', 'custom_fields', 'Zip Code'], [def('Tier', 'text')]);
+    expect(m.columns.map((c) => [c.header, c.target.kind === 'field' ? c.target.field : c.target.kind])).toEqual([
+      ['First Name', 'first_name'],
+      ['E-Mail', 'email'],
+      ['company domain', 'company_domain'],
+      ['Custom: tier', 'custom'],
+      ['Zip Code', 'zip_code'],
+    ]);
+    // E-Mail is email; the later Email column fills it again and is ignored; read-only and unknown headers too.
+    expect(m.unmapped).toEqual(['Email', 'custom:Unknown', 'Company Name', 'custom_fields']);
+    expect(m.keyColumn?.header).toBe('E-Mail');
+    expect(mapHeaders(company, ['Name', 'Domain', 'company_domain'], []).unmapped).toEqual(['company_domain']);
+    expect(mapHeaders(contact, ['first_name', 'First Name'], []).unmapped).toEqual(['First Name']);
+  });
+
+  it('converts cells: tags on ;, counts, custom values by type; empty cells are left out', () => {
+    const defs = [def('Score', 'number'), def('Vip', 'boolean'), def('Langs', 'multi_select', ['en', 'fr', 'de']), def('Tier', 'select', ['gold'])];
+    const m = mapHeaders(contact, ['first_name', 'last_name', 'tags', 'custom:score', 'custom:vip', 'custom:langs', 'custom:tier'], defs);
+    expect(mapRow(contact, m, ['Ada', '', ' a ; b;;a ', '4.5', 'Yes', 'en; de', 'gold'])).toMatchObject({
+      body: { first_name: 'Ada', tags: ['a', 'b', 'a'], custom_fields: { 'id-score': 4.5, 'id-vip': true, 'id-langs': ['en', 'de'], 'id-tier': 'gold' } },
+    });
+    expect(mapRow(contact, m, ['Ada', '', '', 'many', '', '', ''])).toMatchObject({ code: 'invalid_custom_fields', column: 'custom:score', value: 'many' });
+    expect(mapRow(contact, m, ['Ada', '', '', '', '', '', 'silver'])).toMatchObject({ code: 'invalid_custom_fields', column: 'custom:tier' });
+    const c = mapHeaders(company, ['name', 'employee_count', 'annual_revenue', 'phone'], []);
+    expect(mapRow(company, c, ['Acme', '120', 'lots', '0123'])).toMatchObject({ body: { name: 'Acme', employee_count: 120, annual_revenue: 'lots', phone: '0123' } });
+  });
+
+  it('derives one lowercase UUID per (import, row)', () => {
+    const a = rowRecordId('imp-1', 2);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(rowRecordId('imp-1', 2)).toBe(a);
+    expect(new Set([a, rowRecordId('imp-1', 3), rowRecordId('imp-2', 2)]).size).toBe(3);
+  });
+});
