@@ -1,3 +1,4 @@
+import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { processInboundMessage } from '../../shared/domain/inbound-emails.js';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
@@ -24,15 +25,19 @@ async function call(op: string, body: unknown = {}, opts: Parameters<TestServer[
 }
 
 let queue: FauxqsServer;
+let imports: LocalImports;
 beforeAll(async () => {
   process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true'; // as in local mode: a loopback receiver URL
   // webhooks-test / -resend / -recover queue deliveries: a local SQS-compatible queue (nothing consumes it here).
   queue = await startFauxqs({ port: 0, logger: false });
   Object.assign(process.env, { DELIVERY_QUEUE_URL: queue.createQueue('openapi-responses').queueUrl, AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${queue.port}` });
+  // Imports: the bucket, the import queue and its worker on the same local S3/SQS server.
+  imports = await startLocalImports(`http://127.0.0.1:${queue.port}`);
   server = await startServer();
 });
 afterAll(async () => {
   await server.close();
+  await imports.stop();
   await queue.stop();
 });
 
@@ -75,6 +80,15 @@ describe('real responses match the OpenAPI document', () => {
     await call('webhooks-resend', { endpoint_id: endpointId, delivery_id: testDelivery.id });
     await call('webhooks-recover', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString() });
     await call('webhooks-delete', { id: endpointId });
+    const job = (await call('imports-create', { object_type: 'contacts', csv: 'First Name,Email\nAda,ada@doc.example\nBob,not-an-email\n' })).body.result!;
+    await call('imports-get', { id: job.id });
+    await call('imports-list', {});
+    await call('imports-errors', { import_id: job.id });
+    const upload = (await call('imports-create', { object_type: 'companies', file_name: 'c.csv' })).body.result as unknown as { id: string; upload_url: string };
+    expect((await fetch(upload.upload_url, { method: 'PUT', body: 'Name,Domain\nDoc Co,doc.example\n' })).ok).toBe(true);
+    await call('imports-start', { id: upload.id });
+    const idle = (await call('imports-create', { object_type: 'contacts' })).body.result!;
+    await call('imports-cancel', { id: idle.id });
     const { address } = (await call('inbound-emails-address', {})).body.result as unknown as { address: string };
     const [mail] = await processInboundMessage(Buffer.from(`From: a@b.example\r\nTo: ${address}\r\nSubject: Doc\r\n\r\nx\r\n`), [address]);
     await call('inbound-emails-list', {});
