@@ -20,6 +20,7 @@ import {
   refFields,
   tagsField,
 } from '../schemas/entities/index.js';
+import { isUuid } from '../schemas/primitives.js';
 import type { ParsedBody } from '../schemas/record-body.js';
 import { matchesQuery, normalize, parseQuery, recordWords } from '../search/tokenize.js';
 import type { OperationContext } from './context.js';
@@ -117,7 +118,7 @@ export function entityService<D extends Entity>(entity: D) {
         const value = sent[ref.field];
         if (ref.many) {
           const ids = (value as string[] | undefined) ?? [];
-          if (ids.some((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id))) throw invalidRef(ref, 'every id must be a UUID');
+          if (ids.some((id) => !isUuid(id))) throw invalidRef(ref, 'every id must be a UUID');
           const found = ids.length ? await batchGetRecords(ref.target as EntityType, accountId, ids) : new Map<string, StoredRecord>();
           const missing = ids.filter((id) => !found.has(id));
           if (missing.length) throw invalidRef(ref, `no such ${ref.target}: ${missing.join(', ')}`);
@@ -131,7 +132,7 @@ export function entityService<D extends Entity>(entity: D) {
           return;
         }
         const id = String(value).toLowerCase();
-        const record = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id) ? await getRecord(ref.target as EntityType, accountId, id) : undefined;
+        const record = isUuid(id) ? await getRecord(ref.target as EntityType, accountId, id) : undefined;
         if (!record) throw invalidRef(ref, `no such ${ref.target}`);
         set[ref.field] = record.id;
         if (ref.nameField) set[ref.nameField] = String(record.name ?? '');
