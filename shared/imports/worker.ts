@@ -146,6 +146,17 @@ interface Prepared {
   lookupMatches: Map<string, StoredRecord[]>;
 }
 
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Whether a stored record already has every sent value (custom values key by key). */
+function unchanged(record: StoredRecord, fields: Record<string, unknown>, cf: string | undefined): boolean {
+  return Object.entries(fields).every(([k, v]) => {
+    if (k !== cf) return same(record[k] ?? null, v ?? null);
+    const stored = (record[k] ?? {}) as Record<string, unknown>;
+    return Object.entries(v as Record<string, unknown>).every(([id, value]) => same(stored[id], value));
+  });
+}
+
 const problemCode = (code: string): RowErrorCode => {
   const name = code.slice(code.indexOf('.') + 1);
   if (name.endsWith('_required')) return 'missing_required';
@@ -274,7 +285,9 @@ class JobRun {
           // The key matched without case: the stored spelling stays.
           const keyField = def.lookup!.field;
           if (typeof r.body[keyField] === 'string' && normalizeLookupKey(String(r.body[keyField]).trim()) === normalizeLookupKey(String(match[keyField] ?? '').trim())) delete r.body[keyField];
-          await services[def.type as 'contact'].update(this.ctx, parseRecordBody(def, { id: match.id, ...r.body }, 'update'));
+          const parsed = parseRecordBody(def, { id: match.id, ...r.body }, 'update');
+          // The match as read by the lookup already holds every value sent: nothing to write (and no event).
+          if (!unchanged(match, parsed.fields, customField(def))) await services[def.type as 'contact'].update(this.ctx, parsed);
           result.updated++;
         } else {
           creates.push({ id: ownId, draft: await this.draft(parseRecordBody(def, r.body, 'create').fields) });

@@ -190,6 +190,12 @@ describe('imports', () => {
     const mine = changes.slice(before).filter((c) => c.accountId === auth.accountId);
     expect(mine.filter((c) => c.op === 'created').map((c) => c.id).sort()).toEqual([grace.id, alan.id].sort());
     expect(mine.filter((c) => c.op === 'updated').map((c) => c.id)).toEqual([existing.id]);
+
+    // The same values again: matched and counted as updated, but nothing is written (no event).
+    const again = await importCsv(auth, 'first_name,email,job_title\nAda,Ada@Example.com,Countess\n');
+    expect(again).toMatchObject({ status: 'completed', created_count: 0, updated_count: 1, error_count: 0 });
+    await poller.drain();
+    expect(changes.slice(before).filter((c) => c.accountId === auth.accountId && c.op === 'updated')).toHaveLength(1);
   });
 
   it('create mode always creates; companies upsert by domain; an import of the same file again updates instead of duplicating', async () => {
