@@ -1,4 +1,4 @@
-import { cancelImport } from '../../shared/domain/imports.js';
+import { cancelImport } from '../../shared/imports/jobs.js';
 import { operation } from '../../shared/http/operation.js';
 import { parseImportId } from '../../shared/schemas/imports.js';
 

@@ -1,4 +1,4 @@
-import { listImportErrors } from '../../shared/domain/imports.js';
+import { listImportErrors } from '../../shared/imports/jobs.js';
 import { operation } from '../../shared/http/operation.js';
 import { parseImportErrors } from '../../shared/schemas/imports.js';
 

@@ -1,4 +1,4 @@
-import { listImports } from '../../shared/domain/imports.js';
+import { listImports } from '../../shared/imports/jobs.js';
 import { operation } from '../../shared/http/operation.js';
 import { parseImportList } from '../../shared/schemas/imports.js';
 

@@ -17,7 +17,7 @@ import {
 } from '../db/imports.js';
 import { orderKey } from '../db/table.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
-import { enqueueImport, fileSize, objectKeyOf, putFile, uploadUrl } from '../imports/storage.js';
+import { enqueueImport, fileSize, objectKeyOf, putFile, uploadUrl } from './storage.js';
 import {
   IMPORT_FIELDS,
   type ImportCreateInput,
@@ -28,7 +28,7 @@ import {
   MAX_FILE_BYTES,
   UPLOAD_URL_TTL_SECONDS,
 } from '../schemas/imports.js';
-import type { OperationContext } from './context.js';
+import type { OperationContext } from '../domain/context.js';
 
 export const importToApi = (item: ImportItem): ImportRecord =>
   Object.fromEntries(IMPORT_FIELDS.map((k) => [k, (item as unknown as Record<string, unknown>)[k]])) as unknown as ImportRecord;
