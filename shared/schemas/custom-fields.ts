@@ -1,46 +1,60 @@
 import * as v from 'valibot';
-import { nameString, plainString } from './common.js';
+import { plainString } from './primitives.js';
 import { CUSTOM_FIELD_ENTITY_TYPES } from './entities/index.js';
 
 const CUSTOM_ENTITY_TYPES = CUSTOM_FIELD_ENTITY_TYPES;
 export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'url', 'email', 'select', 'multi_select'] as const;
 
+const d = <S extends v.GenericSchema>(schema: S, description: string, example?: unknown) =>
+  v.pipe(schema, v.metadata({ description, ...(example !== undefined ? { examples: [example] } : {}) }));
+const doc = {
+  entityType: `The records the field belongs to: ${CUSTOM_ENTITY_TYPES.join(', ')}`,
+  name: 'Display name (1–200 characters); record values are keyed by the definition id, not by this name',
+  fieldType: 'The type of the values: text, number, boolean, date (YYYY-MM-DD), datetime, url, email, select, multi_select',
+  options: 'The allowed values of select and multi_select fields (1–100 distinct strings); not allowed for other types',
+  description: 'Free text, at most 500 characters',
+};
+
 // --- custom field definitions -----------------------------------------------------------------
 
+const optionList = v.pipe(
+  v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'options must not be blank'), v.maxLength(200, 'options must be at most 200 characters'))),
+  v.metadata({ description: doc.options, examples: [['Gold', 'Silver']] }),
+  v.minLength(1, 'at least 1 option'),
+  v.maxLength(100, 'at most 100 options'),
+);
+
 export const customFieldCreateInput = v.strictObject({
-  entity_type: v.picklist(CUSTOM_ENTITY_TYPES, `must be one of ${CUSTOM_ENTITY_TYPES.join(', ')}`),
-  name: nameString,
-  field_type: v.picklist(FIELD_TYPES, 'is not a known field type'),
-  options: v.optional(
-    v.pipe(
-      v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'options must not be blank'), v.maxLength(200, 'options must be at most 200 characters'))),
-      v.minLength(1, 'at least 1 option'),
-      v.maxLength(100, 'at most 100 options'),
-    ),
-  ),
-  description: v.optional(plainString),
+  entity_type: d(v.picklist(CUSTOM_ENTITY_TYPES, `must be one of ${CUSTOM_ENTITY_TYPES.join(', ')}`), doc.entityType, 'contact'),
+  name: v.pipe(v.string(), v.metadata({ description: doc.name, examples: ['Tier'] }), v.trim(), v.minLength(1, 'must not be blank'), v.maxLength(200, 'must be at most 200 characters')),
+  field_type: d(v.picklist(FIELD_TYPES, 'is not a known field type'), doc.fieldType, 'select'),
+  options: v.optional(optionList),
+  description: v.optional(d(plainString, doc.description, 'Customer tier')),
 });
 
 export const customFieldUpdateInput = v.strictObject({
-  id: v.string(),
-  name: v.optional(nameString),
-  description: v.optional(plainString),
+  id: d(v.pipe(v.string(), v.uuid('must be a UUID')), 'Id of the definition to update', '7c9e6679-7425-40de-944b-e07fc1f90ae7'),
+  name: v.optional(customFieldCreateInput.entries.name),
+  description: v.optional(d(plainString, doc.description, 'Customer tier')),
   options: customFieldCreateInput.entries.options,
 });
 
 export const customFieldListInput = v.strictObject({
-  entity_type: v.optional(v.picklist(CUSTOM_ENTITY_TYPES, `must be one of ${CUSTOM_ENTITY_TYPES.join(', ')}`)),
+  entity_type: v.optional(d(v.picklist(CUSTOM_ENTITY_TYPES, `must be one of ${CUSTOM_ENTITY_TYPES.join(', ')}`), 'Only the definitions of this entity type', 'contact')),
 });
 
+const uuidOut = (description: string) => d(v.pipe(v.string(), v.uuid()), description, '7c9e6679-7425-40de-944b-e07fc1f90ae7');
+const timestampOut = (description: string) => d(v.pipe(v.string(), v.isoTimestamp()), description, '2026-11-22T01:16:30.123Z');
+
 export const customFieldSchema = v.object({
-  id: v.string(),
-  account_id: v.string(),
-  created_by: v.string(),
-  entity_type: v.picklist(CUSTOM_ENTITY_TYPES),
-  name: v.string(),
-  field_type: v.picklist(FIELD_TYPES),
-  options: v.array(v.string()),
-  description: v.string(),
-  created_at: v.string(),
-  updated_at: v.string(),
+  id: uuidOut('Unique identifier: the key of this field in records\' custom_fields'),
+  account_id: uuidOut('Account the definition belongs to'),
+  created_by: uuidOut('User who created it'),
+  entity_type: d(v.picklist(CUSTOM_ENTITY_TYPES), doc.entityType, 'contact'),
+  name: d(v.string(), doc.name, 'Tier'),
+  field_type: d(v.picklist(FIELD_TYPES), doc.fieldType, 'select'),
+  options: d(v.array(v.string()), 'The allowed values of select and multi_select fields ([] for other types)', ['Gold', 'Silver']),
+  description: d(v.string(), doc.description, 'Customer tier'),
+  created_at: timestampOut('Creation timestamp (ISO 8601 UTC)'),
+  updated_at: timestampOut('Last update timestamp (ISO 8601 UTC)'),
 });

@@ -47,8 +47,19 @@ export interface FieldSpec<I extends v.GenericSchema | undefined = v.GenericSche
   tags?: true;
 }
 
-const documented = <S extends v.GenericSchema>(schema: S, doc: Doc) =>
-  v.pipe(schema, v.metadata({ description: doc.description, ...(doc.example !== undefined ? { examples: [doc.example] } : {}) }));
+/**
+ * The schema with its description and example. The metadata goes right after the root type (a
+ * JSON Schema converter reading inputs stops at the first transformation of a pipe, so metadata
+ * placed after `trim` or `transform` would be lost from the input documentation).
+ */
+const documented = <S extends v.GenericSchema>(schema: S, doc: Doc): v.SchemaWithPipe<readonly [S, v.MetadataAction<v.InferOutput<S>, { description: string }>]> => {
+  const meta = v.metadata({ description: doc.description, ...(doc.example !== undefined ? { examples: [doc.example] } : {}) });
+  if ('pipe' in schema && Array.isArray(schema.pipe)) {
+    const [root, ...rest] = schema.pipe as unknown[];
+    return (v.pipe as (...items: unknown[]) => unknown)(root, meta, ...rest) as never;
+  }
+  return v.pipe(schema, meta) as never;
+};
 
 const uuidOut = v.pipe(v.string(), v.uuid());
 const dateTimeOut = v.pipe(v.string(), v.isoTimestamp());

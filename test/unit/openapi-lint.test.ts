@@ -31,7 +31,8 @@ describe('OpenAPI document lint', () => {
     expect(doc).not.toHaveProperty('jsonSchemaDialect');
     for (const [path, item] of Object.entries(doc.paths)) expect(item.post.description, path).toBeTruthy();
     for (const tag of doc.tags) expect(tag.description).toBeTruthy();
-    for (const name of ['Contact', 'Company', 'Project', 'Activity', 'Source']) {
+    const entityComponents = ['Contact', 'Company', 'Project', 'Activity', 'Source'].flatMap((n) => [n, `${n}CreateInput`, `${n}UpdateInput`, `${n}ListInput`]);
+    for (const name of [...entityComponents, 'CustomField', 'CustomFieldCreateInput', 'CustomFieldUpdateInput', 'CustomFieldListInput', 'IdInput']) {
       for (const [field, schema] of Object.entries(doc.components.schemas[name]!.properties!)) expect(schema.description, `${name}.${field}`).toBeTruthy();
     }
   });
