@@ -5,9 +5,9 @@
  * job stops its worker at the next chunk and two deliveries of one queue message cannot both
  * save the same chunk.
  */
-import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { isConditionFailure } from './items.js';
+import { batchWriteItems, isConditionFailure } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 export type ImportStatus = 'awaiting_upload' | 'queued' | 'processing' | 'completed' | 'failed' | 'canceled';
@@ -159,17 +159,7 @@ export async function batchPutItems(items: Record<string, unknown>[]): Promise<v
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   let next = 0;
   const worker = async () => {
-    while (next < batches.length) {
-      let pending = batches[next++]!.map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
-        pending = (out.UnprocessedItems?.[tableName()] ?? []) as typeof pending;
-        if (pending.length) {
-          if (attempt > 20) throw new Error('BatchWriteItem kept returning unprocessed items');
-          await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-        }
-      }
-    }
+    while (next < batches.length) await batchWriteItems(batches[next++]!.map((Item) => ({ PutRequest: { Item } })));
   };
   await Promise.all(Array.from({ length: Math.min(BATCH_WRITE_PARALLEL, batches.length) }, worker));
 }

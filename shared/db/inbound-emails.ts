@@ -13,9 +13,9 @@
  * - `keys.inboundEmailByContact(account, contact, …)`: one entry per matched contact (the
  *   `contact_id` filter), sorted like the list.
  */
-import { BatchWriteCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, cancellationCodes, isConditionFailure, positionOf, type TransactItem } from './items.js';
+import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryPartition, type TransactItem } from './items.js';
 import { readPartition } from './lists.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
@@ -160,25 +160,10 @@ export async function insertInboundEmail(item: InboundEmailItem, textRest: strin
   }
 }
 
-/** Writes items with BatchWriteItem (25 per call), retrying unprocessed ones with back-off. */
-async function batchWrite(requests: Array<{ PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Record<string, unknown> } }>): Promise<void> {
-  let pending = [...requests];
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    const chunk = pending.slice(0, 25);
-    pending = pending.slice(25);
-    const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: chunk } }));
-    const unprocessed = out.UnprocessedItems?.[tableName()] ?? [];
-    if (unprocessed.length) {
-      if (attempt > 10) throw new Error('BatchWriteItem kept returning unprocessed items');
-      await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
-      pending.push(...(unprocessed as typeof requests));
-    }
-  }
-}
 
 /** The `contact_id` index entries of an email (idempotent). */
 export async function putContactEntries(accountId: string, id: string, createdAt: string, contactIds: string[]): Promise<void> {
-  await batchWrite(contactIds.map((c) => ({ PutRequest: { Item: { ...keys.inboundEmailByContact(accountId, c, createdAt, id), id } } })));
+  await batchWriteItems(contactIds.map((c) => ({ PutRequest: { Item: { ...keys.inboundEmailByContact(accountId, c, createdAt, id), id } } })));
 }
 
 /** Links the email to its activity (and ends `pending_activity`). False when the email is gone. */
@@ -212,24 +197,7 @@ function assemble(parts: Record<string, unknown>[]): InboundEmailItem | undefine
   return chunks.length ? { ...item, text: item.text + chunks.join('') } : item;
 }
 
-async function readEmailPartition(accountId: string, id: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        ExpressionAttributeValues: { ':p': keys.inboundEmailPartition(accountId, id) },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-}
+const readEmailPartition = (accountId: string, id: string) => queryPartition(keys.inboundEmailPartition(accountId, id));
 
 /** The email with its whole text, or undefined. */
 export async function getInboundEmailItem(accountId: string, id: string): Promise<InboundEmailItem | undefined> {
@@ -312,7 +280,7 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
     if (isConditionFailure(error)) return undefined;
     throw error;
   }
-  await batchWrite([
+  await batchWriteItems([
     ...Array.from({ length: current.text_chunks }, (_, i) => ({ DeleteRequest: { Key: keys.inboundEmailText(accountId, id, i) } })),
     ...current.matched_contact_ids.map((c) => ({ DeleteRequest: { Key: keys.inboundEmailByContact(accountId, c, current.created_at, id) } })),
   ]);
