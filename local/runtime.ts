@@ -7,6 +7,7 @@ import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { parseDeliveryRef } from '../shared/webhooks/queue.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
+import { recoverImports } from '../shared/imports/recover.js';
 import { type LocalImports, startLocalImports } from './imports.js';
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
@@ -127,6 +128,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
 
     // Imports: S3 bucket (presigned upload URLs on 127.0.0.1), import queue and worker, same fauxqs.
     imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError });
+    // Import jobs that were queued or running when the service last stopped (their messages died
+    // with the in-memory queue) are queued again: contract §7.
+    await recoverImports();
 
     // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
     sweeper = startLocalSweeper({ onError: opts.onQueueError });

@@ -5,9 +5,9 @@
  * job stops its worker at the next chunk and two deliveries of one queue message cannot both
  * save the same chunk.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchWriteItems, isConditionFailure } from './items.js';
+import { batchWriteItems, isConditionFailure, queryPartition } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 export type ImportStatus = 'awaiting_upload' | 'queued' | 'processing' | 'completed' | 'failed' | 'canceled';
@@ -189,4 +189,18 @@ export async function queryRowErrors(accountId: string, importId: string, limit:
   return (out.Items ?? [])
     .filter((i) => String(i.sk).startsWith(keys.importErrorPrefix))
     .map(({ sk: _sk, ...e }) => e as RowErrorItem);
+}
+
+/** Marks a queued job (see `keys.activeImport`). */
+export async function markImportActive(accountId: string, id: string): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.activeImport(accountId, id), account_id: accountId, import_id: id } }));
+}
+
+/** Every job marked active (a handful: markers are cleared once their job has ended). */
+export async function listActiveImports(): Promise<{ account_id: string; import_id: string }[]> {
+  return queryPartition<{ account_id: string; import_id: string }>(keys.activeImportsPartition);
+}
+
+export async function clearActiveImport(accountId: string, id: string): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.activeImport(accountId, id) }));
 }

@@ -179,6 +179,13 @@ export const keys = {
   /** GSI1 attributes of a job: the account's imports, newest first. */
   importGsi: (accountId: string, createdAt: string, id: string) => ({ gsi1pk: `${acct(accountId)}#imp`, gsi1sk: orderKey(createdAt, id) }),
   importListPartition: (accountId: string) => `${acct(accountId)}#imp`,
+  /**
+   * Jobs that were queued: one small marker each in one installation-wide partition, so a
+   * restarted local mode (whose in-memory queue lost its messages) finds and re-queues them.
+   * Markers of finished jobs are removed by that recovery pass.
+   */
+  activeImport: (accountId: string, id: string) => ({ pk: 'IMPORTS#ACTIVE', sk: `${accountId}#${id}` }),
+  activeImportsPartition: 'IMPORTS#ACTIVE',
   /** A row error of a job, sorted by row number (zero-padded so the sort key orders numerically). */
   importError: (accountId: string, id: string, rowNumber: number) => ({ pk: `${acct(accountId)}#imp#${id}`, sk: importErrorSk(rowNumber) }),
   importErrorPrefix: 'E#',

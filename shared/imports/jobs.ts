@@ -10,6 +10,7 @@ import {
   type ImportItem,
   type ImportStatus,
   insertImport,
+  markImportActive,
   queryImports,
   queryRowErrors,
   rowErrorPosition,
@@ -72,6 +73,7 @@ export async function createImport(ctx: OperationContext, input: ImportCreateInp
     // The inline file goes through the same bucket as an upload: one worker path for both.
     await putFile(objectKey, input.csv!);
     await insertImport(item);
+    await markImportActive(ctx.accountId, id);
     await enqueueImport({ account_id: ctx.accountId, import_id: id });
     return importToApi(item);
   }
@@ -88,6 +90,7 @@ export async function startImport(ctx: OperationContext, id: string): Promise<Im
   if (size > MAX_FILE_BYTES) throw invalidRequest('imports', 'the uploaded file is larger than 50 MB', [{ path: 'id', message: `file is ${size} bytes` }]);
   const queued = await updateImportItem(ctx.accountId, id, { status: 'queued', updated_at: new Date().toISOString() }, { statusIn: ['awaiting_upload'] });
   if (!queued) throw new ApiError('imports.conflict', 'the import was started or canceled meanwhile');
+  await markImportActive(ctx.accountId, id);
   await enqueueImport({ account_id: ctx.accountId, import_id: id });
   return importToApi(queued);
 }
