@@ -1,8 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.js';
-import { keys } from '../db/table.js';
-import type { AuthContext } from '../http/operation.js';
+import { deleteTokenItem, getTokenItem, putTokenItem } from '../db/tokens.js';
+import type { AuthContext } from '../domain/context.js';
 
 /** Tokens are stored only as SHA-256 hashes: the table never holds a usable token. */
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
@@ -16,12 +14,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 export async function saveToken(token: string, auth: AuthContext): Promise<void> {
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.token(hashToken(token)), account_id: auth.accountId, user_id: auth.userId, created_at: new Date().toISOString() },
-    }),
-  );
+  await putTokenItem(hashToken(token), auth);
 }
 
 export async function issueToken(auth: AuthContext): Promise<string> {
@@ -33,13 +26,7 @@ export async function issueToken(auth: AuthContext): Promise<string> {
 /** Revokes by token or by its hash (the hash is what an operator may have on record). */
 export async function revokeToken(tokenOrHash: string): Promise<boolean> {
   const hash = /^[0-9a-f]{64}$/.test(tokenOrHash) ? tokenOrHash : hashToken(tokenOrHash);
-  const out = await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.token(hash), ReturnValues: 'ALL_OLD' }));
-  return Boolean(out.Attributes);
+  return deleteTokenItem(hash);
 }
 
-export async function resolveToken(token: string): Promise<AuthContext | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.token(hashToken(token)) }));
-  const item = out.Item;
-  if (!item || typeof item.account_id !== 'string' || typeof item.user_id !== 'string') return undefined;
-  return { accountId: item.account_id, userId: item.user_id };
-}
+export const resolveToken = (token: string): Promise<AuthContext | undefined> => getTokenItem(hashToken(token));

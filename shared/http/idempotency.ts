@@ -16,12 +16,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
-import { requireEnv } from '../config/env.js';
-import { dbClient } from '../db/client.js';
+import { idempotencyStore } from '../db/idempotency-store.js';
 import { ApiError, type Family, invalidRequest } from '../errors.js';
 import type { OperationContext, RunWrapper } from './operation.js';
 import { keys, TABLE_DEFINITION } from '../db/table.js';
@@ -40,32 +36,6 @@ interface IdempotentCall {
 }
 
 export const idempotencyKeys = { record: keys.idempotency };
-
-/**
- * DynamoDBPersistenceLayer on the shared table: the record's key is the readable, account-scoped
- * pk above instead of Powertools' `<function>#<hash>`; Powertools still does the conditional
- * writes, status, expiry and payload-hash validation.
- */
-class ScopedPersistenceLayer extends DynamoDBPersistenceLayer {
-  protected override getHashedIdempotencyKey(data: Parameters<DynamoDBPersistenceLayer['deleteRecord']>[0]): string {
-    const { scope } = data as unknown as IdempotentCall;
-    return idempotencyKeys.record(scope.accountId, scope.operation, scope.key).pk;
-  }
-  protected override getKey(idempotencyKey: string): Record<string, AttributeValue> {
-    return marshall({ pk: idempotencyKey, sk: idempotencyKeys.record('', '', '').sk });
-  }
-}
-
-let store: ScopedPersistenceLayer | undefined;
-function persistenceStore(): ScopedPersistenceLayer {
-  store ??= new ScopedPersistenceLayer({
-    tableName: requireEnv('TABLE_NAME'),
-    keyAttr: 'pk',
-    expiryAttr: IDEMPOTENCY_TTL_ATTRIBUTE,
-    awsSdkV3Client: dbClient(),
-  });
-  return store;
-}
 
 /** The header's value when the operation is a create and the header was sent; validates it. */
 export function idempotencyKeyOf(operation: string, family: Family, headers: Record<string, string | undefined>): string | undefined {
@@ -120,7 +90,7 @@ export async function runIdempotent<R>(
   });
   if (call.lambdaContext) config.registerLambdaContext(call.lambdaContext);
   // Stored as JSON: what a retry gets back is exactly what the first caller got.
-  const idempotent = makeIdempotent(async (_: IdempotentCall) => JSON.parse(JSON.stringify(await run())) as R, { persistenceStore: persistenceStore(), config });
+  const idempotent = makeIdempotent(async (_: IdempotentCall) => JSON.parse(JSON.stringify(await run())) as R, { persistenceStore: idempotencyStore(), config });
   const data: IdempotentCall = { scope: { accountId: call.accountId, operation: call.operation, key: call.key }, body: call.body };
   const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
   for (let attempt = 0; ; attempt++) {

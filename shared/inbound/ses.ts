@@ -5,7 +5,7 @@
  * local SMTP listener.
  */
 import { MAX_MESSAGE_BYTES, inboundDomain, processInboundMessage, type ProcessedEmail } from '../domain/inbound-emails.js';
-import { readRawMessage } from './storage.js';
+import { readObject as readRawMessage } from '../db/objects.js';
 
 /** Headers are read up to this many bytes to find the recipients. */
 const MAX_HEADER_BYTES = 256 * 1024;
