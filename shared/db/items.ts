@@ -3,7 +3,7 @@
  * small-partition queries and the conditional-failure tests every writer uses.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { type EntityType, keys, orderKey } from './table.js';
 
@@ -34,24 +34,25 @@ export async function getRecord(type: EntityType, accountId: string, id: string,
   return out.Item as StoredRecord | undefined;
 }
 
+/**
+ * Every item a Query returns, page after page (a page that comes back empty with a
+ * LastEvaluatedKey is followed). Strongly consistent on the table; a GSI read cannot be.
+ */
+export async function* queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>): AsyncGenerator<Record<string, unknown>> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(new QueryCommand({ TableName: tableName(), ...input, ...(input.IndexName ? {} : { ConsistentRead: true }), ExclusiveStartKey: startKey }));
+    yield* out.Items ?? [];
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+}
+
 /** Every item of one partition (small partitions only: definitions, endpoints, a company's contacts). */
 export async function queryPartition<T = Record<string, unknown>>(pk: string, opts: { projection?: string } = {}): Promise<T[]> {
   const items: T[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        ExpressionAttributeValues: { ':p': pk },
-        ...(opts.projection ? { ProjectionExpression: opts.projection } : {}),
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...((out.Items ?? []) as T[]));
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
+  for await (const item of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk }, ...(opts.projection ? { ProjectionExpression: opts.projection } : {}) })) {
+    items.push(item as T);
+  }
   return items;
 }
 

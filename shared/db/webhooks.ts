@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { cancellationCodes, isConditionFailure, newestFirst, queryPartition } from './items.js';
+import { cancellationCodes, isConditionFailure, newestFirst, queryAll, queryPartition } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 /**
@@ -282,21 +282,13 @@ export async function findDelivery(accountId: string, endpointId: string, id: st
     const found = await getDelivery({ account_id: accountId, endpoint_id: endpointId, delivery_id: id, created_at: createdAt });
     if (found) return found;
   }
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        FilterExpression: 'id = :id',
-        ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':id': id },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    if (out.Items?.[0]) return strip<DeliveryItem>(out.Items[0]);
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
+  for await (const item of queryAll({
+    KeyConditionExpression: 'pk = :p',
+    FilterExpression: 'id = :id',
+    ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':id': id },
+  })) {
+    return strip<DeliveryItem>(item);
+  }
   return undefined;
 }
 
@@ -456,22 +448,14 @@ export async function queryDeliveries(accountId: string, endpointId: string, lim
  * `until`), the status filtered on the way.
  */
 export async function* deliveriesCreatedBetween(accountId: string, endpointId: string, since: string, until: string, status: DeliveryStatus): AsyncGenerator<DeliveryItem> {
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p AND sk BETWEEN :since AND :until',
-        FilterExpression: '#s = :status',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':since': since, ':until': until, ':status': status },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of out.Items ?? []) yield strip<DeliveryItem>(item)!;
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
+  for await (const item of queryAll({
+    KeyConditionExpression: 'pk = :p AND sk BETWEEN :since AND :until',
+    FilterExpression: '#s = :status',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':since': since, ':until': until, ':status': status },
+  })) {
+    yield strip<DeliveryItem>(item)!;
+  }
 }
 
 // ---- the sweeper's index --------------------------------------------------------------------
@@ -482,20 +466,13 @@ export async function* deliveriesCreatedBetween(accountId: string, endpointId: s
  */
 export async function* dueDeliveries(bucket: string, cutoff: string): AsyncGenerator<DeliveryItem> {
   for (let shard = 0; shard < DUE_SHARDS; shard++) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          IndexName: TABLE_DEFINITION.gsi1.name,
-          KeyConditionExpression: 'gsi1pk = :p AND gsi1sk <= :cutoff',
-          ExpressionAttributeValues: { ':p': keys.webhookDuePartition(bucket, shard), ':cutoff': `${cutoff}#~` },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? []) yield strip<DeliveryItem>(item)!;
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of queryAll({
+      IndexName: TABLE_DEFINITION.gsi1.name,
+      KeyConditionExpression: 'gsi1pk = :p AND gsi1sk <= :cutoff',
+      ExpressionAttributeValues: { ':p': keys.webhookDuePartition(bucket, shard), ':cutoff': `${cutoff}#~` },
+    })) {
+      yield strip<DeliveryItem>(item)!;
+    }
   }
 }
 

@@ -284,8 +284,15 @@ export function entityService<D extends Entity>(entity: D) {
     const ready = readMeta(ctx.accountId).then((m) => (meta = m));
     const tagField = tagsField(def);
     const filtered = Boolean(query || tags.length || groups.size);
+    // Each candidate is shaped once: the re-check and the page use the same view.
+    const views = new WeakMap<StoredRecord, Rec>();
+    const viewOf = (r: StoredRecord): Rec => {
+      let v = views.get(r);
+      if (!v) views.set(r, (v = toApi(r, meta)));
+      return v;
+    };
     const matches = (r: StoredRecord) => {
-      const view = toApi(r, meta) as Record<string, unknown>;
+      const view = viewOf(r) as Record<string, unknown>;
       if (tagField && !tags.every((t) => (view[tagField] as string[]).includes(t))) return false;
       for (const [field, g] of groups) {
         const v = view[field];
@@ -296,7 +303,7 @@ export function entityService<D extends Entity>(entity: D) {
     return page(
       ctx,
       { type: def.type as EntityType, family, cursor: input.cursor as string | undefined, limit: input.limit as number | undefined, filters: canonical, drivers, matches: filtered ? matches : undefined, ready },
-      (r) => toApi(r, meta),
+      viewOf,
     );
   }
 

@@ -7,10 +7,16 @@ import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/
 import type { RecordChange } from '../db/changes.js';
 import { projectSearch } from './search.js';
 
-/** Every reference field of every entity that points at `target`, derived from the entity list. */
-export function referencesTo(target: string) {
-  return ENTITIES.flatMap((e) => refFields(e as EntityDefinition).filter((r) => r.target === target).map((ref) => ({ entity: e as EntityDefinition, ref })));
+type Reference = { entity: EntityDefinition; ref: ReturnType<typeof refFields>[number] };
+
+/** Every reference field of every entity, by the entity type it points at (derived once from the entity list). */
+const REFERENCES = new Map<string, Reference[]>();
+for (const e of ENTITIES) {
+  for (const ref of refFields(e as EntityDefinition)) REFERENCES.set(ref.target, [...(REFERENCES.get(ref.target) ?? []), { entity: e as EntityDefinition, ref }]);
 }
+
+/** Every reference field of every entity that points at `target`. */
+export const referencesTo = (target: string): Reference[] => REFERENCES.get(target) ?? [];
 
 async function referencingIds(entityType: string, accountId: string, target: EntityType, refId: string): Promise<string[]> {
   const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, entityType as EntityType, indexName.ref(target, refId)), { projection: 'id' });

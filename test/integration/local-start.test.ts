@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/dynamo.js';
+import { commandOf, descendants, processTable } from '../helpers/processes.js';
 
 /**
  * `npm start` as a user runs it: every service it starts listens on loopback only, and every
@@ -52,37 +53,7 @@ afterEach(() => {
   }
 });
 
-/** ppid of every live (non-zombie) process, from /proc. */
-function processTable(): Map<number, number> {
-  const table = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (state !== 'Z') table.set(Number(name), Number(ppid));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return table;
-}
 
-/** The process and all its live descendants. */
-function descendants(root: number): number[] {
-  const table = processTable();
-  const tree = table.has(root) ? [root] : [];
-  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of table) if (ppid === tree[i]) tree.push(pid);
-  return tree;
-}
-
-const commandOf = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
-  }
-};
 
 /** `0100007F:0BB8` (/proc/net/tcp) or the 32-hex-digit IPv6 form → address and port. */
 function decode(hex: string): { address: string; port: number } {

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/dynamo.js';
 import type { WebhookDelivery } from '../../shared/schemas/webhooks.js';
 import { Receiver, waitFor } from '../helpers/webhook-harness.js';
+import { descendants, processTable } from '../helpers/processes.js';
 
 /**
  * Contract §7: with a data directory, a restart (even after a crash) loses no acknowledged write,
@@ -26,28 +27,6 @@ interface Service {
   output: () => string;
 }
 
-/** ppid of every live (non-zombie) process, from /proc. */
-function processTable(): Map<number, number> {
-  const table = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (state !== 'Z') table.set(Number(name), Number(ppid));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return table;
-}
-
-function descendants(root: number): number[] {
-  const table = processTable();
-  const tree = table.has(root) ? [root] : [];
-  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of table) if (ppid === tree[i]) tree.push(pid);
-  return tree;
-}
 
 const started: Service[] = [];
 
