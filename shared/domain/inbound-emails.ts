@@ -10,7 +10,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import PostalMime, { type Address, type Email, type Mailbox } from 'postal-mime';
 import { optionalEnv } from '../config/env.js';
-import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
 import {
   accountOfAddressKey,
   addressKeyOf,
@@ -29,7 +28,7 @@ import {
 import { ApiError, notFound } from '../errors.js';
 import { INBOUND_EMAIL_FIELDS, type InboundEmail, type InboundListInput } from '../schemas/inbound-emails.js';
 import type { OperationContext } from './context.js';
-import { DEFAULT_LIMIT, type Page } from './listing.js';
+import { cursorScope, DEFAULT_LIMIT, type Page } from './listing.js';
 import { contactsByEmail, normalizeLookupKey } from './lookups.js';
 import { services } from './records.js';
 
@@ -352,13 +351,7 @@ export async function deleteInboundEmail(ctx: OperationContext, id: string): Pro
 
 /** inbound-emails-list: newest first, `contact_id` filter, the contract's cursor rules (§4). */
 export async function listInboundEmails(ctx: OperationContext, input: InboundListInput): Promise<Page<InboundEmail>> {
-  const key = await cursorKey();
-  const scope = { accountId: ctx.accountId, operation: ctx.operation, filters: { contact_id: input.contact_id ?? null } };
-  let after: string | undefined;
-  if (input.cursor !== undefined && input.cursor !== '') {
-    after = decodeCursor(input.cursor, scope, key);
-    if (after === undefined) throw new ApiError('inbound_emails.invalid_cursor', 'cursor is invalid for this request');
-  }
+  const { after, next } = await cursorScope(ctx, 'inbound_emails', input.cursor, { contact_id: input.contact_id ?? null });
   const page = await listInboundEmailItems(ctx.accountId, { contactId: input.contact_id, after, limit: input.limit ?? DEFAULT_LIMIT });
-  return { items: page.items.map(toApi), next_cursor: page.next ? encodeCursor(page.next, scope, key) : '' };
+  return { items: page.items.map(toApi), next_cursor: next(page.next) };
 }

@@ -36,15 +36,31 @@ export interface PageRequest {
   ready?: Promise<unknown>;
 }
 
+export interface CursorScope {
+  /** The position (exclusive) to continue after; undefined for the first page. */
+  after: string | undefined;
+  /** `next_cursor` for a page whose last item is at `position` ("" when there is no next page). */
+  next(position: string | undefined): string;
+}
+
+/**
+ * The contract's cursor rules (§4) for one request: a cursor is valid only for the same account,
+ * operation and (canonical) filters, else `<family>.invalid_cursor`. Every paginated list uses it.
+ */
+export async function cursorScope(ctx: OperationContext, family: Family, cursor: string | undefined, filters: unknown): Promise<CursorScope> {
+  const key = await cursorKey();
+  const scope = { accountId: ctx.accountId, operation: ctx.operation, filters };
+  let after: string | undefined;
+  if (cursor !== undefined && cursor !== '') {
+    after = decodeCursor(cursor, scope, key);
+    if (after === undefined) throw new ApiError(`${family}.invalid_cursor`, 'cursor is invalid for this request');
+  }
+  return { after, next: (position) => (position ? encodeCursor(position, scope, key) : '') };
+}
+
 /** One page of a list, with the contract's cursor rules (§4). */
 export async function page<T>(ctx: OperationContext, req: PageRequest, toApi: (r: StoredRecord) => T): Promise<Page<T>> {
-  const key = await cursorKey();
-  const scope = { accountId: ctx.accountId, operation: ctx.operation, filters: req.filters };
-  let after: string | undefined;
-  if (req.cursor !== undefined && req.cursor !== '') {
-    after = decodeCursor(req.cursor, scope, key);
-    if (after === undefined) throw new ApiError(`${req.family}.invalid_cursor`, 'cursor is invalid for this request');
-  }
+  const { after, next } = await cursorScope(ctx, req.family, req.cursor, req.filters);
   const limit = req.limit ?? DEFAULT_LIMIT;
   const driver = await chooseDriver(req.type, ctx.accountId, req.drivers, after, limit + 1);
   if (driver === 'empty') return { items: [], next_cursor: '' };
@@ -57,7 +73,7 @@ export async function page<T>(ctx: OperationContext, req: PageRequest, toApi: (r
     limit,
   });
   await req.ready;
-  return { items: result.items.map(toApi), next_cursor: result.next ? encodeCursor(result.next, scope, key) : '' };
+  return { items: result.items.map(toApi), next_cursor: next(result.next) };
 }
 
 /** Options with more partitions than this are not probed (they stay eligible as a fallback). */

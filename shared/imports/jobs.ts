@@ -4,7 +4,7 @@
  * (shared/imports/worker.ts), fed by the import queue.
  */
 import { randomUUID } from 'node:crypto';
-import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
+import { cursorScope } from '../domain/listing.js';
 import {
   getImportItem,
   type ImportItem,
@@ -118,36 +118,24 @@ interface Paged<T> {
   next_cursor: string;
 }
 
-async function cursorPosition(ctx: OperationContext, cursor: string | undefined, filters: unknown): Promise<string | undefined> {
-  if (cursor === undefined || cursor === '') return undefined;
-  const position = decodeCursor(cursor, { accountId: ctx.accountId, operation: ctx.operation, filters }, await cursorKey());
-  if (position === undefined) throw new ApiError('imports.invalid_cursor', 'cursor is invalid or does not belong to this request', [{ path: 'cursor', message: 'invalid cursor' }]);
-  return position;
-}
-
-async function nextCursor(ctx: OperationContext, more: boolean, position: string, filters: unknown): Promise<string> {
-  return more ? encodeCursor(position, { accountId: ctx.accountId, operation: ctx.operation, filters }, await cursorKey()) : '';
-}
-
 /** imports-list: the account's imports, newest first. */
 export async function listImports(ctx: OperationContext, input: ImportListInput): Promise<Paged<ImportRecord>> {
-  const after = await cursorPosition(ctx, input.cursor, {});
+  const { after, next } = await cursorScope(ctx, 'imports', input.cursor, {});
   const items = await queryImports(ctx.accountId, input.limit + 1, after);
   const page = items.slice(0, input.limit);
   const last = page[page.length - 1];
-  return { items: page.map(importToApi), next_cursor: await nextCursor(ctx, items.length > input.limit && !!last, last ? orderKey(last.created_at, last.id) : '', {}) };
+  return { items: page.map(importToApi), next_cursor: next(items.length > input.limit && last ? orderKey(last.created_at, last.id) : undefined) };
 }
 
 /** imports-errors: the row errors of an import in row order. */
 export async function listImportErrors(ctx: OperationContext, input: ImportErrorsInput): Promise<Paged<ImportRowError>> {
   await requireImport(ctx, input.import_id);
-  const filters = { import_id: input.import_id };
-  const after = await cursorPosition(ctx, input.cursor, filters);
+  const { after, next } = await cursorScope(ctx, 'imports', input.cursor, { import_id: input.import_id });
   const items = await queryRowErrors(ctx.accountId, input.import_id, input.limit + 1, after);
   const page = items.slice(0, input.limit);
   const last = page[page.length - 1];
   return {
     items: page.map((e) => ({ row_number: e.row_number, column: e.column, code: e.code, message: e.message, value: e.value, created_at: e.created_at }) as ImportRowError),
-    next_cursor: await nextCursor(ctx, items.length > input.limit && !!last, last ? rowErrorPosition(ctx.accountId, input.import_id, last.row_number) : '', filters),
+    next_cursor: next(items.length > input.limit && last ? rowErrorPosition(ctx.accountId, input.import_id, last.row_number) : undefined),
   };
 }
