@@ -37,6 +37,14 @@ export const NAMED_TARGETS = new Set<string>(ENTITIES.flatMap((e) => refFields(e
 /** Fields whose values are indexed for `values`/`bool` list filters. */
 const valueFields = (def: Def) => [...new Set(Object.values(def.filters).filter((f) => f.kind === 'values' || f.kind === 'bool').map((f) => f.field))];
 
+/** Which fields of a definition are indexed, worked out once per definition (every write and stream record asks). */
+const indexedCache = new WeakMap<Def, { tags: string | undefined; refs: Ref[]; values: string[] }>();
+function indexedFields(def: Def) {
+  let plan = indexedCache.get(def);
+  if (!plan) indexedCache.set(def, (plan = { tags: tagsField(def), refs: refFields(def), values: valueFields(def) }));
+  return plan;
+}
+
 /** Every word a record is found by, with the current name of its references. */
 export const searchWords = (def: Def, record: Record<string, unknown>) => (def.search ? recordWords(def.search(record)) : new Set<string>());
 
@@ -48,10 +56,10 @@ export const searchWords = (def: Def, record: Record<string, unknown>) => (def.s
  * unit per entry instead of two.
  */
 export function indexNamesOf(def: Def, r: Record<string, unknown>): string[] {
+  const { tags, refs, values } = indexedFields(def);
   const names: string[] = [];
-  const tags = tagsField(def);
   if (tags && Array.isArray(r[tags])) names.push(...(r[tags] as string[]).map(indexName.tag));
-  for (const ref of refFields(def)) {
+  for (const ref of refs) {
     const value = r[ref.field];
     const ids = ref.many ? (Array.isArray(value) ? (value as string[]) : []) : typeof value === 'string' ? [value] : [];
     names.push(...ids.map((id) => indexName.ref(ref.target as EntityType, id)));
@@ -60,7 +68,7 @@ export function indexNamesOf(def: Def, r: Record<string, unknown>): string[] {
     const value = r[def.lookup.field];
     if (typeof value === 'string' && value.trim() !== '') names.push(indexName[def.lookup.index](normalize(value.trim())));
   }
-  for (const field of valueFields(def)) {
+  for (const field of values) {
     const value = r[field];
     if (value !== undefined && value !== null && value !== '') names.push(indexName.value(field, String(value)));
   }
