@@ -28,7 +28,7 @@ function s3(): S3Client {
 }
 
 export async function putObject(bucket: string, key: string, body: string, contentType: string): Promise<void> {
-  await s3().send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
+  await s3().send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: Buffer.byteLength(body) }));
 }
 
 /** A presigned HTTP PUT URL (no signed headers but the host: `curl -T file "<url>"` works). */
