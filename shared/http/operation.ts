@@ -3,7 +3,6 @@ import type { Context } from 'aws-lambda';
 import { ApiError, type Family, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
 import { countMetric, METRIC } from '../observability/metrics.js';
-import { annotate, traced } from '../observability/tracer.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
 import { logger } from './logger.js';
 
@@ -82,7 +81,6 @@ const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => 
     before: async (request) => {
       const requestId = requestIdOf(request.event);
       logger.appendKeys({ operation: name, ...(requestId ? { request_id: requestId } : {}) });
-      annotate('operation', name);
     },
     after: clear,
     onError: clear,
@@ -91,11 +89,13 @@ const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => 
 
 /**
  * Builds a Lambda handler for one operation: auth → body → validate → run → envelope.
+ * No Powertools Tracer here: API functions are traced by Lambda's active tracing (the stack turns
+ * it on), which needs no SDK in the bundle; the Tracer stays in the workers (shared/http/instrumented.ts),
+ * where outgoing calls (webhook posts) are worth their own subsegments.
  * The same function serves API Gateway and the local HTTP server.
  */
 export function operation<I, R>(spec: OperationSpec<I, R>) {
   return middy<ApiEvent, ApiResult, Error, Context>()
-    .use(traced() as middy.MiddlewareObj<ApiEvent, ApiResult>)
     .use(requestKeys(spec.name))
     .use(errorEnvelope(spec.family))
     .handler(async (event, context) => {
