@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { build } from 'esbuild';
-import { internalFunctions, operations } from '../functions/operations.js';
+import { FUNCTIONS } from '../functions/topology.js';
 import { LAMBDA_BUNDLE } from '../lib/bundling.js';
 import { invokeOperation } from '../local/invoke.js';
 import { startLocalStack } from '../local/runtime.js';
@@ -163,7 +163,7 @@ for (const size of sizes) {
 
 // Bundles: the stack's esbuild settings (lib/bundling.ts: ESM, minified, module-first, SDK bundled).
 const outDir = mkdtempSync(join(tmpdir(), 'crm-bundles-'));
-const entries = [...operations.map((o) => ({ name: o.name, entry: o.entry })), ...Object.entries(internalFunctions).map(([name, f]) => ({ name, entry: f.entry }))];
+const entries = FUNCTIONS.map((f) => ({ name: f.name, entry: f.entry, api: f.trigger.kind === 'http' }));
 const median = (xs: number[]) => percentile(xs, 50);
 const startTimes = (args: string[]) => {
   const xs: number[] = [];

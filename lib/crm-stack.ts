@@ -1,69 +1,40 @@
 import { CfnOutput, Duration, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { type Access, internalFunctions, type OperationEntry, operations } from '../functions/operations.js';
+import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
-import { ApiFunction } from './api-function.js';
+import type { ApiFunction } from './api-function.js';
+import type { ServiceResources } from './bindings.js';
+import { CrmDashboard } from './dashboard.js';
+import { constructIdFor, FunctionGroup, type TriggerTargets } from './function-group.js';
 import { Imports } from './imports.js';
 import { InboundEmail } from './inbound-email.js';
-import { WebhookSweeper } from './webhook-sweeper.js';
-import { CrmDashboard } from './dashboard.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
-import { bindTable, grantSystemKeySeed } from './grants.js';
 import { removalPolicy, type StageConfig } from './stage.js';
+
+export { constructIdFor };
 
 export interface CrmStackProps extends StackProps {
   stage: StageConfig;
-}
-
-type Need = NonNullable<OperationEntry['needs']>[number];
-interface InternalEntry {
-  entry: string;
-  access: Access;
-}
-
-/** Timeouts that other settings are derived from. */
-export const TIMEOUTS = {
-  api: Duration.seconds(10),
-  authorizer: Duration.seconds(5),
-  stream: Duration.seconds(60),
-  delivery: Duration.seconds(30),
-} as const;
-
-/** `contacts-list` → `ContactsList` (construct ids, hence stable logical ids). */
-export const constructIdFor = (name: string) =>
-  name
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join('');
-
-/**
- * Extra grants of an operation. The registry's `needs` decides; a webhooks operation that
- * writes and says nothing gets the secrets key, because creating or updating an endpoint
- * encrypts its signing secret.
- */
-export function needsOf(op: OperationEntry): readonly Need[] {
-  if (op.needs) return op.needs;
-  return op.family === 'webhooks' && op.access === 'write' && /-(create|update)$/.test(op.name) ? ['secrets-key'] : [];
+  /** The functions to deploy (default: functions/topology.ts; the growth test passes a bigger one). */
+  topology?: readonly FunctionSpec[];
 }
 
 /**
- * The whole service: one HTTP API route and one Lambda per registry entry, the single table
- * from TABLE_DEFINITION, the stream consumer, the webhook delivery queue and its worker.
+ * The whole service. This (parent) stack holds what is shared: the table from TABLE_DEFINITION,
+ * the secrets key, the queues, the buckets, the HTTP API with its authorizer, the alarm topic,
+ * the service-wide alarms and the dashboard. Every function of the topology lives in a nested
+ * stack of its group (lib/function-group.ts): one route, Lambda, role, log group and alarm each.
  */
 export class CrmStack extends Stack {
   readonly api: apigwv2.HttpApi;
@@ -74,8 +45,11 @@ export class CrmStack extends Stack {
   readonly streamFailures: sqs.Queue;
   readonly webhookSecretsKey: kms.Key;
   readonly alarmTopic: sns.Topic;
-  /** Every Lambda of the stack by registry name (operations) or internal name. */
+  /** Every Lambda of the service by topology name, whichever nested stack holds it. */
   readonly functions = new Map<string, ApiFunction>();
+  /** The nested stacks of functions by group name. */
+  readonly groups = new Map<string, FunctionGroup>();
+  readonly imports: Imports;
 
   constructor(scope: Construct, id: string, props: CrmStackProps) {
     super(scope, id, props);
@@ -95,67 +69,34 @@ export class CrmStack extends Stack {
       pendingWindow: Duration.days(stage.retainData ? 30 : 7),
     });
 
+    // ---- Alarms go to one topic -------------------------------------------------------------
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `crm ${stage.name} alarms`, enforceSSL: true });
+    if (stage.alarmEmail) this.alarmTopic.addSubscription(new snsSubscriptions.EmailSubscription(stage.alarmEmail));
+    const notify = new cwActions.SnsAction(this.alarmTopic);
+    const alarm = (alarmId: string, alarmProps: cloudwatch.AlarmProps) => {
+      const created = new cloudwatch.Alarm(this, alarmId, { treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...alarmProps });
+      created.addAlarmAction(notify);
+      return created;
+    };
+
     // ---- Queues ---------------------------------------------------------------------------
     const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
     this.deliveryDlq = new sqs.Queue(this, 'DeliveryDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
     this.deliveryQueue = new sqs.Queue(this, 'DeliveryQueue', {
       ...queueDefaults,
       // AWS guidance for SQS event sources: at least 6× the function timeout.
-      visibilityTimeout: Duration.seconds(TIMEOUTS.delivery.toSeconds() * 6),
+      visibilityTimeout: Duration.seconds(consumerTimeout(props.topology ?? FUNCTIONS, 'delivery') * 6),
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deliveryDlq, maxReceiveCount: 5 },
     });
     this.streamFailures = new sqs.Queue(this, 'StreamFailures', { ...queueDefaults, retentionPeriod: Duration.days(14) });
 
-    // ---- Functions ----------------------------------------------------------------------
-    const internal: Partial<Record<string, InternalEntry>> = internalFunctions;
-    const wired = new Set(['authorizer', 'fallback', 'stream', 'delivery', 'sweeper']);
-    wired.add('inbound'); // lib/inbound-email.ts
-    wired.add('importWorker'); // lib/imports.ts
-    const unwired = Object.keys(internal).filter((name) => !wired.has(name));
-    // Internal functions need their own event source and grants: fail loudly rather than skip one.
-    if (unwired.length) throw new Error(`internal functions without stack wiring: ${unwired.join(', ')} (lib/crm-stack.ts)`);
-    const fn = (name: string, entry: string, extra: Partial<ConstructorParameters<typeof ApiFunction>[2]> = {}) => {
-      const created = new ApiFunction(this, `${constructIdFor(name)}Function`, {
-        entry,
-        description: `crm ${stage.name}: ${name}`,
-        tracing: stage.tracing,
-        logRetention: stage.logRetention,
-        logRemovalPolicy: removal,
-        logLevel: stage.logLevel,
-        ...extra,
-        environment: { CRM_STAGE: stage.name, CRM_ALLOW_INSECURE_WEBHOOKS: 'false', ...extra.environment },
-      });
-      this.functions.set(name, created);
-      return created;
-    };
-    const grantNeeds = (target: lambda.Function, needs: readonly Need[]) => {
-      if (needs.includes('queue')) {
-        target.addEnvironment('DELIVERY_QUEUE_URL', this.deliveryQueue.queueUrl);
-        this.deliveryQueue.grantSendMessages(target);
-      }
-      if (needs.includes('secrets-key')) {
-        target.addEnvironment('WEBHOOK_SECRET_KEY_ID', this.webhookSecretsKey.keyId);
-        this.webhookSecretsKey.grant(target, 'kms:Encrypt');
-      }
-      // webhooks-create decrypts the secret of its own stored idempotent result on a retry.
-      if (needs.includes('secrets-open')) this.webhookSecretsKey.grant(target, 'kms:Decrypt');
-    };
+    // ---- Imports and inbound mail: buckets and queues (their functions are in the topology)
+    const imports = new Imports(this, 'Imports', { removalPolicy: removal, alarm: (id, p) => alarm(id, p) });
+    this.imports = imports;
+    const inbound = new InboundEmail(this, 'InboundEmail', { removalPolicy: removal });
 
     // ---- API ------------------------------------------------------------------------------
-    const authorizerFn = fn('authorizer', internalFunctions.authorizer.entry, { timeout: TIMEOUTS.authorizer });
-    bindTable(authorizerFn, this.table, 'read');
-    const authorizer = new HttpLambdaAuthorizer('BearerAuthorizer', authorizerFn, {
-      responseTypes: [HttpLambdaResponseType.SIMPLE],
-      identitySource: ['$request.header.Authorization'],
-      // A decision is cached per Authorization header for this long: a revoked token keeps
-      // working for up to 60 s after `token revoke` (see docs/deploy.md).
-      resultsCacheTtl: Duration.seconds(60),
-    });
-
-    // The fallback only answers 404/405 from the registry: it never touches the table.
-    const fallbackFn = fn('fallback', internalFunctions.fallback.entry);
-
     this.api = new apigwv2.HttpApi(this, 'Api', {
       apiName: `crm-${stage.name}`,
       description: `crm ${stage.name}: POST /api/<operation>`,
@@ -187,67 +128,55 @@ export class CrmStack extends Stack {
       },
     });
 
-    for (const op of operations) {
-      const opFn = fn(op.name, op.entry, { timeout: TIMEOUTS.api });
-      bindTable(opFn, this.table, op.access);
-      if (op.access === 'read') grantSystemKeySeed(opFn, this.table);
-      grantNeeds(opFn, needsOf(op));
-      this.api.addRoutes({
-        path: `/api/${op.name}`,
-        methods: [apigwv2.HttpMethod.POST],
-        integration: new HttpLambdaIntegration(`${constructIdFor(op.name)}Integration`, opFn),
-        authorizer,
-      });
-    }
-
-    // Everything else (unknown operation, other method): the contract's 404/405 envelope, no auth.
-    new apigwv2.HttpRoute(this, 'DefaultRoute', {
-      httpApi: this.api,
-      routeKey: apigwv2.HttpRouteKey.DEFAULT,
-      integration: new HttpLambdaIntegration('FallbackIntegration', fallbackFn),
-    });
-
-    // ---- Stream consumer ----------------------------------------------------------------
-    const streamFn = fn('stream', internalFunctions.stream.entry, { timeout: TIMEOUTS.stream });
-    bindTable(streamFn, this.table, internalFunctions.stream.access);
-    grantNeeds(streamFn, ['queue']);
-    streamFn.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(1),
-        bisectBatchOnError: true,
-        retryAttempts: 10,
-        reportBatchItemFailures: true,
-        onFailure: new SqsDlq(this.streamFailures),
-      }),
-    );
-
-    // ---- Webhook delivery (only once the delivery worker is in the registry) --------------
-    const delivery = internal.delivery;
-    if (delivery) {
-      const deliveryFn = fn('delivery', delivery.entry, { timeout: TIMEOUTS.delivery });
-      bindTable(deliveryFn, this.table, delivery.access);
-      // Sends too: a failed attempt re-enqueues itself with a delay.
-      grantNeeds(deliveryFn, ['queue']);
-      deliveryFn.addEnvironment('WEBHOOK_SECRET_KEY_ID', this.webhookSecretsKey.keyId);
-      this.webhookSecretsKey.grantDecrypt(deliveryFn);
-      deliveryFn.addEventSource(new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
-    }
-    if (internal.sweeper) new WebhookSweeper(this, 'WebhookSweeper', { entry: internal.sweeper, fn, table: this.table, deliveryQueue: this.deliveryQueue });
-
-    if (internal.inbound) new InboundEmail(this, 'InboundEmail', { entry: internal.inbound, fn, table: this.table, removalPolicy: removal, functions: this.functions });
-
-    // ---- Alarms ---------------------------------------------------------------------------
-    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `crm ${stage.name} alarms`, enforceSSL: true });
-    if (stage.alarmEmail) this.alarmTopic.addSubscription(new snsSubscriptions.EmailSubscription(stage.alarmEmail));
-    const notify = new cwActions.SnsAction(this.alarmTopic);
-    const alarm = (alarmId: string, props: cloudwatch.AlarmProps) => {
-      const created = new cloudwatch.Alarm(this, alarmId, { treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
-      created.addAlarmAction(notify);
+    // ---- Functions: the topology (functions/topology.ts), one nested stack per group ----------
+    const resources: ServiceResources = {
+      table: this.table,
+      deliveryQueue: this.deliveryQueue,
+      secretsKey: this.webhookSecretsKey,
+      importsBucket: imports.bucket,
+      importsQueue: imports.queue,
+      inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
+    };
+    const targets: TriggerTargets = {
+      api: this.api,
+      table: this.table,
+      queues: { delivery: this.deliveryQueue, imports: imports.queue },
+      streamFailures: this.streamFailures,
+      inboundEvents: inbound.queue,
+    };
+    const topology = props.topology ?? FUNCTIONS;
+    const group = (name: string, specs: readonly FunctionSpec[]) => {
+      const created = new FunctionGroup(this, `${constructIdFor(name)}Functions`, { stage, removal, specs, resources, triggers: targets, alarmTopic: this.alarmTopic, description: `crm ${stage.name}: ${name} functions` });
+      this.groups.set(name, created);
+      for (const [fnName, fn] of created.functions) this.functions.set(fnName, fn);
       return created;
     };
+    // The edge first: the authorizer every route uses lives there.
+    const edge = group('edge', topology.filter((f) => f.group === 'edge'));
+    const authorizerFn = edge.functions.get('authorizer');
+    if (!authorizerFn) throw new Error('the topology has no authorizer function');
+    const authorizer = new apigwv2.HttpAuthorizer(this, 'BearerAuthorizer', {
+      httpApi: this.api,
+      authorizerName: 'BearerAuthorizer',
+      type: apigwv2.HttpAuthorizerType.LAMBDA,
+      identitySource: ['$request.header.Authorization'],
+      authorizerUri: `arn:${this.partition}:apigateway:${this.region}:lambda:path/2015-03-31/functions/${authorizerFn.functionArn}/invocations`,
+      enableSimpleResponses: true,
+      payloadFormatVersion: apigwv2.AuthorizerPayloadVersion.VERSION_2_0,
+      // A decision is cached per Authorization header for this long: a revoked token keeps
+      // working for up to 60 s after `token revoke` (see docs/deploy.md).
+      resultsCacheTtl: Duration.seconds(60),
+    });
+    new lambda.CfnPermission(this, 'AuthorizerInvoke', {
+      action: 'lambda:InvokeFunction',
+      functionName: authorizerFn.functionArn,
+      principal: 'apigateway.amazonaws.com',
+      sourceArn: `arn:${this.partition}:execute-api:${this.region}:${this.account}:${this.api.apiId}/authorizers/${authorizer.authorizerId}`,
+    });
+    targets.authorizer = { bind: () => ({ authorizerId: authorizer.authorizerId, authorizationType: 'CUSTOM' }) };
+    for (const [name, specs] of groupsOf(topology.filter((f) => f.group !== 'edge'))) group(name, specs);
 
+    // ---- Alarms ---------------------------------------------------------------------------
     const fiveMinutes = Duration.minutes(5);
     alarm('Api5xxRate', {
       alarmDescription: 'More than 5% of API requests answered 5xx (evaluated from 20 requests per 5 minutes on).',
@@ -266,17 +195,6 @@ export class CrmStack extends Stack {
       datapointsToAlarm: 2,
     });
 
-    // One alarm per function: crashes and timeouts (handled errors are envelopes, not Errors).
-    for (const [name, target] of this.functions) {
-      alarm(`${constructIdFor(name)}Errors`, {
-        alarmDescription: `Lambda ${name}: invocation errors (crash or timeout).`,
-        metric: target.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-      });
-    }
-
     for (const [alarmId, queue] of [
       ['DeliveryDlqDepth', this.deliveryDlq],
       ['StreamFailuresDepth', this.streamFailures],
@@ -290,35 +208,55 @@ export class CrmStack extends Stack {
       });
     }
 
-    alarm('StreamIteratorAge', {
-      alarmDescription: 'The stream consumer is more than 5 minutes behind the table.',
-      metric: streamFn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
-      threshold: Duration.minutes(5).toMilliseconds(),
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-    });
-
-    // ---- Imports (lib/imports.ts): bucket, queue + DLQ, worker, grants of the imports-* operations, alarms
-    if (internal.importWorker) new Imports(this, 'Imports', { entry: internal.importWorker, fn, table: this.table, removalPolicy: removal, functions: this.functions, operations, alarmTopic: this.alarmTopic });
+    const streamFn = this.functions.get('stream');
+    if (streamFn) {
+      alarm('StreamIteratorAge', {
+        alarmDescription: 'The stream consumer is more than 5 minutes behind the table.',
+        metric: streamFn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: Duration.minutes(5).toMilliseconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+      });
+    }
 
     // ---- Outputs --------------------------------------------------------------------------
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL: POST <ApiUrl>api/<operation>' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for `npm run token`' });
     new CfnOutput(this, 'DeliveryQueueUrl', { value: this.deliveryQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'Subscribe to receive alarms' });
+    new CfnOutput(this, 'InboundRuleSetName', { value: inbound.ruleSet.receiptRuleSetName, description: 'Activate it once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
 
     // ---- Operations -------------------------------------------------------------------------
     new CrmDashboard(this, 'Dashboard', { stage, api: this.api, functions: this.functions, queues: { delivery: this.deliveryQueue, deliveryDlq: this.deliveryDlq, streamFailures: this.streamFailures }, table: this.table });
 
     // ---- cdk-nag: findings that are by design (lib/nag.ts; per-function ones in ApiFunction) --
-    acknowledge(this.node.findChild('DefaultRoute'), 'AwsSolutions-APIG4', NAG_REASONS.fallbackRoute);
     acknowledge(this.streamFailures, 'AwsSolutions-SQS3', NAG_REASONS.failureQueueIsDlq);
     for (const queue of [this.streamFailures, this.deliveryDlq]) acknowledge(queue, 'Serverless-SQSRedrivePolicy', NAG_REASONS.failureQueueIsDlq);
-    acknowledge(streamFn.role!, 'AwsSolutions-IAM5[Resource::*]', NAG_REASONS.streamListStreams);
-    const deliveryFunction = this.functions.get('delivery');
-    if (deliveryFunction) acknowledge(deliveryFunction, 'Serverless-LambdaEventSourceMappingDestination', NAG_REASONS.sqsMappingDestination);
   }
+}
+
+/**
+ * The nested stacks: one per group of the topology, a group of more than MAX_PER_GROUP
+ * functions split in parts (`contacts`, `contacts-2`…), so no template grows past about
+ * 8 × MAX_PER_GROUP resources however many operations a family gets.
+ */
+export const MAX_PER_GROUP = 30;
+
+/** The time limit of the function a queue triggers (queue visibility timeouts derive from it). */
+export function consumerTimeout(topology: readonly FunctionSpec[], queue: 'delivery' | 'imports'): number {
+  const consumer = topology.find((f) => f.trigger.kind === 'queue' && f.trigger.queue === queue);
+  if (!consumer) throw new Error(`no function consumes the ${queue} queue`);
+  return consumer.timeoutSeconds;
+}
+export function groupsOf(specs: readonly FunctionSpec[]): Map<string, FunctionSpec[]> {
+  const byGroup = new Map<string, FunctionSpec[]>();
+  for (const spec of specs) byGroup.set(spec.group, [...(byGroup.get(spec.group) ?? []), spec]);
+  const out = new Map<string, FunctionSpec[]>();
+  for (const [name, list] of byGroup) {
+    for (let i = 0; i < list.length; i += MAX_PER_GROUP) out.set(i === 0 ? name : `${name}-${i / MAX_PER_GROUP + 1}`, list.slice(i, i + MAX_PER_GROUP));
+  }
+  return out;
 }
 
 /** The table exactly as shared/db/table.ts declares it (via the same CreateTable input the local runner uses). */

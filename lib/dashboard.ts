@@ -18,6 +18,7 @@ export interface CrmDashboardProps {
 }
 
 const PERIOD = Duration.minutes(5);
+const CHUNK = 50;
 
 /** One of the service's own metrics (EMF, shared/observability/metrics.ts), summed per period. */
 export const serviceMetric = (name: MetricName, label: string) =>
@@ -92,11 +93,16 @@ export class CrmDashboard extends Construct {
       }),
       graph('Imports and inbound mail', [searchByDimension(METRIC.importRows, 'outcome', 'import rows'), searchByDimension(METRIC.inboundMails, 'outcome', 'inbound mails')]),
     );
-    this.dashboard.addWidgets(
-      graph('Function errors', fns.map(([name, fn]) => fn.metricErrors({ period: PERIOD, statistic: 'Sum', label: name })), { stacked: true }),
-      graph('Function throttles', fns.map(([name, fn]) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum', label: name })), { stacked: true }),
-      graph('Function duration p99 (ms)', fns.map(([name, fn]) => fn.metricDuration({ period: PERIOD, statistic: 'p99', label: name }))),
-    );
+    // CloudWatch allows 100 metrics per graph and 100 alarms per alarm-status widget: chunks of 50.
+    for (let i = 0; i < fns.length; i += CHUNK) {
+      const part = fns.slice(i, i + CHUNK);
+      const suffix = fns.length > CHUNK ? ` (${i + 1}–${i + part.length})` : '';
+      this.dashboard.addWidgets(
+        graph(`Function errors${suffix}`, part.map(([name, fn]) => fn.metricErrors({ period: PERIOD, statistic: 'Sum', label: name })), { stacked: true }),
+        graph(`Function throttles${suffix}`, part.map(([name, fn]) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum', label: name })), { stacked: true }),
+        graph(`Function duration p99 (ms)${suffix}`, part.map(([name, fn]) => fn.metricDuration({ period: PERIOD, statistic: 'p99', label: name }))),
+      );
+    }
     const stream = functions.get('stream');
     this.dashboard.addWidgets(
       graph('Table capacity', [
@@ -109,6 +115,9 @@ export class CrmDashboard extends Construct {
       ]),
       graph('Stream consumer lag (ms)', stream ? [stream.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum', label: 'iterator age' })] : []),
     );
-    if (alarms.length) this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: Math.max(3, Math.ceil(alarms.length / 4) + 1) }));
+    for (let i = 0; i < alarms.length; i += CHUNK) {
+      const part = alarms.slice(i, i + CHUNK);
+      this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: alarms.length > CHUNK ? `Alarms (${i + 1}–${i + part.length})` : 'Alarms', alarms: part, width: 24, height: Math.max(3, Math.ceil(part.length / 4) + 1) }));
+    }
   }
 }

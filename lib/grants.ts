@@ -1,9 +1,7 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type * as s3 from 'aws-cdk-lib/aws-s3';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { Access } from '../functions/operations.js';
+import type { Access } from '../shared/http/registry.js';
 import { createTableInput, keys } from '../shared/db/table.js';
 
 /**
@@ -49,24 +47,4 @@ export function grantSystemKeySeed(fn: lambda.Function, table: dynamodb.ITable):
       conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SYSTEM_PARTITION] } },
     }),
   );
-}
-
-// --- imports (lib/imports.ts) -----------------------------------------------------------------
-/** Where import files live in the imports bucket (shared/imports/storage.ts `objectKeyOf`). */
-export const IMPORT_FILES_PREFIX = 'imports/';
-
-/**
- * The registry's import needs: `imports-bucket` puts and heads files under `imports/` (inline
- * files, presigned upload URLs, the upload check of imports-start; HeadObject is authorized as
- * GetObject); `imports-queue` sends job messages. Each sets the variable the code reads.
- */
-export function grantImportNeeds(fn: lambda.Function, needs: readonly string[], bucket: s3.IBucket, queue: sqs.IQueue): void {
-  if (needs.includes('imports-bucket')) {
-    fn.addEnvironment('IMPORTS_BUCKET', bucket.bucketName);
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:GetObject'], resources: [bucket.arnForObjects(`${IMPORT_FILES_PREFIX}*`)] }));
-  }
-  if (needs.includes('imports-queue')) {
-    fn.addEnvironment('IMPORTS_QUEUE_URL', queue.queueUrl);
-    queue.grantSendMessages(fn);
-  }
 }

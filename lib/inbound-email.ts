@@ -1,35 +1,23 @@
 import { Annotations, Aws, Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as ses from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Access } from '../functions/operations.js';
-import type { ApiFunction } from './api-function.js';
-import { bindTable } from './grants.js';
+import { INBOUND_PREFIX } from './bindings.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 
-/** Where SES puts raw messages in the bucket (the notification filters on it). */
-export const INBOUND_PREFIX = 'inbound/';
+export { INBOUND_PREFIX };
 /** Raw messages are kept this long (they are parsed and stored in the table within seconds). */
 export const RAW_MESSAGE_RETENTION = Duration.days(14);
 /** Used when neither `-c inboundDomain=…` nor CRM_INBOUND_DOMAIN is set (synth works; no mail arrives). */
 export const PLACEHOLDER_INBOUND_DOMAIN = 'inbound.example.invalid';
 
 export interface InboundEmailProps {
-  /** The registry entry (`internalFunctions.inbound`). */
-  entry: { entry: string; access: Access };
-  /** The stack's function factory (defaults, alarms and dashboard registration). */
-  fn: (name: string, entry: string, extra?: Partial<ConstructorParameters<typeof ApiFunction>[2]>) => ApiFunction;
-  table: dynamodb.ITable;
   /** The mail domain (its MX record points at SES inbound: docs/deploy.md). Default: context `inboundDomain`, then CRM_INBOUND_DOMAIN. */
   domain?: string;
   removalPolicy: RemovalPolicy;
-  /** The stack's functions by registry name: the `inbound-emails-*` operations get CRM_INBOUND_DOMAIN too. */
-  functions?: ReadonlyMap<string, ApiFunction>;
 }
 
 /**
@@ -47,7 +35,8 @@ export class InboundEmail extends Construct {
   readonly domain: string;
   readonly bucket: s3.Bucket;
   readonly ruleSet: ses.ReceiptRuleSet;
-  readonly function: ApiFunction;
+  readonly bucketName: string;
+  readonly bucketArn: string;
   /** The bucket's ObjectCreated events, consumed by the function. */
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
@@ -76,6 +65,8 @@ export class InboundEmail extends Construct {
 
     const { ACCOUNT_ID: account, PARTITION: partition } = Aws;
     const bucketArn = `arn:${partition}:s3:::${bucketName}`;
+    this.bucketName = bucketName;
+    this.bucketArn = bucketArn;
 
     // ObjectCreated → queue → function: failed messages come back after the visibility timeout
     // and go to the dead-letter queue after 5 receives (the raw message stays in the bucket).
@@ -100,23 +91,12 @@ export class InboundEmail extends Construct {
       }),
     );
 
-    this.function = props.fn('inbound', props.entry.entry, { timeout, environment: { CRM_INBOUND_DOMAIN: this.domain } });
-    bindTable(this.function, props.table, props.entry.access);
-    // Least privilege: read the stored messages, nothing else of the bucket (no list, no write).
-    const objects = `${bucketArn}/${INBOUND_PREFIX}*`;
-    this.function.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [objects] }));
-    acknowledge(this.function.role!, `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::crm-inbound-<AWS::AccountId>-<AWS::Region>-${this.node.addr.slice(0, 8)}/${INBOUND_PREFIX}*]`, 'The function reads the raw messages SES stores under inbound/ (object keys are SES message ids, unknown in advance); it cannot list or write.');
-    this.function.addEventSource(new SqsEventSource(this.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }));
-    acknowledge(this.function, 'Serverless-LambdaEventSourceMappingDestination', NAG_REASONS.sqsMappingDestination);
-
     const cfnBucket = this.bucket.node.defaultChild as s3.CfnBucket;
     cfnBucket.notificationConfiguration = {
       queueConfigurations: [{ event: 's3:ObjectCreated:*', queue: this.queue.queueArn, filter: { s3Key: { rules: [{ name: 'prefix', value: INBOUND_PREFIX }] } } }],
     };
     // S3 checks that it may send when the notification is set: the queue policy first.
     cfnBucket.node.addDependency(this.queue.node.findChild('Policy'));
-
-    for (const [name, target] of props.functions ?? []) if (name.startsWith('inbound-emails-')) target.addEnvironment('CRM_INBOUND_DOMAIN', this.domain);
 
     this.ruleSet = new ses.ReceiptRuleSet(this, 'RuleSet', {
       rules: [

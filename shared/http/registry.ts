@@ -2,6 +2,7 @@
  * The shape of the operation registry (functions/operations.ts) and the CRUD entries every
  * entity gets from its definition.
  */
+import type { Bindings } from '../config/bindings.js';
 import type { Family } from '../errors.js';
 import type { Entity } from '../schemas/entities/index.js';
 
@@ -14,8 +15,11 @@ export interface OperationEntry {
   /** Handler module, relative to functions/, exporting `handler`. */
   entry: string;
   access: Access;
-  /** Extra permissions beyond the table (used by the stack). */
-  needs?: ReadonlyArray<'queue' | 'secrets-key' | 'secrets-open' | 'imports-bucket' | 'imports-queue' | 'inbound-bucket'>;
+  /**
+   * What the function may touch beyond the table (whose mode is `access`): each binding sets its
+   * environment variable and its grant (shared/config/bindings.ts; lib/bindings.ts; local/runtime.ts).
+   */
+  bindings?: Omit<Bindings, 'table'>;
 }
 
 /** The five operations of an entity: `<prefix>-list/get/create/update/delete`, handlers in `functions/<prefix>/`. */

@@ -3,14 +3,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { internalFunctions, operations } from '../../functions/operations.js';
+import { operations } from '../../functions/operations.js';
+import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
+import { synthesizeFlat } from '../helpers/cdk-templates.js';
 import { createTableInput, TABLE_DEFINITION } from '../../shared/db/table.js';
 import { buildCrmApp } from '../../lib/app.js';
-import { needsOf, TIMEOUTS } from '../../lib/crm-stack.js';
 import { METRIC, METRICS_NAMESPACE } from '../../shared/observability/names.js';
 import { TABLE_WRITE_ACTIONS } from '../../lib/grants.js';
 import { REPO_ROOT } from '../../lib/paths.js';
@@ -30,16 +31,19 @@ interface Resource {
  * NodejsFunction still checks that every handler file exists. The CLI test at the end bundles
  * every function for real.
  */
-function synth(stage: 'dev' | 'prod') {
+function synth(stage: 'dev' | 'prod', topology = FUNCTIONS) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const { stack } = buildCrmApp(app, stageConfig(stage));
-  const template = Template.fromStack(stack);
-  return { stack, template, resources: template.toJSON().Resources as Record<string, Resource> };
+  const { stack } = buildCrmApp(app, stageConfig(stage), undefined, { topology });
+  const flat = synthesizeFlat(app, stack);
+  const template = Template.fromJSON({ Resources: flat.resources, Outputs: flat.outputs });
+  return { stack, template, resources: flat.resources as unknown as Record<string, Resource>, counts: flat.counts, outputs: flat.outputs };
 }
 
-const internalNames = Object.keys(internalFunctions);
+const internalNames = WORKERS.map((w) => w.name);
 const hasDelivery = internalNames.includes('delivery');
-const allFunctionNames = [...operations.map((op) => op.name), ...internalNames];
+const allFunctionNames = FUNCTIONS.map((f) => f.name);
+const bindingOf = (name: string) => functionByName(name)?.bindings ?? {};
+const logicalId = (construct: { node: { defaultChild?: unknown } }) => Stack.of(construct as never).getLogicalId(construct.node.defaultChild as never);
 
 let dev: ReturnType<typeof synth>;
 let prod: ReturnType<typeof synth>;
@@ -47,7 +51,7 @@ let prod: ReturnType<typeof synth>;
 beforeAll(() => {
   dev = synth('dev');
   prod = synth('prod');
-});
+}, 300_000);
 
 const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const refId = (value: unknown): string | undefined => {
@@ -59,7 +63,7 @@ const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [
 function functionId(name: string, from = dev): string {
   const fn = from.stack.functions.get(name);
   if (!fn) throw new Error(`no function ${name}`);
-  return from.stack.getLogicalId(fn.node.defaultChild as CfnFunction);
+  return Stack.of(fn).getLogicalId(fn.node.defaultChild as CfnFunction);
 }
 
 function fnProps(name: string, from = dev): Json {
@@ -235,8 +239,8 @@ describe('least privilege', () => {
   });
 
   it('lets only the queue users send to the delivery queue', () => {
-    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...operations.filter((op) => needsOf(op).includes('queue')).map((op) => op.name)];
-    const deliveryQueueId = dev.stack.getLogicalId(dev.stack.deliveryQueue.node.defaultChild as never);
+    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...operations.filter((op) => bindingOf(op.name).deliveryQueue === 'send').map((op) => op.name)];
+    const deliveryQueueId = logicalId(dev.stack.deliveryQueue);
     for (const name of allFunctionNames) {
       // Other queues (imports) have their own senders: only grants on the delivery queue count here.
       const sends = statementsOf(name).some((st) => actionsOf([st]).includes('sqs:SendMessage') && JSON.stringify(st.Resource).includes(`"${deliveryQueueId}"`));
@@ -246,8 +250,8 @@ describe('least privilege', () => {
   });
 
   it('lets only webhook writers encrypt, and only the delivery worker and replayed creates decrypt, with the secrets key', () => {
-    const encrypters = operations.filter((op) => needsOf(op).includes('secrets-key')).map((op) => op.name);
-    const openers = operations.filter((op) => needsOf(op).includes('secrets-open')).map((op) => op.name);
+    const encrypters = operations.filter((op) => ['encrypt', 'encrypt-decrypt'].includes(bindingOf(op.name).secretsKey ?? '')).map((op) => op.name);
+    const openers = operations.filter((op) => bindingOf(op.name).secretsKey === 'encrypt-decrypt').map((op) => op.name);
     expect(openers).toEqual(['webhooks-create']);
     for (const name of allFunctionNames) {
       const actions = actionsOf(statementsOf(name)).filter((a) => a.startsWith('kms:')).sort();
@@ -291,12 +295,12 @@ describe('table', () => {
 });
 
 describe('stream and queues', () => {
-  const queueId = (queue: { node: { defaultChild?: unknown } }) => dev.stack.getLogicalId(queue.node.defaultChild as never);
+  const queueId = logicalId;
 
   it('has a delivery queue with a dead-letter queue, SSE and a long enough visibility timeout', () => {
     const queue = dev.resources[queueId(dev.stack.deliveryQueue)]!.Properties!;
     expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [queueId(dev.stack.deliveryDlq), 'Arn'] }, maxReceiveCount: 5 });
-    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * TIMEOUTS.delivery.toSeconds());
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * functionByName('delivery')!.timeoutSeconds);
     for (const [, q] of ofType(dev.resources, 'AWS::SQS::Queue')) expect(q.Properties!.SqsManagedSseEnabled).toBe(true);
   });
 
@@ -311,7 +315,6 @@ describe('stream and queues', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId(dev.stack.streamFailures), 'Arn'] } } },
     });
-    expect(TIMEOUTS.stream.toSeconds()).toBeGreaterThan(0);
   });
 
   it.runIf(hasDelivery)('delivers from the queue with partial batch responses', () => {
@@ -320,7 +323,7 @@ describe('stream and queues', () => {
       EventSourceArn: { 'Fn::GetAtt': [queueId(dev.stack.deliveryQueue), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
-    expect(fnProps('delivery').Timeout).toBe(TIMEOUTS.delivery.toSeconds());
+    expect(fnProps('delivery').Timeout).toBe(functionByName('delivery')!.timeoutSeconds);
   });
 });
 
@@ -347,7 +350,7 @@ describe('alarms and outputs', () => {
   it('alarms on both dead-letter queues and on the stream iterator age', () => {
     const dlqAlarms = alarms().filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible').map((a) => JSON.stringify(a.Dimensions));
     for (const queue of [dev.stack.deliveryDlq, dev.stack.streamFailures]) {
-      expect(dlqAlarms.some((d) => d.includes(`"${dev.stack.getLogicalId(queue.node.defaultChild as never)}"`))).toBe(true);
+      expect(dlqAlarms.some((d) => d.includes(`"${logicalId(queue)}"`))).toBe(true);
     }
     const age = alarms().find((a) => a.MetricName === 'IteratorAge');
     expect(JSON.stringify(age?.Dimensions)).toContain(functionId('stream'));
@@ -358,7 +361,7 @@ describe('alarms and outputs', () => {
   });
 
   it('outputs the API URL, the table name and the queue URL', () => {
-    const outputs = Object.keys(dev.template.toJSON().Outputs);
+    const outputs = Object.keys(dev.outputs);
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'DeliveryQueueUrl']));
   });
 });
@@ -417,8 +420,9 @@ describe('cdk synth through the real CLI', () => {
           env,
           maxBuffer: 64 * 1024 * 1024,
         });
-        const template = JSON.parse(readFileSync(path.join(out, 'CrmService-dev.template.json'), 'utf8')) as { Resources: Record<string, Resource> };
-        const functions = ofType(template.Resources, 'AWS::Lambda::Function');
+        // The parent template and its nested stacks' templates.
+        const templates = readdirSync(out).filter((f) => f.endsWith('.template.json'));
+        const functions = templates.flatMap((f) => ofType((JSON.parse(readFileSync(path.join(out, f), 'utf8')) as { Resources: Record<string, Resource> }).Resources, 'AWS::Lambda::Function'));
         expect(functions.length).toBe(allFunctionNames.length);
         const sizes = functions.map(([id, fn]) => {
           const asset = path.join(out, String(fn.Metadata!['aws:asset:path']));
@@ -438,7 +442,7 @@ describe('cdk synth through the real CLI', () => {
   );
 });
 
-describe('webhook delivery sweeper (lib/webhook-sweeper.ts)', () => {
+describe('webhook delivery sweeper (a scheduled function of the topology)', () => {
   it('runs the sweeper function every minute from an EventBridge rule, with an async-invocation DLQ', () => {
     const fnId = functionId('sweeper');
     const rules = ofType(dev.resources, 'AWS::Events::Rule').filter(([, r]) => asArray((r.Properties!.Targets as Json[] | undefined) ?? []).some((t) => refId((t as Json).Arn) === fnId));
@@ -458,4 +462,22 @@ describe('webhook delivery sweeper (lib/webhook-sweeper.ts)', () => {
     expect(envOf('sweeper')).toMatchObject({ TABLE_NAME: expect.anything(), DELIVERY_QUEUE_URL: expect.anything() });
     expect(actionsOf(statementsOf('sweeper')).filter((a) => a.startsWith('kms:'))).toEqual([]);
   });
+});
+
+describe('room to grow (CloudFormation: 500 resources per template)', () => {
+  it('keeps every template of today\'s app under 300 resources', () => {
+    for (const from of [dev, prod]) {
+      for (const [file, count] of Object.entries(from.counts)) expect(count, file).toBeLessThanOrEqual(300);
+    }
+    console.info(`templates: ${Object.keys(dev.counts).length}, largest ${Math.max(...Object.values(dev.counts))} resources`);
+  });
+
+  it('keeps every template under 500 with twice today\'s operations', () => {
+    // Every operation twice (a copy named `<name>-x2`, same handler and family), plus the workers.
+    const doubled = topologyOf([...operations, ...operations.map((op) => ({ ...op, name: `${op.name}-x2` }))]);
+    const big = synth('dev', doubled);
+    expect(big.stack.functions.size).toBe(doubled.length);
+    for (const [file, count] of Object.entries(big.counts)) expect(count, file).toBeLessThan(500);
+    console.info(`doubled (${doubled.length} functions): ${Object.keys(big.counts).length} templates, largest ${Math.max(...Object.values(big.counts))} resources`);
+  }, 300_000);
 });

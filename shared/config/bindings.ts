@@ -1,0 +1,30 @@
+/**
+ * The typed bindings a function may declare (functions/topology.ts), each with the environment
+ * variable it sets. The CDK app (lib/bindings.ts) grants and sets them; local mode
+ * (local/runtime.ts) sets the same variables to its local resources; the code reads them through
+ * `bindingEnv`. A binding's name, modes and variable are spelled here only.
+ */
+export const BINDINGS = {
+  /** The single table (`read`: Get/Query/BatchGet; `write`: also Put/Update/Delete/BatchWrite). */
+  table: { env: 'TABLE_NAME', modes: ['read', 'write'] },
+  /** The webhook delivery queue (send only; the delivery worker consumes it through its trigger). */
+  deliveryQueue: { env: 'DELIVERY_QUEUE_URL', modes: ['send'] },
+  /** The KMS key of webhook signing secrets. */
+  secretsKey: { env: 'WEBHOOK_SECRET_KEY_ID', modes: ['encrypt', 'decrypt', 'encrypt-decrypt'] },
+  /** The import files bucket, `imports/` prefix only (`write`: put and get; `read`: get). */
+  importsBucket: { env: 'IMPORTS_BUCKET', modes: ['read', 'write'] },
+  /** The import job queue. */
+  importsQueue: { env: 'IMPORTS_QUEUE_URL', modes: ['send'] },
+  /** The raw inbound mail bucket, `inbound/` prefix only. */
+  inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read'] },
+  /** The inbound mail domain (configuration, no grant). */
+  inboundDomain: { env: 'CRM_INBOUND_DOMAIN', modes: ['read'] },
+} as const;
+
+export type BindingName = keyof typeof BINDINGS;
+export type BindingMode<B extends BindingName> = (typeof BINDINGS)[B]['modes'][number];
+/** What a function declares: `{ table: 'write', deliveryQueue: 'send' }`. */
+export type Bindings = { [B in BindingName]?: BindingMode<B> };
+
+/** The environment variable a binding sets. */
+export const bindingEnv = (binding: BindingName): string => BINDINGS[binding].env;
