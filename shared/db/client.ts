@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv, requireEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
 import { isMeasuring, recordCapacity } from './capacity.js';
 
 let cached: DynamoDBDocumentClient | undefined;
@@ -42,5 +43,5 @@ export function db(): DynamoDBDocumentClient {
 }
 
 export function tableName(): string {
-  return requireEnv('TABLE_NAME');
+  return requireEnv(bindingEnv('table'));
 }

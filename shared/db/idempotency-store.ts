@@ -8,6 +8,7 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { requireEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
 import { dbClient } from './client.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
@@ -29,6 +30,6 @@ class ScopedPersistenceLayer extends DynamoDBPersistenceLayer {
 let store: ScopedPersistenceLayer | undefined;
 
 export function idempotencyStore(): DynamoDBPersistenceLayer {
-  store ??= new ScopedPersistenceLayer({ tableName: requireEnv('TABLE_NAME'), keyAttr: 'pk', expiryAttr: TABLE_DEFINITION.ttlAttribute, awsSdkV3Client: dbClient() });
+  store ??= new ScopedPersistenceLayer({ tableName: requireEnv(bindingEnv('table')), keyAttr: 'pk', expiryAttr: TABLE_DEFINITION.ttlAttribute, awsSdkV3Client: dbClient() });
   return store;
 }

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { optionalEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
 import { systemKey } from './system-keys.js';
 
 /**
@@ -69,7 +70,7 @@ let cachedBox: { keyId: string | undefined; box: SecretBox } | undefined;
 
 /** KMS when WEBHOOK_SECRET_KEY_ID is set (deployed), the local key otherwise. */
 export function secretBox(): SecretBox {
-  const keyId = optionalEnv('WEBHOOK_SECRET_KEY_ID');
+  const keyId = optionalEnv(bindingEnv('secretsKey'));
   if (!cachedBox || cachedBox.keyId !== keyId) cachedBox = { keyId, box: keyId ? kmsSecretBox(keyId) : localSecretBox() };
   return cachedBox.box;
 }

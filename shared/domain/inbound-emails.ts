@@ -10,6 +10,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import PostalMime, { type Address, type Email, type Mailbox } from 'postal-mime';
 import { optionalEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
 import {
   accountOfAddressKey,
   addressKeyOf,
@@ -53,7 +54,7 @@ const KEY_LENGTH = 24;
 const KEY_RE = /^[a-z2-7]{20,64}$/;
 
 /** `CRM_INBOUND_DOMAIN` (`inbound.localhost` in local mode). */
-export const inboundDomain = () => (optionalEnv('CRM_INBOUND_DOMAIN') ?? 'inbound.localhost').toLowerCase();
+export const inboundDomain = () => (optionalEnv(bindingEnv('inboundDomain')) ?? 'inbound.localhost').toLowerCase();
 
 /** 24 characters of a 32-letter alphabet: 120 random bits. */
 function newAddressKey(): string {

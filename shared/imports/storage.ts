@@ -8,6 +8,7 @@
 import type { Readable } from 'node:stream';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { optionalEnv, requireEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
 import { objectSize, openObject, presignedPutUrl, putObject } from '../db/objects.js';
 
 let sqsClient: { endpoint: string | undefined; client: SQSClient } | undefined;
@@ -20,8 +21,8 @@ function sqs(): SQSClient {
   return sqsClient.client;
 }
 
-export const importsBucket = () => requireEnv('IMPORTS_BUCKET');
-export const importsQueueUrl = () => requireEnv('IMPORTS_QUEUE_URL');
+export const importsBucket = () => requireEnv(bindingEnv('importsBucket'));
+export const importsQueueUrl = () => requireEnv(bindingEnv('importsQueue'));
 
 /** Object key of an import's file: by account and import id (never the client's file name). */
 export const objectKeyOf = (accountId: string, importId: string) => `imports/${accountId}/${importId}.csv`;

@@ -1,4 +1,5 @@
 import { optionalEnv, requireEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
 
 export { allowInsecureWebhooks } from '../config/env.js';
 
@@ -68,4 +69,4 @@ export const sweepGraceSeconds = () => positiveNumber('WEBHOOK_SWEEP_GRACE_SECON
 /** A delivery the sweeper re-enqueued this often without any attempt being recorded ends `failed`. */
 export const MAX_SWEEPS = 10;
 
-export const deliveryQueueUrl = () => requireEnv('DELIVERY_QUEUE_URL');
+export const deliveryQueueUrl = () => requireEnv(bindingEnv('deliveryQueue'));
