@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', '.local-data/**', '.tmp*/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'client/dist/**', '.local-data/**', '.tmp*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,32 +1,13 @@
-import type { Family } from '../shared/errors.js';
-import type { Entity } from '../shared/schemas/entities/index.js';
+import type { DocumentedErrorCode } from './generated/operations.js';
 
 /**
  * The client's one error type: every failed call throws a CrmError carrying the contract's
- * code (`contacts.not_found`, `auth.unauthorized`, …), the HTTP status and the details.
+ * code (`contacts.not_found`, `auth.unauthorized`, …), the HTTP status, the details and the
+ * request id to quote to support.
  */
 
-/**
- * The error codes of the contract (§1–§11), derived from the server's families and entity
- * definitions (type-only imports: nothing of the server is bundled); `(string & {})` keeps the
- * type open to new ones.
- */
-export type CrmErrorCode =
-  | 'auth.unauthorized'
-  | 'api.payload_too_large'
-  | 'api.rate_limited'
-  | 'api.unknown_operation'
-  | 'api.method_not_allowed'
-  | `${Exclude<Family, 'api' | 'auth'>}.${'invalid_request' | 'invalid_id' | 'invalid_cursor' | 'not_found' | 'conflict' | 'internal' | 'limit_exceeded'}`
-  | `${Entity['family']}.invalid_custom_fields`
-  | { [E in Entity as E['family']]: `${E['family']}.${E['required']}_required` }[Entity['family']]
-  | `${Entity['family']}.invalid_${string}_id${'' | 's'}`
-  | 'custom_fields.name_required'
-  | 'webhooks.url_required'
-  | 'webhooks.invalid_url'
-  | 'webhooks.events_required'
-  | 'webhooks.invalid_events'
-  | (string & {});
+/** Every code the API documents, plus the client's own (`client.*`); open to new ones. */
+export type CrmErrorCode = DocumentedErrorCode | 'client.network_error' | 'client.invalid_response' | (string & {});
 
 export interface CrmErrorDetail {
   path: string;
@@ -40,14 +21,17 @@ export class CrmError extends Error {
   readonly details: CrmErrorDetail[];
   /** The operation that failed. */
   readonly operation: string;
+  /** The request's id from the error body (search it in the logs); undefined when no answer came. */
+  readonly requestId: string | undefined;
 
-  constructor(init: { code: CrmErrorCode; status: number; message: string; operation: string; details?: CrmErrorDetail[]; cause?: unknown }) {
+  constructor(init: { code: CrmErrorCode; status: number; message: string; operation: string; details?: CrmErrorDetail[]; requestId?: string; cause?: unknown }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'CrmError';
     this.code = init.code;
     this.status = init.status;
     this.details = init.details ?? [];
     this.operation = init.operation;
+    this.requestId = init.requestId;
   }
 
   /** The family part of the code (`contacts` of `contacts.not_found`). */

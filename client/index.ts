@@ -6,31 +6,29 @@
  *   for await (const contact of crm.contacts.list({ tags: ['vip'] })) console.log(contact.first_name);
  *
  * One method per operation of the registry, grouped by family (`crm.customFields.list`); request
- * and result types are inferred from the valibot schemas the server validates with
- * (shared/openapi/operations.ts). Failures throw CrmError with the contract's code. Calls that
+ * and result types are generated from the OpenAPI document the server publishes
+ * (generated into client/generated/ from the OpenAPI document: `npm run client:generate`). Failures throw CrmError with the contract's code. Calls that
  * are safe to repeat (everything but a create without an Idempotency-Key) are retried on 429,
  * 5xx and network errors with exponential backoff and full jitter.
  */
-import { operations } from '../functions/operations.js';
-import type { OperationTypes } from '../shared/openapi/operations.js';
-import type { Family } from '../shared/errors.js';
+import type { paths } from './generated/api.js';
+import { OPERATIONS } from './generated/operations.js';
 import { CrmError, type CrmErrorDetail } from './errors.js';
 
 export { CrmError, isCrmError, type CrmErrorCode, type CrmErrorDetail } from './errors.js';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from './webhooks.js';
+export type { components, paths } from './generated/api.js';
 
-// --- types derived from the operation table -----------------------------------------------------
+// --- types derived from the generated OpenAPI types -----------------------------------------------
 
-export type OperationName = keyof OperationTypes;
-export type Input<K extends OperationName> = OperationTypes[K]['input'];
-export type Result<K extends OperationName> = OperationTypes[K]['result'];
-
-/** The last dash-separated word of an operation name: its method (`custom-fields-list` → `list`). */
-type FamilyPrefix = { [F in Family]: F extends `${infer A}_${infer B}` ? `${A}-${B}` : F }[Family];
-/** Everything before it: the family prefix (`custom-fields`). */
-type Prefix<S extends string> = { [P in FamilyPrefix]: S extends `${P}-${string}` ? P : never }[FamilyPrefix];
-/** The method: the rest of the name (`webhooks-rotate-secret` → `rotate-secret`). */
-type Last<S extends string> = S extends `${Prefix<S>}-${infer V}` ? V : never;
+type Operation = (typeof OPERATIONS)[number];
+export type OperationName = Operation['name'];
+type Post<K extends OperationName> = paths[`/api/${K}`]['post'];
+type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+/** An operation's request body (`{}` when it takes none). */
+export type Input<K extends OperationName> = Post<K> extends { requestBody: infer R } ? JsonOf<R> : Post<K> extends { requestBody?: infer R } ? JsonOf<NonNullable<R>> : Record<string, never>;
+/** An operation's `result` (the success envelope's payload). */
+export type Result<K extends OperationName> = JsonOf<Post<K>['responses'][200]> extends { result: infer R } ? R : never;
 type Camel<S extends string> = S extends `${infer A}-${infer B}` ? `${A}${Capitalize<Camel<B>>}` : S;
 
 /** Common record types, for convenience. */
@@ -60,9 +58,9 @@ export interface PageRequest<P extends { items: readonly unknown[] }> extends Pr
 type Paginated = { items: readonly unknown[]; next_cursor: string };
 type Args<K extends OperationName> = Record<string, never> extends Input<K> ? [input?: Input<K>, options?: CallOptions] : [input: Input<K>, options?: CallOptions];
 type Method<K extends OperationName> = Result<K> extends Paginated ? (...args: Args<K>) => PageRequest<Result<K>> : (...args: Args<K>) => Promise<Result<K>>;
-type FamilyMethods<P extends string> = { [K in OperationName as Prefix<K> extends P ? Camel<Last<K>> : never]: Method<K> };
+type FamilyMethods<P extends string> = { [O in Extract<Operation, { prefix: P }> as Camel<O['method']>]: Method<O['name']> };
 
-export type CrmClient = { [P in Prefix<OperationName> as Camel<P>]: FamilyMethods<P> } & {
+export type CrmClient = { [P in Operation['prefix'] as Camel<P>]: FamilyMethods<P> } & {
   /** Any operation by name (also the ones this client version has no types for). */
   call<K extends OperationName>(operation: K, input?: Input<K>, options?: CallOptions): Promise<Result<K>>;
 };
@@ -93,13 +91,6 @@ export interface ClientOptions {
 const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 && status <= 599);
 
 const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-/** An operation's family prefix (from the registry's family: `custom_fields` → `custom-fields`) and its method. */
-const splitName = (name: string, family: string) => {
-  const prefix = family.replace(/_/g, '-');
-  return { prefix, verb: name.slice(prefix.length + 1) };
-};
-/** Operations whose result is a page (`items` + `next_cursor`): they iterate page after page. */
-const PAGED_VERBS = new Set(['list', 'errors']);
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -128,7 +119,7 @@ function retryAfterMs(header: string | null): number | undefined {
 interface Envelope {
   ok?: unknown;
   result?: unknown;
-  error?: { code?: unknown; message?: unknown; details?: unknown };
+  error?: { code?: unknown; message?: unknown; details?: unknown; request_id?: unknown };
 }
 
 function errorFrom(operation: string, status: number, body: Envelope | undefined): CrmError {
@@ -140,6 +131,7 @@ function errorFrom(operation: string, status: number, body: Envelope | undefined
       code: e.code,
       message: typeof e.message === 'string' ? e.message : e.code,
       details: Array.isArray(e.details) ? (e.details as CrmErrorDetail[]) : undefined,
+      requestId: typeof e.request_id === 'string' ? e.request_id : undefined,
     });
   }
   return new CrmError({ operation, status, code: 'client.invalid_response', message: `unexpected response (HTTP ${status}) from ${operation}` });
@@ -204,13 +196,12 @@ export function createClient(options: ClientOptions): CrmClient {
   }
 
   const client: Record<string, Record<string, unknown>> = {};
-  for (const { name, family: familyName } of operations) {
-    const { prefix, verb } = splitName(name, familyName);
+  for (const { name, prefix, method, paged } of OPERATIONS) {
     const family = (client[camel(prefix)] ??= {});
-    // Every list is a PageRequest at run time (awaitable like a promise); the ones whose result
-    // has `next_cursor` are typed as such and iterate page after page.
-    family[camel(verb)] =
-      PAGED_VERBS.has(verb)
+    // A paged operation (its result has `next_cursor`) is a PageRequest: awaitable like a promise,
+    // and iterable page after page.
+    family[camel(method)] =
+      paged
         ? (input?: Record<string, unknown>, opts?: CallOptions) => paginate(name, input, opts)
         : (input?: unknown, opts?: CallOptions) => call(name, input, opts);
   }

@@ -7,13 +7,12 @@
  *   if (event.event === 'contact.created') console.log(event.data.first_name);
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { InferOutput } from 'valibot';
-import type { webhookPayloadSchema } from '../shared/schemas/webhooks.js';
+import type { webhooks } from './generated/api.js';
 
 export { WebhookVerificationError };
 
 /** A delivered event: `{ id, event, timestamp, data }`, `data` being the record as the API returns it. */
-export type WebhookEvent = InferOutput<typeof webhookPayloadSchema>;
+export type WebhookEvent = { [E in keyof webhooks]: webhooks[E]['post'] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never }[keyof webhooks];
 
 type HeaderSource = Headers | Record<string, string | string[] | undefined>;
 
