@@ -23,6 +23,7 @@ import { contactEntity, type EntityDefinition } from '../shared/schemas/entities
 import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';
 import { benchImports } from './imports.js';
+import { benchLongWords } from './long-words.js';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
@@ -161,6 +162,9 @@ for (const size of sizes) {
   }
 }
 
+// Long search words among similar records (bench/long-words.ts): a second account grown to the same sizes.
+const longWords = await benchLongWords(stack, sizes, log, RUNS).catch((error) => [{ error: String(error) }]);
+
 // Bundles: the stack's esbuild settings (lib/bundling.ts: ESM, minified, module-first, SDK bundled).
 const outDir = mkdtempSync(join(tmpdir(), 'crm-bundles-'));
 const entries = FUNCTIONS.map((f) => ({ name: f.name, entry: f.entry, api: f.trigger.kind === 'http' }));
@@ -192,10 +196,12 @@ const webhooks = await benchWebhooks(stack, 1000).catch((error) => ({ error: Str
 // Imports: 10,000 (quick) or 100,000 contacts from a generated CSV (bench/imports.ts).
 const imports = await benchImports(stack, quick ? 10_000 : 100_000, log).catch((error) => ({ error: String(error) }));
 
-const results = { quick, sizes, operations: operationRows, overhead: overheadRows, bundles: bundleRows, webhooks, imports };
+const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, webhooks, imports };
 writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('\nOperations (rcu/wcu per call; wcu = AWS-billed estimate, wcu_local = what DynamoDB Local reported)\n');
 console.log(table(operationRows));
+console.log('\nLong search words among similar records\n');
+console.log(table(longWords));
 console.log('\nOverhead (API vs raw DynamoDB, p50)\n');
 console.log(table(overheadRows));
 console.log('\nBundles\n');

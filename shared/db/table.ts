@@ -77,6 +77,7 @@ export const indexName = {
   domain: (domain: string) => `d#${domain}`,
   /** A search prefix. */
   word: (prefix: string) => `w#${prefix}`,
+  isWord: (name: string) => name.startsWith('w#'),
   /** An enumerated field's value (a project's status, an activity's type, …). */
   value: (field: string, value: string) => `v#${field}#${value}`,
 } as const;
@@ -117,6 +118,11 @@ export const keys = {
     pk: `${acct(accountId)}#${type}#x#${name}`,
     sk: orderKey(createdAt, id),
   }),
+  /**
+   * The sampled size of an index partition (search prefixes): one counter item per partition,
+   * beside it (see shared/db/search.ts).
+   */
+  partitionCount: (accountId: string, type: EntityType, name: string) => ({ pk: `${acct(accountId)}#${type}#n#${name}`, sk: 'N' }),
   /** Per-account metadata: pending renames/deletions of companies and sources, deleted custom fields. */
   accountMeta: (accountId: string) => ({ pk: acct(accountId), sk: 'META' }),
   customField: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#cf`, sk: id }),

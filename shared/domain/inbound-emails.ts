@@ -156,13 +156,57 @@ export interface ParsedMessage {
   sentAt: string | null;
 }
 
-/** Parses a raw message; a message the parser cannot read is kept as text (never an error). */
-export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
+/**
+ * A header field longer than this is cut at the last whitespace before it (whole encoded words
+ * kept). The parser decodes a field's encoded words in time that grows faster than the field
+ * (80,000 words in one Subject: minutes); 128 KB holds a Subject far beyond any client's, and
+ * To/Cc lists of more than 1,000 named recipients (the lookup limit).
+ */
+export const MAX_HEADER_FIELD_BYTES = 128 * 1024;
+/** MIME parts nested deeper than this (the parser refuses them) leave the message's body as raw text. */
+const MAX_NESTING_DEPTH = 256;
+
+/** Where the header block ends (the blank line), or -1. */
+function headerEnd(raw: Buffer): number {
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  if (crlf < 0) return lf < 0 ? -1 : lf + 2;
+  return lf < 0 || crlf + 2 <= lf ? crlf + 4 : lf + 2;
+}
+
+/** The message with each header field cut to `MAX_HEADER_FIELD_BYTES` (unchanged when none is longer). */
+export function boundHeaderFields(raw: Buffer): Buffer {
+  const end = headerEnd(raw);
+  const headerBytes = end < 0 ? raw.length : end;
+  if (headerBytes <= MAX_HEADER_FIELD_BYTES) return raw;
+  const lines = raw.subarray(0, headerBytes).toString('latin1').split(/(?<=\n)/);
+  const fields: string[] = [];
+  for (const line of lines) {
+    if ((line[0] === ' ' || line[0] === '\t') && fields.length) fields[fields.length - 1] += line;
+    else fields.push(line);
+  }
+  const bounded = fields.map((f) => {
+    if (f.length <= MAX_HEADER_FIELD_BYTES) return f;
+    const cut = f.slice(0, MAX_HEADER_FIELD_BYTES);
+    const space = Math.max(cut.lastIndexOf(' '), cut.lastIndexOf('\t'));
+    return `${(space > 0 ? cut.slice(0, space) : cut).replace(/[\r\n]+$/, '')}\r\n`;
+  });
+  return Buffer.concat([Buffer.from(bounded.join(''), 'latin1'), raw.subarray(headerBytes)]);
+}
+
+/**
+ * Parses a raw message; never an error. A message the parser refuses (MIME nested deeper than
+ * 256 parts, …) keeps what its header block says and its body as raw text.
+ */
+export async function parseMessage(message: Buffer): Promise<ParsedMessage> {
+  const raw = boundHeaderFields(message);
   let email: Parsed;
   try {
-    email = await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer' });
+    email = await PostalMime.parse(raw, { attachmentEncoding: 'arraybuffer', maxNestingDepth: MAX_NESTING_DEPTH });
   } catch {
-    email = { headers: [], headerLines: [], attachments: [], text: raw.toString('utf8') };
+    const end = headerEnd(raw);
+    const headers = end < 0 ? undefined : await PostalMime.parse(raw.subarray(0, end)).catch(() => undefined);
+    email = { ...(headers ?? { headers: [], headerLines: [] }), attachments: [], text: raw.subarray(end < 0 ? 0 : end).toString('utf8') };
   }
   const fromBox = flatten(email.from).find((m) => m.address) ?? flatten(email.from)[0];
   const toAll = flatten(email.to).map(entry);

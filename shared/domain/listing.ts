@@ -1,6 +1,7 @@
 import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
 import type { StoredRecord } from '../db/items.js';
 import { type Driver, listRecords, probePartition } from '../db/lists.js';
+import { estimatePartitionSizes } from '../db/search.js';
 import { type EntityType, indexName } from '../db/table.js';
 import { ApiError, type Family } from '../errors.js';
 import type { OperationContext } from './context.js';
@@ -82,22 +83,34 @@ const MAX_PROBED_PARTITIONS = 3;
 /**
  * Picks the index to read: every option is a superset of the matches, so the smallest one
  * wins. Small options are found by counting at most one page of each (a few cheap COUNT
- * queries); an option found empty means the page is empty. Without a small option, the first
+ * queries); an option found empty means the page is empty. When every option holds more than a
+ * page, the search options (several query words) are compared by their partitions' sampled
+ * sizes (shared/db/search.ts) and the rarest word's partition is read; otherwise the first
  * (preferred) option is read.
  */
 export async function chooseDriver(type: EntityType, accountId: string, options: string[][], after: string | undefined, want: number): Promise<Driver | 'empty'> {
   const unique = options.filter((o, i) => o.length > 0 && options.findIndex((x) => x.join() === o.join()) === i);
   if (unique.length === 0) return { kind: 'all' };
   if (unique.length === 1) return { kind: 'index', names: unique[0]! };
-  const probed = await Promise.all(
-    unique.map(async (names) => {
-      if (names.length > MAX_PROBED_PARTITIONS) return { names, count: Infinity, exhausted: false };
-      const parts = await Promise.all(names.map((n) => probePartition(type, accountId, n, after, want)));
-      return { names, count: parts.reduce((n, p) => n + p.count, 0), exhausted: parts.every((p) => p.exhausted) };
-    }),
-  );
+  const counted = unique[0]!.every(indexName.isWord) ? unique.filter((o) => o.every(indexName.isWord)) : [];
+  const [probed, sizes] = await Promise.all([
+    Promise.all(
+      unique.map(async (names) => {
+        if (names.length > MAX_PROBED_PARTITIONS) return { names, count: Infinity, exhausted: false };
+        const parts = await Promise.all(names.map((n) => probePartition(type, accountId, n, after, want)));
+        return { names, count: parts.reduce((n, p) => n + p.count, 0), exhausted: parts.every((p) => p.exhausted) };
+      }),
+    ),
+    counted.length > 1 ? estimatePartitionSizes(type, accountId, counted.flat()) : undefined,
+  ]);
   const small = probed.filter((p) => p.exhausted).sort((a, b) => a.count - b.count)[0];
   if (small) return small.count === 0 ? 'empty' : { kind: 'index', names: small.names };
+  if (sizes) {
+    // Each of these partitions holds at least `want` entries (the probe was not exhausted).
+    const size = (names: string[]) => names.reduce((n, name) => n + Math.max(sizes.get(name) ?? 0, want), 0);
+    const rarest = [...counted].sort((a, b) => size(a) - size(b))[0]!;
+    return { kind: 'index', names: rarest };
+  }
   return { kind: 'index', names: unique[0]! };
 }
 

@@ -65,27 +65,45 @@ interface CsvRow {
   cells: string[];
 }
 
-/** Passes the bytes on as text, failing on anything that is not UTF-8 (a BOM is dropped). */
+/** Passes the bytes on as text, failing on anything that is not UTF-8 text (a BOM is dropped): UTF-16, other encodings, NUL bytes. */
 function utf8Text(): Transform {
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  let first = true;
+  const text = (decoded: string) => {
+    if (decoded.includes('\u0000')) throw new FileProblem('the file contains NUL bytes: it is not a text CSV');
+    return decoded;
+  };
   return new Transform({
     readableObjectMode: false,
     transform(chunk: Buffer, _enc, done) {
+      if (first && chunk.length >= 2 && ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))) {
+        return done(new FileProblem('the file is UTF-16 text: save it as UTF-8 (in a spreadsheet: CSV UTF-8)'));
+      }
+      first = false;
       try {
-        done(null, decoder.decode(chunk, { stream: true }));
-      } catch {
-        done(new FileProblem('the file is not UTF-8 text'));
+        done(null, text(decoder.decode(chunk, { stream: true })));
+      } catch (error) {
+        done(error instanceof FileProblem ? error : new FileProblem('the file is not UTF-8 text'));
       }
     },
     flush(done) {
       try {
-        done(null, decoder.decode());
-      } catch {
-        done(new FileProblem('the file is not UTF-8 text'));
+        done(null, text(decoder.decode()));
+      } catch (error) {
+        done(error instanceof FileProblem ? error : new FileProblem('the file is not UTF-8 text'));
       }
     },
   });
 }
+
+/**
+ * A row larger than this fails the file (the parser holds one row in memory). Below it, a cell
+ * longer than its field allows is that row's `invalid_value` error, like any other bad cell.
+ */
+export const MAX_ROW_BYTES = 4 * 1024 * 1024;
+/** Names of unmapped columns listed on the job (the job item stays far below DynamoDB's 400 KB). */
+export const MAX_UNMAPPED_LISTED = 100;
+const MAX_HEADER_SHOWN = 200;
 
 const isBlank = (cells: string[]) => cells.length === 1 && cells[0]!.trim() === '';
 
@@ -94,7 +112,7 @@ const isBlank = (cells: string[]) => cells.length === 1 && cells[0]!.trim() === 
  * never the whole file in memory: at most a few records are buffered ahead of the consumer.
  */
 export async function* csvRecords(source: Readable): AsyncGenerator<string[]> {
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: 1_000_000 });
+  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: false, max_record_size: MAX_ROW_BYTES });
   const done = pipeline(source, utf8Text(), parser).catch((error: unknown) => error);
   let failure: unknown;
   try {
@@ -118,6 +136,7 @@ function asFileProblem(error: unknown): unknown {
   if (error instanceof FileProblem) return error;
   if (error instanceof CsvError) {
     const line = (error as unknown as { lines?: number }).lines;
+    if (error.code === 'CSV_MAX_RECORD_SIZE') return new FileProblem(`a row${line ? ` (line ${line})` : ''} is larger than ${MAX_ROW_BYTES / 1024 / 1024} MB`);
     return new FileProblem(`the file is not valid CSV${line ? ` (line ${line})` : ''}: ${error.message}`);
   }
   return error;
@@ -431,7 +450,7 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
     const counted = await countRows(job, def);
     mapping = counted.mapping;
     if (job.total_rows === null) {
-      const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped, updated_at: new Date().toISOString(), chunk_time: new Date().toISOString() };
+      const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped.slice(0, MAX_UNMAPPED_LISTED).map((h) => (h.length > MAX_HEADER_SHOWN ? `${h.slice(0, MAX_HEADER_SHOWN - 3)}...` : h)), updated_at: new Date().toISOString(), chunk_time: new Date().toISOString() };
       const saved = await updateImportItem(job.account_id, job.id, set, { statusIn: ['processing'], position: job.position, lease: held() });
       if (!saved) return lost();
       job = saved;

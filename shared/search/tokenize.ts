@@ -80,15 +80,18 @@ export function matchesQuery(recordWordSet: Iterable<string>, query: SearchQuery
 }
 
 /**
- * Index prefixes of a word: every length from 3 to 12, then 16, 20, 24, 32, 48 and 64 (capped by
- * the word's length). A query word is looked up in the partition of its longest indexed prefix,
- * so a query word of up to 12 characters reads only records that really have a word starting with
- * it, whatever the account's size and however many records share its first characters; a longer
- * word reads records sharing at least its first 12 (16, 20, …) characters. Shorter words are not
- * indexed (a query made only of 1–2 character words walks the list). Words holding punctuation
- * (the whole email or domain) are not indexed: query words never do.
+ * Index prefixes of a word: every length from 3 to 32, then 40, 48, 56 and 64 (capped by the
+ * word's length). A query word is looked up in the partition of its longest indexed prefix, so a
+ * query word of up to 32 characters is itself a partition: it reads only records that really have
+ * a word starting with it, whatever the account's size and however many records share its first
+ * characters (`verification123` among 10,000 `verification…` names). A longer query word reads
+ * the records sharing its first 32 (40, 48, 56, 64) characters. Ordinary words are short (names,
+ * email parts and phone digits rarely pass 15 characters), so the longer lengths cost writes only
+ * for the records that have long words. Shorter words are not indexed (a query made only of 1–2
+ * character words walks the list). Words holding punctuation (the whole email or domain) are not
+ * indexed: query words never do.
  */
-export const PREFIX_LENGTHS = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 48, 64] as const;
+export const PREFIX_LENGTHS = [...Array.from({ length: 30 }, (_, i) => i + 3), 40, 48, 56, 64] as const;
 
 export function indexPrefixes(wordSet: Iterable<string>): Set<string> {
   const out = new Set<string>();
