@@ -1,6 +1,7 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { handler as importHandler } from '../functions/imports/worker.js';
+import { IMPORT_LEASE_MS } from '../shared/imports/worker.js';
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 
 export interface LocalImports {
@@ -24,7 +25,7 @@ export interface LocalImportsOptions {
   queueName?: string;
   /** The worker's handler (tests pass one with injected crashes); default functions/imports/worker.ts. */
   handler?: Parameters<typeof startQueueWorker>[0]['handler'];
-  /** Seconds a failed message waits before it comes back (default 900: a job runs until it ends). */
+  /** Seconds a failed message waits before it comes back (default: the job's lease, 120). */
   visibilityTimeoutSeconds?: number;
   onError?: (e: unknown) => void;
 }
@@ -38,8 +39,11 @@ export async function startLocalImports(endpoint: string, opts: LocalImportsOpti
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: opts.queueName ?? 'crm-imports' }));
     if (!QueueUrl) throw new Error('local import queue: no queue URL');
     Object.assign(process.env, { IMPORTS_BUCKET: bucket, IMPORTS_QUEUE_URL: QueueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-    // A job runs until it ends (no Lambda time limit here); its message stays invisible meanwhile.
-    const worker = startQueueWorker({ endpoint, queueUrl: QueueUrl, handler: opts.handler ?? importHandler, concurrency: 4, visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 900, onError: opts.onError });
+    // A job runs until it ends (no Lambda time limit here); its message stays invisible meanwhile
+    // (extended while the worker runs). A message that failed, or whose job another worker's
+    // lease holds, comes back once that lease would have run out.
+    const visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? IMPORT_LEASE_MS / 1000;
+    const worker = startQueueWorker({ endpoint, queueUrl: QueueUrl, handler: opts.handler ?? importHandler, concurrency: 4, visibilityTimeoutSeconds, extendWhileHandling: true, onError: opts.onError });
     return { bucket, queueUrl: QueueUrl, worker, stop: () => worker.stop() };
   } finally {
     s3.destroy();

@@ -32,6 +32,12 @@ export interface QueueWorkerOptions {
   perGroupConcurrency?: number;
   /** Seconds a received message stays invisible; a failed or crashed message comes back after it. */
   visibilityTimeoutSeconds?: number;
+  /**
+   * Keep a message invisible while its handler runs, however long (its visibility is extended
+   * every half time-out), like a Lambda still running: long jobs need no long time-out, and a
+   * message whose worker died comes back after one time-out.
+   */
+  extendWhileHandling?: boolean;
   /** Long-poll wait per ReceiveMessage call. */
   waitTimeSeconds?: number;
   onError?: (e: unknown) => void;
@@ -82,12 +88,20 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
 
   async function handleOne(message: Message) {
     const event: SQSEvent = { Records: [toLambdaRecord(message, opts.queueUrl)] };
+    const visibility = opts.visibilityTimeoutSeconds ?? 30;
+    const heartbeat = opts.extendWhileHandling
+      ? setInterval(() => {
+          sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: message.ReceiptHandle!, VisibilityTimeout: visibility })).catch((error: unknown) => opts.onError?.(error));
+        }, (visibility * 1000) / 2)
+      : undefined;
     try {
       const out = await opts.handler(event);
       if (out?.batchItemFailures?.length) return; // comes back after the visibility timeout
     } catch (error) {
       opts.onError?.(error);
       return;
+    } finally {
+      clearInterval(heartbeat);
     }
     await sqs.send(new DeleteMessageCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: message.ReceiptHandle! }));
   }

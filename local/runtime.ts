@@ -120,7 +120,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     }
 
     // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
-    queue = await startLocalQueue('crm-webhook-deliveries');
+    // With a data directory the object store (import files, inline CSVs) lives in it too.
+    queue = await startLocalQueue('crm-webhook-deliveries', { objectDir: opts.dataDir ? `${opts.dataDir}/objects` : undefined });
     const { queueUrl, endpoint: queueEndpoint } = queue;
     Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
     // One slow endpoint holds at most its own share of the worker (docs/webhooks.md).
@@ -129,8 +130,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // Imports: S3 bucket (presigned upload URLs on 127.0.0.1), import queue and worker, same fauxqs.
     imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError });
     // Import jobs that were queued or running when the service last stopped (their messages died
-    // with the in-memory queue) are queued again: contract §7.
-    await recoverImports();
+    // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
+    // lease still held is the stopped process's: it is released and the job resumes at once.
+    await recoverImports({ releaseLeases: true });
 
     // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
     sweeper = startLocalSweeper({ onError: opts.onQueueError });

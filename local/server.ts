@@ -98,8 +98,28 @@ export const formatRequestLog = (e: RequestLog) => `${e.method} ${e.operation} $
  * The local API Gateway: `POST /api/<operation>` runs the authorizer, then the operation's
  * handler with an HTTP API v2 event; everything else goes to the fallback route.
  */
+/** Request headers up to this size reach the API (a 100 KB token is then a 401, not a bare 431). */
+export const MAX_HEADER_BYTES = 128 * 1024;
+
+/**
+ * A request Node's parser refuses before any handler runs (headers over MAX_HEADER_BYTES, a NUL
+ * or another invalid character in a header, a broken request line) still gets the contract's
+ * envelope: 400 `api.invalid_request`.
+ */
+function answerClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const message = error.code === 'HPE_HEADER_OVERFLOW' ? `request headers exceed ${MAX_HEADER_BYTES} bytes` : 'malformed HTTP request (invalid header name or value, e.g. a NUL or control character)';
+  const result = errorResponse(new ApiError('api.invalid_request', message), requestId);
+  const body = result.body ?? '';
+  socket.end(`HTTP/1.1 ${result.statusCode} Bad Request\r\ncontent-type: application/json\r\napigw-requestid: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
 export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServerOptions = {}): Server {
-  return createServer(async (req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, async (req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
     // Like API Gateway's `apigw-requestid`: the id that error bodies and log lines carry.
@@ -131,6 +151,11 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
         req.resume();
         return send(res, await fallback({ rawPath: url.pathname, requestContext } as ApiEvent));
       }
+      // Two Authorization headers: which one counts is ambiguous (Node keeps the first).
+      if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
+        req.resume();
+        return send(res, errorResponse(new ApiError('api.invalid_request', 'send exactly one Authorization header'), requestId));
+      }
       const auth = await authorizeCached(headers);
       if (!auth.isAuthorized || !('accountId' in auth.context)) {
         req.resume();
@@ -155,4 +180,6 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
       if (!res.headersSent) send(res, errorResponse(new ApiError('api.internal', 'internal server error'), requestId));
     }
   });
+  server.on('clientError', answerClientError);
+  return server;
 }

@@ -23,6 +23,7 @@ export function statusForCode(code: string): number {
   if (name === 'conflict') return 409;
   if (name === 'internal') return 500;
   if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded') return 400;
+  if (code === 'webhooks.endpoint_inactive') return 400;
   return 500;
 }
 

@@ -7,7 +7,8 @@ export const hashToken = (token: string) => createHash('sha256').update(token, '
 
 export const newToken = () => `crm_${randomBytes(32).toString('base64url')}`;
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{16,512})$/;
+/** The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` work too. */
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{16,512})$/i;
 
 export function bearerToken(header: string | undefined): string | undefined {
   return header ? BEARER.exec(header.trim())?.[1] : undefined;

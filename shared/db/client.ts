@@ -1,8 +1,9 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv, requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
 import { isMeasuring, recordCapacity } from './capacity.js';
+import { keys } from './table.js';
 
 let cached: DynamoDBDocumentClient | undefined;
 let base: DynamoDBClient | undefined;
@@ -38,8 +39,35 @@ export function db(): DynamoDBDocumentClient {
     },
     { step: 'initialize', name: 'consumedCapacity' },
   );
+  if (endpoint) addLocalDurabilityBarrier(base, endpoint);
   cached = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
   return cached;
+}
+
+/**
+ * DynamoDB Local answers a TransactWriteItems before its SQLite COMMIT has run: the commit is a
+ * job queued behind the answer (SQLiteDBAccess.commitTransaction does not wait for it), so a
+ * kill -9 of the Java process right after the answer loses an acknowledged write (contract §7;
+ * test/integration/local-crash.test.ts). Its jobs run one at a time in order, so a read queued
+ * after the answer returns only once that commit is on disk. In local mode every transaction is
+ * followed by such a read (a GetItem of a key that never exists, on a client of its own so the
+ * capacity tracker does not count it) before the caller sees the answer. Deployed, DynamoDB
+ * answers only durable writes and nothing is added.
+ */
+function addLocalDurabilityBarrier(client: DynamoDBClient, endpoint: string): void {
+  let barrier: DynamoDBClient | undefined;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (/^(TransactWrite|ExecuteTransaction)/.test(context.commandName ?? '')) {
+        barrier ??= new DynamoDBClient({ endpoint, maxAttempts: 4 });
+        const { pk, sk } = keys.system('local-durability-barrier');
+        await barrier.send(new GetItemCommand({ TableName: tableName(), Key: { pk: { S: pk }, sk: { S: sk } } }));
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'localDurabilityBarrier' },
+  );
 }
 
 export function tableName(): string {

@@ -428,18 +428,34 @@ export async function restartDelivery(ref: DeliveryRef, at: Date): Promise<Deliv
 }
 
 /** The endpoint's newest deliveries (one query on its partition). */
-export async function queryDeliveries(accountId: string, endpointId: string, limit: number): Promise<DeliveryItem[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :p',
-      ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId) },
-      ScanIndexForward: false,
-      Limit: limit,
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []).map((i) => strip<DeliveryItem>(i)!);
+/**
+ * Up to `limit` deliveries of the endpoint, newest first, after the position `after` (a sort
+ * key, exclusive) and with `status` when given (filtered on the way: the endpoint's partition
+ * holds 30 days of deliveries at most). Returns them with each one's position.
+ */
+export async function queryDeliveries(accountId: string, endpointId: string, limit: number, opts: { after?: string; status?: DeliveryStatus } = {}): Promise<Array<{ item: DeliveryItem; position: string }>> {
+  const pk = keys.webhookDeliveryPartition(accountId, endpointId);
+  const found: Array<{ item: DeliveryItem; position: string }> = [];
+  let start: Record<string, unknown> | undefined = opts.after ? { pk, sk: opts.after } : undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p',
+        ...(opts.status ? { FilterExpression: '#st = :st', ExpressionAttributeNames: { '#st': 'status' } } : {}),
+        ExpressionAttributeValues: { ':p': pk, ...(opts.status ? { ':st': opts.status } : {}) },
+        ScanIndexForward: false,
+        Limit: opts.status ? Math.max(limit, 100) : limit - found.length,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const i of out.Items ?? []) {
+      if (found.length < limit) found.push({ item: strip<DeliveryItem>(i)!, position: String(i.sk) });
+    }
+    start = out.LastEvaluatedKey;
+  } while (start && found.length < limit);
+  return found;
 }
 
 /**

@@ -126,7 +126,8 @@ export function entityService<D extends Entity>(entity: D) {
         const value = sent[ref.field];
         if (ref.many) {
           const ids = (value as string[] | undefined) ?? [];
-          if (ids.some((id) => !isUuid(id))) throw invalidRef(ref, 'every id must be a UUID');
+          const bad = ids.find((id) => !isUuid(id));
+          if (bad !== undefined) throw new ApiError(ref.code, `${ref.field} must be an array of UUIDs: ${JSON.stringify(String(bad).slice(0, 64))} is not a UUID`, [{ path: ref.field, message: 'every id must be a UUID' }]);
           const found = ids.length ? await batchGetRecords(ref.target as EntityType, accountId, ids) : new Map<string, StoredRecord>();
           const missing = ids.filter((id) => !found.has(id));
           if (missing.length) throw invalidRef(ref, `no such ${ref.target}: ${missing.join(', ')}`);
@@ -140,7 +141,8 @@ export function entityService<D extends Entity>(entity: D) {
           return;
         }
         const id = String(value).toLowerCase();
-        const record = isUuid(id) ? await getRecord(ref.target as EntityType, accountId, id) : undefined;
+        if (!isUuid(id)) throw new ApiError(ref.code, `${ref.field} must be a UUID or null: ${JSON.stringify(String(value).slice(0, 64))} is not a UUID`, [{ path: ref.field, message: 'is not a UUID' }]);
+        const record = await getRecord(ref.target as EntityType, accountId, id);
         if (!record) throw invalidRef(ref, `no such ${ref.target}`);
         set[ref.field] = record.id;
         if (ref.nameField) set[ref.nameField] = String(record.name ?? '');

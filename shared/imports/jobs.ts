@@ -87,6 +87,7 @@ export async function startImport(ctx: OperationContext, id: string): Promise<Im
   if (item.status !== 'awaiting_upload') throw new ApiError('imports.conflict', `the import is ${item.status}; only an import awaiting its upload can be started`);
   const size = await fileSize(item.object_key);
   if (size === undefined) throw invalidRequest('imports', 'nothing was uploaded: PUT the file to upload_url first', [{ path: 'id', message: 'no file uploaded' }]);
+  if (size === 0) throw invalidRequest('imports', 'the uploaded file is empty: PUT a CSV file with a header row to upload_url', [{ path: 'id', message: 'file is 0 bytes' }]);
   if (size > MAX_FILE_BYTES) throw invalidRequest('imports', 'the uploaded file is larger than 50 MB', [{ path: 'id', message: `file is ${size} bytes` }]);
   const queued = await updateImportItem(ctx.accountId, id, { status: 'queued', updated_at: new Date().toISOString() }, { statusIn: ['awaiting_upload'] });
   if (!queued) throw new ApiError('imports.conflict', 'the import was started or canceled meanwhile');

@@ -48,7 +48,10 @@ export interface ImportWorkerDeps {
 
 export type RunOutcome = 'completed' | 'failed' | 'canceled' | 'handed_over' | 'skipped';
 
-const DEFAULTS = { chunkSize: 200, concurrency: 16, handOverMs: 90_000, leaseMs: 120_000 };
+/** How long a worker holds a job without saving progress before another may take it over. */
+export const IMPORT_LEASE_MS = 120_000;
+
+const DEFAULTS = { chunkSize: 200, concurrency: 16, handOverMs: 90_000, leaseMs: IMPORT_LEASE_MS };
 
 /**
  * Another worker holds the job's lease (a second delivery of its message): this message must

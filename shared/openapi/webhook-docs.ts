@@ -57,10 +57,10 @@ export const webhookOperationDocs = {
   'webhooks-update': { summary: 'Update a webhook endpoint (url, description, events, is_active)', input: webhookUpdateInput, result: webhookEndpointSchema, errors: WEBHOOK_BODY_ERRORS },
   'webhooks-delete': { summary: 'Delete a webhook endpoint (nothing more is sent to it)', input: webhookIdInput, result: webhookDeleteResult },
   'webhooks-deliveries': {
-    summary: 'Recent delivery attempts of an endpoint, newest first',
+    summary: 'Delivery records of an endpoint, newest first (paginated; optional status filter)',
     input: webhookDeliveriesInput,
     result: webhookDeliveriesResult,
-    errors: BY_ID_ERRORS,
+    errors: [...BY_ID_ERRORS, 'webhooks.invalid_cursor'],
   },
   'webhooks-rotate-secret': {
     summary: 'Rotate the signing secret of an endpoint',
@@ -89,6 +89,6 @@ export const webhookOperationDocs = {
     description: 'Resends every `failed` delivery of the endpoint created in [`since`, `until`) (`until` defaults to now; `since` at most 14 days ago). Events raised while the endpoint was disabled have no delivery and are not invented. Returns `{ queued: n }`.',
     input: webhookRecoverInput,
     result: webhookRecoverResult,
-    errors: BY_ID_ERRORS,
+    errors: [...BY_ID_ERRORS, 'webhooks.endpoint_inactive'],
   },
 } satisfies Record<string, OperationDoc>;

@@ -5,17 +5,39 @@ import { UUID_RE, isUuid, plainString, notesString, nameString, emailString, isH
 
 export { UUID_RE, isUuid, plainString, notesString, nameString, emailString, isHttpUrl, httpUrlString, countInteger, tagList, refId, customFieldsInput, limitInteger, cursorString, searchString };
 
+/** How the contract names a JSON type (`must be a string`), for valibot's `Expected Array` issues. */
+const TYPE_WORDS: Record<string, string> = { string: 'a string', number: 'a number', boolean: 'true or false', null: 'null', undefined: 'absent', Array: 'an array', Object: 'an object', Date: 'a date' };
+
+/** A wrong JSON type in the contract's words; other issues keep the message their schema gives. */
+function issueMessage(issue: v.BaseIssue<unknown>): string {
+  if (issue.kind !== 'schema' || !issue.message.startsWith('Invalid type')) return issue.message;
+  const expected = (issue.expected ?? '').replace(/^\((.*)\)$/, '$1').split('|').map((t) => t.trim()).filter((t) => t && t !== 'undefined' && t !== 'never');
+  return expected.length ? `must be ${expected.map((t) => TYPE_WORDS[t] ?? t).join(' or ')}` : 'has the wrong type';
+}
+
 export function issuesToDetails(issues: readonly v.BaseIssue<unknown>[]): ErrorDetail[] {
   return issues.map((issue) => ({
     path: issue.path?.map((p) => String(p.key)).join('.') || '',
-    message: issue.message,
+    message: issueMessage(issue),
   }));
+}
+
+/** The error's message: the first problem in words (`tags must be an array of strings`). */
+export function detailsSummary(details: readonly ErrorDetail[]): string {
+  const first = details[0];
+  if (!first) return 'request body is invalid';
+  const field = first.path.replace(/(\.\d+)+$/, '');
+  const more = details.length > 1 ? ` (and ${details.length - 1} more problem${details.length > 2 ? 's' : ''}: see details)` : '';
+  return `${field ? `${field} ` : 'request body '}${first.message}${more}`;
 }
 
 /** Runs a valibot schema; failures are `<family>.invalid_request` with one detail per issue. */
 export function parseWith<S extends v.GenericSchema>(family: Family, schema: S, value: unknown): v.InferOutput<S> {
   const out = v.safeParse(schema, value, { abortPipeEarly: true });
-  if (!out.success) throw invalidRequest(family, 'request body is invalid', issuesToDetails(out.issues));
+  if (!out.success) {
+    const details = issuesToDetails(out.issues);
+    throw invalidRequest(family, detailsSummary(details), details);
+  }
   return out.output;
 }
 

@@ -42,7 +42,7 @@ export const countInteger = v.nullable(
 );
 
 export const tagList = v.pipe(
-  v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'tags must not be blank'), v.maxLength(64, 'tags must be at most 64 characters'))),
+  v.array(v.pipe(v.string('must be an array of strings'), v.trim(), v.minLength(1, 'tags must not be blank'), v.maxLength(64, 'tags must be at most 64 characters')), 'must be an array of strings'),
   v.transform((tags) => [...new Set(tags)]),
   v.maxLength(50, 'at most 50 distinct tags'),
 );

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { ApiError } from '../errors.js';
 import { allowInsecureWebhooks } from '../config/env.js';
 import { parseWebhookUrl } from '../net/ssrf.js';
-import { limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
+import { cursorString, limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
 import { ENTITY_EVENTS } from './entities/index.js';
 
 /** Event names an endpoint may subscribe to: every event of the entity list (interface "Events"). */
@@ -60,6 +60,8 @@ export const webhookListInput = v.strictObject({});
 export const webhookDeliveriesInput = v.strictObject({
   endpoint_id: uuid,
   limit: v.optional(limitInteger, 25),
+  status: v.optional(v.pipe(v.picklist(DELIVERY_STATUSES, 'must be pending, delivered or failed'), v.metadata({ description: 'Only deliveries with this status' }))),
+  cursor: v.optional(v.pipe(cursorString, v.metadata({ description: 'next_cursor of the previous page (same endpoint_id and status)' }))),
 });
 export type WebhookDeliveriesInput = v.InferOutput<typeof webhookDeliveriesInput>;
 
@@ -116,7 +118,10 @@ export const webhookDeliverySchema = v.object({
 });
 export type WebhookDelivery = v.InferOutput<typeof webhookDeliverySchema>;
 export const WEBHOOK_DELIVERY_FIELDS = Object.keys(webhookDeliverySchema.entries) as (keyof WebhookDelivery)[];
-export const webhookDeliveriesResult = v.object({ deliveries: v.array(webhookDeliverySchema) });
+export const webhookDeliveriesResult = v.object({
+  deliveries: v.array(webhookDeliverySchema),
+  next_cursor: v.pipe(v.string(), v.metadata({ description: 'Pass as cursor for the next page; "" when there is none' })),
+});
 export const webhookRotateResult = webhookCreateResult;
 export const webhookRecoverResult = v.object({ queued: v.pipe(v.number(), v.integer()) });
 

@@ -12,6 +12,7 @@ import {
   restartDelivery,
 } from '../db/webhooks.js';
 import type { OperationContext } from '../domain/context.js';
+import { cursorScope } from '../domain/listing.js';
 import { ApiError, notFound } from '../errors.js';
 import {
   type DeliveryEventType,
@@ -62,10 +63,16 @@ async function requireEndpoint(accountId: string, endpointId: string) {
   return endpoint;
 }
 
-/** webhooks-deliveries: the endpoint's deliveries newest first (one query on its partition). */
-export async function listDeliveries(ctx: OperationContext, input: WebhookDeliveriesInput): Promise<{ deliveries: WebhookDelivery[] }> {
+/**
+ * webhooks-deliveries: the endpoint's deliveries newest first, optionally of one status, paginated
+ * as every list (contract §4, §6): a query on its partition from the cursor's position.
+ */
+export async function listDeliveries(ctx: OperationContext, input: WebhookDeliveriesInput): Promise<{ deliveries: WebhookDelivery[]; next_cursor: string }> {
   await requireEndpoint(ctx.accountId, input.endpoint_id);
-  return { deliveries: (await queryDeliveries(ctx.accountId, input.endpoint_id, input.limit)).map(deliveryToApi) };
+  const { after, next } = await cursorScope(ctx, 'webhooks', input.cursor, { endpoint_id: input.endpoint_id, status: input.status ?? null });
+  const found = await queryDeliveries(ctx.accountId, input.endpoint_id, input.limit + 1, { after, status: input.status });
+  const page = found.slice(0, input.limit);
+  return { deliveries: page.map((d) => deliveryToApi(d.item)), next_cursor: next(found.length > input.limit ? page.at(-1)?.position : undefined) };
 }
 
 /**
@@ -110,7 +117,8 @@ export async function recoverDeliveries(ctx: OperationContext, input: WebhookRec
   if (Date.parse(input.since) < now.getTime() - RECOVER_WINDOW_MS) {
     throw new ApiError('webhooks.invalid_request', 'since must be at most 14 days ago', [{ path: 'since', message: 'must be at most 14 days ago' }]);
   }
-  await requireEndpoint(ctx.accountId, input.endpoint_id);
+  const endpoint = await requireEndpoint(ctx.accountId, input.endpoint_id);
+  if (!endpoint.is_active) throw new ApiError('webhooks.endpoint_inactive', 'the endpoint is inactive: enable it (webhooks-update with is_active true) before recovering its deliveries');
   const until = input.until ?? now.toISOString();
   let queued = 0;
   let batch: ReturnType<typeof refOf>[] = [];

@@ -196,7 +196,7 @@ describe('webhook deliveries through the local pipeline', () => {
     expect(d).toMatchObject({ status: 'failed', attempt_count: 1, last_error: 'endpoint disabled' });
     // The deleted endpoint's delivery is no longer reachable through the API: read the record.
     const [gone] = await waitFor(async () => {
-      const ds = await queryDeliveries(auth.accountId, deleted.id, 5);
+      const ds = (await queryDeliveries(auth.accountId, deleted.id, 5)).map((d) => d.item);
       return ds[0]?.status === 'failed' ? ds : undefined;
     }, 5_000, 'the deleted endpoint\'s delivery to end');
     expect(gone).toMatchObject({ attempt_count: 1, last_error: 'endpoint deleted' });

@@ -11,7 +11,7 @@ import { MAX_SWEEPS } from '../../shared/webhooks/config.js';
 import { newDelivery } from '../../shared/webhooks/deliveries.js';
 import { enqueueDeliveries } from '../../shared/webhooks/queue.js';
 import { RESWEEP_GRACES, sweepDueDeliveries } from '../../shared/webhooks/sweeper.js';
-import { newAccount, ok } from '../helpers/api.js';
+import { invoke, newAccount, ok } from '../helpers/api.js';
 import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, trickle, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
@@ -399,3 +399,48 @@ describe('attempt time-out and the answer body', () => {
   }, 60_000);
 });
 
+
+describe('webhooks-deliveries pages and filters; webhooks-recover needs an active endpoint (contract §6)', () => {
+  it('pages with next_cursor (newest first, every delivery once) and filters by status', async () => {
+    const auth = newAccount();
+    const endpoint = await registerEndpoint(auth, receiver, '/paged', ['contact.created']);
+    const statuses = ['pending', 'delivered', 'failed'] as const;
+    const made: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+      const d = { ...newDelivery({ accountId: auth.accountId, endpointId: endpoint.id, eventId: randomUUID(), eventType: 'contact.created', createdAt, body: '{}' }), status: statuses[i % 3]! };
+      await putDelivery(d);
+      made.push(d.id);
+    }
+    const seen: string[] = [];
+    let cursor = '';
+    let pages = 0;
+    do {
+      const page = await ok<{ deliveries: WebhookDelivery[]; next_cursor: string }>('webhooks-deliveries', { endpoint_id: endpoint.id, limit: 3, ...(cursor ? { cursor } : {}) }, auth);
+      seen.push(...page.deliveries.map((d) => d.id));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...made].reverse());
+    const failed = await ok<{ deliveries: WebhookDelivery[]; next_cursor: string }>('webhooks-deliveries', { endpoint_id: endpoint.id, status: 'failed', limit: 1 }, auth);
+    expect(failed.deliveries.map((d) => d.status)).toEqual(['failed']);
+    const rest = await ok<{ deliveries: WebhookDelivery[]; next_cursor: string }>('webhooks-deliveries', { endpoint_id: endpoint.id, status: 'failed', cursor: failed.next_cursor }, auth);
+    expect([...failed.deliveries, ...rest.deliveries].map((d) => d.id)).toEqual([made[5], made[2]]);
+    expect(rest.next_cursor).toBe('');
+    // A cursor of another filter is invalid_cursor; an unknown status is invalid_request.
+    const other = await invoke('webhooks-deliveries', { endpoint_id: endpoint.id, status: 'pending', cursor: failed.next_cursor }, auth);
+    expect([other.status, other.body.error?.code]).toEqual([400, 'webhooks.invalid_cursor']);
+    const bad = await invoke('webhooks-deliveries', { endpoint_id: endpoint.id, status: 'lost' }, auth);
+    expect([bad.status, bad.body.error?.code]).toEqual([400, 'webhooks.invalid_request']);
+  });
+
+  it('webhooks-recover refuses an inactive endpoint with webhooks.endpoint_inactive', async () => {
+    const auth = newAccount();
+    const endpoint = await registerEndpoint(auth, receiver, '/inactive', ['contact.created']);
+    await ok('webhooks-update', { id: endpoint.id, is_active: false }, auth);
+    const r = await invoke('webhooks-recover', { endpoint_id: endpoint.id, since: new Date(Date.now() - 60_000).toISOString() }, auth);
+    expect([r.status, r.body.error?.code]).toEqual([400, 'webhooks.endpoint_inactive']);
+    expect(r.body.error?.message).toMatch(/enable it/);
+  });
+});
