@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -16,6 +16,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type Access, internalFunctions, type OperationEntry, operations } from '../functions/operations.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
+import { DEFAULT_RATE_LIMIT } from '../shared/domain/rate-limit.js';
 import { ApiFunction } from './api-function.js';
 import { Imports } from './imports.js';
 import { InboundEmail } from './inbound-email.js';
@@ -148,8 +149,10 @@ export class CrmStack extends Stack {
     const authorizer = new HttpLambdaAuthorizer('BearerAuthorizer', authorizerFn, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
       identitySource: ['$request.header.Authorization'],
-      // A decision is cached per Authorization header for this long: a revoked token keeps
-      // working for up to 60 s after `token revoke` (see docs/deploy.md).
+      // A decision is cached per Authorization header (so per token) for this long: a revoked
+      // key keeps working for up to 60 s (see docs/deploy.md). The cached decision holds the
+      // key's scopes and expiry, and every operation checks its own scope and the expiry
+      // (shared/http/operation.ts), so one cached answer is safe for every route.
       resultsCacheTtl: Duration.seconds(60),
     });
 
@@ -187,8 +190,16 @@ export class CrmStack extends Stack {
       },
     });
 
+    // Per-account rate limit of every operation (contract §14, shared/domain/rate-limit.ts):
+    // `cdk deploy --parameters RateLimit=50,100` (or 0: off). The stage throttle above stays the outer guard.
+    const rateLimit = new CfnParameter(this, 'RateLimit', {
+      type: 'String',
+      default: DEFAULT_RATE_LIMIT,
+      allowedPattern: '^(0|[0-9]{1,7}(\\.[0-9]+)?,[0-9]{1,7})$',
+      description: 'CRM_RATE_LIMIT: per-account token bucket "rate,burst" (requests per second, bucket size), or 0 to turn it off',
+    });
     for (const op of operations) {
-      const opFn = fn(op.name, op.entry, { timeout: TIMEOUTS.api });
+      const opFn = fn(op.name, op.entry, { timeout: TIMEOUTS.api, environment: { CRM_RATE_LIMIT: rateLimit.valueAsString } });
       bindTable(opFn, this.table, op.access);
       if (op.access === 'read') grantSystemKeySeed(opFn, this.table);
       grantNeeds(opFn, needsOf(op));

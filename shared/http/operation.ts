@@ -1,7 +1,10 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { ApiError, type Family, internal, invalidRequest, unauthorized } from '../errors.js';
+import { ApiError, type Family, forbidden, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
+import { covers, requiredScope, scopesFromContext } from '../auth/scopes.js';
+import { recordKeyUse } from '../domain/key-use.js';
+import { consumeRateLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
 import { countMetric, METRIC } from '../observability/metrics.js';
 import { annotate, traced } from '../observability/tracer.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
@@ -38,10 +41,51 @@ export function toApiError(error: unknown, family: Family): ApiError {
   return internal(family, error);
 }
 
-function authFrom(event: ApiEvent): AuthContext {
+/**
+ * The caller, from the authorizer's context. An expired key is refused here too, so a decision
+ * API Gateway cached before the expiry does not outlive it.
+ */
+function authFrom(event: ApiEvent, now = Date.now()): AuthContext {
   const auth = event.requestContext?.authorizer?.lambda;
   if (!auth || typeof auth.accountId !== 'string' || typeof auth.userId !== 'string') throw unauthorized();
-  return { accountId: auth.accountId, userId: auth.userId };
+  if (typeof auth.expiresAt === 'string' && Date.parse(auth.expiresAt) <= now) throw unauthorized();
+  return {
+    accountId: auth.accountId,
+    userId: auth.userId,
+    ...(typeof auth.keyId === 'string' ? { keyId: auth.keyId } : {}),
+    scopes: scopesFromContext(auth.scopes),
+  };
+}
+
+/** The rate-limit decision of each request in flight, for the headers of its answer (success or error). */
+const rateLimits = new WeakMap<ApiEvent, RateLimitDecision>();
+
+/** `RateLimit-*` (and on 429 `Retry-After`) on every answer of a request the limiter counted. */
+const rateLimitAnswer = (): middy.MiddlewareObj<ApiEvent, ApiResult> => {
+  const add = async (request: middy.Request<ApiEvent, ApiResult>) => {
+    const decision = rateLimits.get(request.event);
+    if (decision && request.response) request.response.headers = { ...request.response.headers, ...rateLimitHeaders(decision) };
+  };
+  return { after: add, onError: add };
+};
+
+/**
+ * The one place access is enforced, for every operation (contract §14), in this order: the key
+ * (401), the account's rate limit (429), the scope the operation needs (403), then the body.
+ * The scope comes from the operation's declaration (its family and name: shared/auth/scopes.ts).
+ */
+async function admit(event: ApiEvent, spec: { name: string; family: Family }): Promise<AuthContext> {
+  const auth = authFrom(event);
+  const [decision] = await Promise.all([consumeRateLimit(auth.accountId), recordKeyUse(auth)]);
+  if (decision) {
+    rateLimits.set(event, decision);
+    if (!decision.allowed) {
+      throw new ApiError('api.rate_limited', `this account made more than ${decision.limit} requests in a burst (its rate limit): retry after ${decision.retryAfter} s`);
+    }
+  }
+  const scope = requiredScope(spec);
+  if (!covers(auth.scopes ?? [], scope)) throw forbidden(scope);
+  return auth;
 }
 
 export function readJsonObject(event: ApiEvent, family: Family): Record<string, unknown> {
@@ -90,19 +134,20 @@ const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => 
 };
 
 /**
- * Builds a Lambda handler for one operation: auth → body → validate → run → envelope.
+ * Builds a Lambda handler for one operation: auth, rate limit, scope → body → validate → run → envelope.
  * The same function serves API Gateway and the local HTTP server.
  */
 export function operation<I, R>(spec: OperationSpec<I, R>) {
   return middy<ApiEvent, ApiResult, Error, Context>()
     .use(traced() as middy.MiddlewareObj<ApiEvent, ApiResult>)
     .use(requestKeys(spec.name))
+    .use(rateLimitAnswer())
     .use(errorEnvelope(spec.family))
     .handler(async (event, context) => {
       if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
         throw new ApiError('api.method_not_allowed', 'only POST is allowed');
       }
-      const auth = authFrom(event);
+      const auth = await admit(event, spec);
       const body = readJsonObject(event, spec.family);
       const input = spec.parse(body);
       const ctx: OperationContext = {
