@@ -1,0 +1,51 @@
+/** Scope rules (contract §14), checked against the registry: every family has its scopes, every operation its scope. */
+import { describe, expect, it } from 'vitest';
+import { operations } from '../../functions/operations.js';
+import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../../shared/auth/scopes.js';
+import { ALL_SCOPES, FULL_SCOPES, SCOPE_FAMILIES } from '../../shared/schemas/api-keys.js';
+
+/** The contract's words, independently of shared/auth/scopes.ts: which scopes a call needs one of. */
+const READ_SUFFIXES = ['-get', '-list', '-deliveries', '-errors', '-address', '-batch-get'];
+function oracle(scope: string, op: { name: string; family: string }): boolean {
+  if (op.family === 'api_keys') return scope === 'api_keys:manage';
+  const read = READ_SUFFIXES.some((s) => op.name.endsWith(s));
+  if (scope === '*') return true;
+  if (scope === '*:read') return read;
+  return scope === `${op.family}:write` || (read && scope === `${op.family}:read`);
+}
+
+describe('scopes', () => {
+  it('every family of the registry (but key management) has its read and write scopes', () => {
+    for (const op of operations) {
+      if (op.family === 'api_keys') continue;
+      expect(SCOPE_FAMILIES as readonly string[], op.name).toContain(op.family);
+      expect(ALL_SCOPES).toContain(requiredScope(op));
+    }
+  });
+
+  it('each single scope against every operation of the registry', () => {
+    for (const scope of ALL_SCOPES) for (const op of operations) expect(covers([scope], requiredScope(op)), `${scope} → ${op.name}`).toBe(oracle(scope, op));
+  });
+
+  it('read-only functions (registry access read) need only a read scope', () => {
+    for (const op of operations.filter((o) => o.access === 'read' && o.family !== 'api_keys')) expect(scopeAccessOf(op.name), op.name).toBe('read');
+  });
+
+  it('write includes read of the same family only; * is everything but key management', () => {
+    expect(covers(['contacts:write'], 'contacts:read')).toBe(true);
+    expect(covers(['contacts:write'], 'companies:read')).toBe(false);
+    expect(covers(['contacts:read'], 'contacts:write')).toBe(false);
+    expect(covers(['*'], 'api_keys:manage')).toBe(false);
+    expect(covers(['*:read'], '*')).toBe(false);
+    expect(covers(['*'], '*:read')).toBe(true);
+    expect(covers(['*:read'], 'webhooks:read')).toBe(true);
+    expect(covers(['*:read'], 'webhooks:write')).toBe(false);
+  });
+
+  it('the authorizer context carries scopes space-separated; none means a full token issued before scopes', () => {
+    expect(scopesFromContext('contacts:read *:read')).toEqual(['contacts:read', '*:read']);
+    expect(scopesFromContext(['a'])).toEqual(['a']);
+    expect(scopesFromContext(undefined)).toEqual(FULL_SCOPES);
+    expect(scopesFromContext('')).toEqual([]);
+  });
+});
