@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../../shared/auth/scopes.js';
 import { ALL_SCOPES, FULL_SCOPES, SCOPE_FAMILIES } from '../../shared/schemas/api-keys.js';
+import { buildOpenApiDocument } from '../../shared/openapi/document.js';
 
 /** The contract's words, independently of shared/auth/scopes.ts: which scopes a call needs one of. */
 const READ_SUFFIXES = ['-get', '-list', '-deliveries', '-errors', '-address', '-batch-get'];
@@ -48,4 +49,21 @@ describe('scopes', () => {
     expect(scopesFromContext(undefined)).toEqual(FULL_SCOPES);
     expect(scopesFromContext('')).toEqual([]);
   });
+
+  it('the OpenAPI document names each operation\'s scope, lists every scope, and documents 403 and the RateLimit headers', () => {
+    const doc = buildOpenApiDocument(operations) as unknown as { paths: Record<string, { post: Record<string, unknown> & { responses: Record<string, { headers?: Record<string, unknown> }> } }>; components: { securitySchemes: { bearerAuth: { 'x-scopes': Record<string, string> } } } };
+    expect(Object.keys(doc.components.securitySchemes.bearerAuth['x-scopes'])).toEqual([...ALL_SCOPES]);
+    for (const op of operations) {
+      const post = doc.paths[`/api/${op.name}`]!.post;
+      expect(post['x-required-scope'], op.name).toBe(oracleScope(op));
+      expect(post['x-error-codes'], op.name).toContain('auth.forbidden');
+      expect(Object.keys(post.responses['200']!.headers ?? {}), op.name).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+      expect(Object.keys(post.responses['429']!.headers ?? {}), op.name).toContain('Retry-After');
+    }
+  });
 });
+
+function oracleScope(op: { name: string; family: string }): string {
+  if (op.family === 'api_keys') return 'api_keys:manage';
+  return `${op.family}:${READ_SUFFIXES.some((s) => op.name.endsWith(s)) ? 'read' : 'write'}`;
+}
