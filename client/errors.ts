@@ -7,12 +7,14 @@ import type { Entity } from '../shared/schemas/entities/index.js';
  */
 
 /**
- * The error codes of the contract (§1–§11), derived from the server's families and entity
+ * The error codes of the contract (§1–§14), derived from the server's families and entity
  * definitions (type-only imports: nothing of the server is bundled); `(string & {})` keeps the
  * type open to new ones.
  */
 export type CrmErrorCode =
   | 'auth.unauthorized'
+  | 'auth.forbidden'
+  | 'api_keys.invalid_scopes'
   | 'api.payload_too_large'
   | 'api.rate_limited'
   | 'api.unknown_operation'

@@ -9,7 +9,8 @@
  * and result types are inferred from the valibot schemas the server validates with
  * (shared/openapi/operations.ts). Failures throw CrmError with the contract's code. Calls that
  * are safe to repeat (everything but a create without an Idempotency-Key) are retried on 429,
- * 5xx and network errors with exponential backoff and full jitter.
+ * 5xx and network errors with exponential backoff and full jitter (a 429's `Retry-After` is
+ * honoured, up to maxDelayMs); `onRateLimit` reports the account's `RateLimit-*` figures.
  */
 import { operations } from '../functions/operations.js';
 import type { OperationTypes } from '../shared/openapi/operations.js';
@@ -42,6 +43,18 @@ export type WebhookEndpoint = Result<'webhooks-get'>;
 export type Project = Result<'projects-get'>;
 export type Activity = Result<'activities-get'>;
 export type InboundEmail = Result<'inbound-emails-get'>;
+export type ApiKey = Result<'api-keys-get'>;
+
+/** Where the account stands against its rate limit (contract §14), from an answer's `RateLimit-*` headers. */
+export interface RateLimitInfo {
+  operation: string;
+  /** The bucket size: requests allowed at once after a quiet period. */
+  limit: number;
+  /** Requests the account can make right now. */
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  reset: number;
+}
 
 export interface CallOptions {
   /** Sent as `Idempotency-Key` (creates): a retried create returns the first result. Makes a create retryable. */
@@ -88,6 +101,8 @@ export interface ClientOptions {
   retry?: RetryOptions;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
+  /** Called with the `RateLimit-*` figures of every answer that carries them (rate limiting on). */
+  onRateLimit?: (info: RateLimitInfo) => void;
 }
 
 const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 && status <= 599);
@@ -170,6 +185,10 @@ export function createClient(options: ClientOptions): CrmClient {
         }
         await sleep(backoff(attempt), opts.signal);
         continue;
+      }
+      const limit = response.headers.get('ratelimit-limit');
+      if (limit !== null && options.onRateLimit) {
+        options.onRateLimit({ operation, limit: Number(limit), remaining: Number(response.headers.get('ratelimit-remaining')), reset: Number(response.headers.get('ratelimit-reset')) });
       }
       const payload = (await response.json().catch(() => undefined)) as Envelope | undefined;
       if (response.ok && payload?.ok === true) return payload.result;

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, isCrmError, type RateLimitInfo } from '../../client/index.js';
 import { createApiServer } from '../../local/server.js';
 import { issueToken } from '../../shared/auth/tokens.js';
 import { invoke, newAccount } from '../helpers/api.js';
@@ -119,5 +120,18 @@ describe('rate limits per account', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await invoke('contacts-list', {}, { ...auth, keyId: randomUUID(), scopes: ['*'] } as never)).status);
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
+  });
+
+  it('the client manages keys, reports RateLimit figures, and surfaces 429 and 403 as CrmError', async () => {
+    process.env.CRM_RATE_LIMIT = '0.1,3';
+    const seen: RateLimitInfo[] = [];
+    const crm = createClient({ baseUrl, token: await issueToken(newAccount()), retry: { maxRetries: 0 }, onRateLimit: (info) => seen.push(info) });
+    const { api_key: key, token } = await crm.apiKeys.create({ name: 'reader', scopes: ['contacts:read'] });
+    expect((await crm.apiKeys.get({ id: key.id })).scopes).toEqual(['contacts:read']);
+    expect(seen.map((i) => [i.operation, i.limit, i.remaining])).toEqual([['api-keys-create', 3, 2], ['api-keys-get', 3, 1]]);
+    const reader = createClient({ baseUrl, token, retry: { maxRetries: 0 } });
+    await expect(reader.contacts.create({ first_name: 'x' })).rejects.toSatisfy((e) => isCrmError(e, 'auth.forbidden') && e.status === 403);
+    // The reader's key is the same account's: its forbidden call took the last request of the bucket.
+    await expect(crm.apiKeys.list()).rejects.toSatisfy((e) => isCrmError(e, 'api.rate_limited') && e.status === 429);
   });
 });
