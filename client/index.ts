@@ -27,7 +27,9 @@ export type Input<K extends OperationName> = OperationTypes[K]['input'];
 export type Result<K extends OperationName> = OperationTypes[K]['result'];
 
 /** The last dash-separated word of an operation name: its method (`custom-fields-list` → `list`). */
-type FamilyPrefix = { [F in Family]: F extends `${infer A}_${infer B}` ? `${A}-${B}` : F }[Family];
+/** (`api` and `auth` are error families only: `api` would otherwise also prefix `api-keys-…`.) */
+type OperationFamily = Exclude<Family, 'api' | 'auth'>;
+type FamilyPrefix = { [F in OperationFamily]: F extends `${infer A}_${infer B}` ? `${A}-${B}` : F }[OperationFamily];
 /** Everything before it: the family prefix (`custom-fields`). */
 type Prefix<S extends string> = { [P in FamilyPrefix]: S extends `${P}-${string}` ? P : never }[FamilyPrefix];
 /** The method: the rest of the name (`webhooks-rotate-secret` → `rotate-secret`). */

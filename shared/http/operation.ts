@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ApiError, type Family, forbidden, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
-import { covers, requiredScope, scopesFromContext } from '../auth/scopes.js';
+import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../auth/scopes.js';
 import { recordKeyUse } from '../domain/key-use.js';
 import { consumeRateLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
 import { countMetric, METRIC } from '../observability/metrics.js';
@@ -70,22 +70,30 @@ const rateLimitAnswer = (): middy.MiddlewareObj<ApiEvent, ApiResult> => {
 };
 
 /**
- * The one place access is enforced, for every operation (contract §14), in this order: the key
- * (401), the account's rate limit (429), the scope the operation needs (403), then the body.
- * The scope comes from the operation's declaration (its family and name: shared/auth/scopes.ts).
+ * The one place access is enforced, for every operation (contract §14): the key (401), the scope
+ * the operation needs (403, from its declaration: family and name, shared/auth/scopes.ts), the
+ * account's rate limit (429). Returns the caller and `settle`, which resolves once the limiter
+ * has counted the call and throws 429 when it was over the limit.
+ *
+ * A write waits for the limiter before anything else (a refused call changes nothing); a read
+ * runs beside it and its answer is replaced by the 429 when the limiter refuses, so a read pays
+ * the limiter's write in parallel, not in series (docs/performance.md, "Rate limiting").
  */
-async function admit(event: ApiEvent, spec: { name: string; family: Family }): Promise<AuthContext> {
+function admit(event: ApiEvent): { auth: AuthContext; settle: () => Promise<void> } {
   const auth = authFrom(event);
-  const [decision] = await Promise.all([consumeRateLimit(auth.accountId), recordKeyUse(auth)]);
-  if (decision) {
-    rateLimits.set(event, decision);
-    if (!decision.allowed) {
-      throw new ApiError('api.rate_limited', `this account made more than ${decision.limit} requests in a burst (its rate limit): retry after ${decision.retryAfter} s`);
+  const counted = Promise.all([consumeRateLimit(auth.accountId), recordKeyUse(auth)]).then(([decision]) => {
+    if (decision) rateLimits.set(event, decision);
+    return decision;
+  });
+  // Settled below on every path; until then a failure must not count as unhandled.
+  counted.catch(() => undefined);
+  const settle = async () => {
+    const decision = await counted;
+    if (decision && !decision.allowed) {
+      throw new ApiError('api.rate_limited', `this account is over its rate limit (${decision.limit} requests at once): retry after ${decision.retryAfter} s`);
     }
-  }
-  const scope = requiredScope(spec);
-  if (!covers(auth.scopes ?? [], scope)) throw forbidden(scope);
-  return auth;
+  };
+  return { auth, settle };
 }
 
 export function readJsonObject(event: ApiEvent, family: Family): Record<string, unknown> {
@@ -134,7 +142,7 @@ const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => 
 };
 
 /**
- * Builds a Lambda handler for one operation: auth, rate limit, scope → body → validate → run → envelope.
+ * Builds a Lambda handler for one operation: auth, scope, rate limit → body → validate → run → envelope.
  * The same function serves API Gateway and the local HTTP server.
  */
 export function operation<I, R>(spec: OperationSpec<I, R>) {
@@ -147,16 +155,29 @@ export function operation<I, R>(spec: OperationSpec<I, R>) {
       if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
         throw new ApiError('api.method_not_allowed', 'only POST is allowed');
       }
-      const auth = await admit(event, spec);
-      const body = readJsonObject(event, spec.family);
-      const input = spec.parse(body);
-      const ctx: OperationContext = {
-        ...auth,
-        operation: spec.name,
-        headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
-      };
-      const run = () => spec.run(input, ctx);
-      const result = spec.wrap ? await spec.wrap({ ctx, family: spec.family, body, lambdaContext: context }, run) : await run();
+      const { auth, settle } = admit(event);
+      const scope = requiredScope(spec);
+      if (!covers(auth.scopes ?? [], scope)) {
+        await settle();
+        throw forbidden(scope);
+      }
+      if (scopeAccessOf(spec.name) === 'write') await settle();
+      let result: unknown;
+      try {
+        const body = readJsonObject(event, spec.family);
+        const input = spec.parse(body);
+        const ctx: OperationContext = {
+          ...auth,
+          operation: spec.name,
+          headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+        };
+        const run = () => spec.run(input, ctx);
+        result = spec.wrap ? await spec.wrap({ ctx, family: spec.family, body, lambdaContext: context }, run) : await run();
+      } catch (error) {
+        await settle();
+        throw error;
+      }
+      await settle();
       return jsonResponse(200, { ok: true, result });
     });
 }
