@@ -97,6 +97,16 @@ export function rateLimitHeaders(d: RateLimitDecision): Record<string, string> {
 const lastSeen = new Map<string, number>();
 const MAX_REMEMBERED = 10_000;
 
+/**
+ * Whether this instance already knows the account is over its limit (then a read does not run at
+ * all). Cheap and synchronous: no DynamoDB call.
+ */
+export function knownOverLimit(accountId: string, nowMs = Date.now()): boolean {
+  const p = currentRateLimit();
+  const known = p && lastSeen.get(accountId);
+  return p !== undefined && known !== undefined && known - Math.round(nowMs * 1000) > (p.burst - 1) * intervalOf(p);
+}
+
 /** Takes one request from the account's bucket; undefined when rate limiting is off. */
 export async function consumeRateLimit(accountId: string, nowMs = Date.now()): Promise<RateLimitDecision | undefined> {
   const p = currentRateLimit();

@@ -4,7 +4,7 @@ import { ApiError, type Family, forbidden, internal, invalidRequest, unauthorize
 import type { AuthContext, OperationContext } from '../domain/context.js';
 import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../auth/scopes.js';
 import { recordKeyUse } from '../domain/key-use.js';
-import { consumeRateLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
+import { consumeRateLimit, knownOverLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
 import { countMetric, METRIC } from '../observability/metrics.js';
 import { annotate, traced } from '../observability/tracer.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
@@ -161,7 +161,7 @@ export function operation<I, R>(spec: OperationSpec<I, R>) {
         await settle();
         throw forbidden(scope);
       }
-      if (scopeAccessOf(spec.name) === 'write') await settle();
+      if (scopeAccessOf(spec.name) === 'write' || knownOverLimit(auth.accountId)) await settle();
       let result: unknown;
       try {
         const body = readJsonObject(event, spec.family);
