@@ -9,7 +9,8 @@
  * and result types are generated from the OpenAPI document the server publishes
  * (generated into client/generated/ from the OpenAPI document: `npm run client:generate`). Failures throw CrmError with the contract's code. Calls that
  * are safe to repeat (everything but a create without an Idempotency-Key) are retried on 429,
- * 5xx and network errors with exponential backoff and full jitter.
+ * 5xx and network errors with exponential backoff and full jitter (a 429's `Retry-After` is
+ * honoured, up to maxDelayMs); `onRateLimit` reports the account's `RateLimit-*` figures.
  */
 import type { paths } from './generated/api.js';
 import { OPERATIONS } from './generated/operations.js';
@@ -40,6 +41,18 @@ export type WebhookEndpoint = Result<'webhooks-get'>;
 export type Project = Result<'projects-get'>;
 export type Activity = Result<'activities-get'>;
 export type InboundEmail = Result<'inbound-emails-get'>;
+export type ApiKey = Result<'api-keys-get'>;
+
+/** Where the account stands against its rate limit (contract §14), from an answer's `RateLimit-*` headers. */
+export interface RateLimitInfo {
+  operation: string;
+  /** The bucket size: requests allowed at once after a quiet period. */
+  limit: number;
+  /** Requests the account can make right now. */
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  reset: number;
+}
 
 export interface CallOptions {
   /** Sent as `Idempotency-Key` (creates): a retried create returns the first result. Makes a create retryable. */
@@ -56,7 +69,9 @@ export interface PageRequest<P extends { items: readonly unknown[] }> extends Pr
 }
 
 type Paginated = { items: readonly unknown[]; next_cursor: string };
-type Args<K extends OperationName> = Record<string, never> extends Input<K> ? [input?: Input<K>, options?: CallOptions] : [input: Input<K>, options?: CallOptions];
+/** The body may be left out when it is optional or has no required field. */
+type OptionalBody<K extends OperationName> = Post<K> extends { requestBody: unknown } ? (Partial<Input<K>> extends Input<K> ? true : false) : true;
+type Args<K extends OperationName> = OptionalBody<K> extends true ? [input?: Input<K>, options?: CallOptions] : [input: Input<K>, options?: CallOptions];
 type Method<K extends OperationName> = Result<K> extends Paginated ? (...args: Args<K>) => PageRequest<Result<K>> : (...args: Args<K>) => Promise<Result<K>>;
 type FamilyMethods<P extends string> = { [O in Extract<Operation, { prefix: P }> as Camel<O['method']>]: Method<O['name']> };
 
@@ -86,6 +101,8 @@ export interface ClientOptions {
   retry?: RetryOptions;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
+  /** Called with the `RateLimit-*` figures of every answer that carries them (rate limiting on). */
+  onRateLimit?: (info: RateLimitInfo) => void;
 }
 
 const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 && status <= 599);
@@ -162,6 +179,10 @@ export function createClient(options: ClientOptions): CrmClient {
         }
         await sleep(backoff(attempt), opts.signal);
         continue;
+      }
+      const limit = response.headers.get('ratelimit-limit');
+      if (limit !== null && options.onRateLimit) {
+        options.onRateLimit({ operation, limit: Number(limit), remaining: Number(response.headers.get('ratelimit-remaining')), reset: Number(response.headers.get('ratelimit-reset')) });
       }
       const payload = (await response.json().catch(() => undefined)) as Envelope | undefined;
       if (response.ok && payload?.ok === true) return payload.result;

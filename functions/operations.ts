@@ -47,6 +47,13 @@ export const operations: readonly OperationEntry[] = [
   { name: 'inbound-emails-get', family: 'inbound_emails', entry: 'inbound-emails/get.ts', access: 'read', bindings: { inboundDomain: 'read' } },
   { name: 'inbound-emails-delete', family: 'inbound_emails', entry: 'inbound-emails/delete.ts', access: 'write', bindings: { inboundDomain: 'read' } },
   // --- end inbound emails ---
+  // --- api keys (contract §14) ---
+  // The scope each operation needs comes from its family and name (shared/auth/scopes.ts); these four need api_keys:manage.
+  { name: 'api-keys-create', family: 'api_keys', entry: 'api-keys/create.ts', access: 'write' },
+  { name: 'api-keys-list', family: 'api_keys', entry: 'api-keys/list.ts', access: 'read' },
+  { name: 'api-keys-get', family: 'api_keys', entry: 'api-keys/get.ts', access: 'read' },
+  { name: 'api-keys-revoke', family: 'api_keys', entry: 'api-keys/revoke.ts', access: 'write' },
+  // --- end api keys ---
 ];
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

@@ -54,7 +54,8 @@ export const operationFunction = (op: OperationEntry): FunctionSpec => ({
   name: op.name,
   entry: op.entry,
   trigger: { kind: 'http', operation: op.name, family: op.family },
-  bindings: { table: op.access, ...op.bindings },
+  // Every operation counts against its account's rate limit (shared/http/operation.ts).
+  bindings: { table: op.access, rateLimit: 'read', ...op.bindings },
   timeoutSeconds: API_TIMEOUT_SECONDS,
   group: op.family,
 });

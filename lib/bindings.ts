@@ -12,6 +12,8 @@ import { acknowledge } from './nag.js';
 
 /** The service's shared resources a binding may name (created once, in the parent stack). */
 export interface ServiceResources {
+  /** The RateLimit parameter's value. */
+  rateLimit: string;
   table: dynamodb.ITable;
   deliveryQueue: sqs.IQueue;
   secretsKey: kms.IKey;
@@ -67,6 +69,9 @@ const GRANTS: { [B in BindingName]: Grant<B> } = {
   inboundBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundBucket'), r.inbound.bucketName);
     prefixGrant(fn, ['s3:GetObject'], r.inbound.bucketArn, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');
+  },
+  rateLimit: (fn, _mode, r) => {
+    fn.addEnvironment(bindingEnv('rateLimit'), r.rateLimit);
   },
   inboundDomain: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundDomain'), r.inbound.domain);

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, Duration, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -13,6 +13,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
+import { DEFAULT_RATE_LIMIT } from '../shared/domain/rate-limit.js';
 import type { ApiFunction } from './api-function.js';
 import type { ServiceResources } from './bindings.js';
 import { CrmDashboard } from './dashboard.js';
@@ -128,8 +129,18 @@ export class CrmStack extends Stack {
       },
     });
 
+    // Per-account rate limit of every operation (contract §14, shared/domain/rate-limit.ts):
+    // `cdk deploy --parameters RateLimit=50,100` (or 0: off). The stage throttle above stays the outer guard.
+    const rateLimit = new CfnParameter(this, 'RateLimit', {
+      type: 'String',
+      default: DEFAULT_RATE_LIMIT,
+      allowedPattern: '^(0|[0-9]{1,7}(\\.[0-9]+)?,[0-9]{1,7})$',
+      description: 'CRM_RATE_LIMIT: per-account token bucket "rate,burst" (requests per second, bucket size), or 0 to turn it off',
+    });
+
     // ---- Functions: the topology (functions/topology.ts), one nested stack per group ----------
     const resources: ServiceResources = {
+      rateLimit: rateLimit.valueAsString,
       table: this.table,
       deliveryQueue: this.deliveryQueue,
       secretsKey: this.webhookSecretsKey,

@@ -16,6 +16,7 @@ import { type StreamPoller, startStreamPoller } from './stream-poller.js';
 import { type LocalSweeper, startLocalSweeper } from './webhook-sweeper.js';
 import { DEFAULT_SMTP_PORT, type SmtpListener, startSmtpListener } from './smtp.js';
 import { inboundAddress } from '../shared/domain/inbound-emails.js';
+import { currentRateLimit } from '../shared/domain/rate-limit.js';
 
 export const DEFAULT_ACCOUNT: AuthContext = {
   accountId: '00000000-0000-4000-8000-000000000001',
@@ -104,6 +105,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     await dynamo?.stop();
   };
   try {
+    // A malformed CRM_RATE_LIMIT stops the start here rather than failing every request.
+    currentRateLimit();
     dynamo = await startDynamo({ dataDir: opts.dataDir });
     Object.assign(process.env, LOCAL_AWS_ENV, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: dynamo.endpoint, CRM_LOCAL: 'true' });
     process.env.CRM_ALLOW_INSECURE_WEBHOOKS ??= 'true';

@@ -6,6 +6,7 @@
  * attempt while it runs; `LOG_LEVEL=warn` keeps only the failures, `error` only errors.
  */
 import { optionalEnv } from '../shared/config/env.js';
+import { currentRateLimit } from '../shared/domain/rate-limit.js';
 import { docsRoutes } from './docs-routes.js';
 import { SDK_QUIET_ENV } from './dynamo.js';
 import { startLocalStack } from './runtime.js';
@@ -49,6 +50,8 @@ console.log(`API reference at ${stack.baseUrl}/docs (OpenAPI document: ${stack.b
 console.log(`DynamoDB Local at ${stack.dynamoEndpoint} (table ${stack.tableName}${optionalEnv('CRM_DATA_DIR') ? `, data in ${optionalEnv('CRM_DATA_DIR')}` : ', in memory'})`);
 console.log(`webhook delivery queue at ${stack.deliveryQueueUrl} (see docs/webhooks.md)`);
 for (const a of stack.inboundAddresses) console.log(`inbound email: smtp://127.0.0.1:${stack.smtp.port} accepts mail for ${a.address} (account ${a.accountId}; see docs/inbound-email.md)`);
+const limit = currentRateLimit();
+console.log(limit ? `rate limit per account: ${limit.rate} requests/s, bursts of ${limit.burst} (CRM_RATE_LIMIT=rate,burst; 0 turns it off)` : 'rate limit: off (CRM_RATE_LIMIT=0)');
 for (const t of stack.tokens) console.log(`token for account ${t.accountId} (user ${t.userId}): ${t.token}`);
 console.log(`try: curl -s -X POST ${stack.baseUrl}/api/contacts-list -H 'Authorization: Bearer ${stack.tokens[0]?.token}' -H 'Content-Type: application/json' -d '{}'`);
 

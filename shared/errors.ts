@@ -10,11 +10,12 @@ export interface ErrorDetail {
 import type { EntityFamily } from './schemas/entities/index.js';
 
 /** Error families (contract §1): one per entity of the entity list, plus the non-record families. */
-export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | 'inbound_emails' | 'api' | 'auth';
+export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | 'inbound_emails' | 'api' | 'auth' | 'api_keys';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);
   if (code === 'auth.unauthorized') return 401;
+  if (code === 'auth.forbidden') return 403;
   if (code === 'api.unknown_operation') return 404;
   if (code === 'api.method_not_allowed') return 405;
   if (code === 'api.payload_too_large') return 413;
@@ -50,6 +51,9 @@ export const invalidRequest = (family: Family, message: string, details?: ErrorD
 export const notFound = (family: Family, what: string) => new ApiError(`${family}.not_found`, `${what} not found`);
 
 export const unauthorized = () => new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token');
+
+/** A call outside the key's scopes (contract §14): the message names the scope it lacks. */
+export const forbidden = (scope: string) => new ApiError('auth.forbidden', `this API key lacks the scope ${scope}`);
 
 export const internal = (family: Family, cause?: unknown) =>
   new ApiError(`${family}.internal`, 'internal server error', undefined, { cause });

@@ -15,7 +15,9 @@ export interface paths {
          *
          *     Called as `POST /api/companies-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_cursor`.
+         *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_cursor`.
          */
         post: operations["companies-list"];
         delete?: never;
@@ -39,7 +41,9 @@ export interface paths {
          *
          *     Called as `POST /api/companies-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`.
+         *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`.
          */
         post: operations["companies-get"];
         delete?: never;
@@ -63,7 +67,9 @@ export interface paths {
          *
          *     Called as `POST /api/companies-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`.
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`.
          */
         post: operations["companies-create"];
         delete?: never;
@@ -87,7 +93,9 @@ export interface paths {
          *
          *     Called as `POST /api/companies-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.name_required`, `companies.invalid_custom_fields`.
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.name_required`, `companies.invalid_custom_fields`.
          */
         post: operations["companies-update"];
         delete?: never;
@@ -111,7 +119,9 @@ export interface paths {
          *
          *     Called as `POST /api/companies-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`.
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`.
          */
         post: operations["companies-delete"];
         delete?: never;
@@ -135,7 +145,9 @@ export interface paths {
          *
          *     Called as `POST /api/contacts-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_cursor`.
+         *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_cursor`.
          */
         post: operations["contacts-list"];
         delete?: never;
@@ -159,7 +171,9 @@ export interface paths {
          *
          *     Called as `POST /api/contacts-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
+         *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
          */
         post: operations["contacts-get"];
         delete?: never;
@@ -183,7 +197,9 @@ export interface paths {
          *
          *     Called as `POST /api/contacts-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-create"];
         delete?: never;
@@ -207,7 +223,9 @@ export interface paths {
          *
          *     Called as `POST /api/contacts-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-update"];
         delete?: never;
@@ -231,7 +249,9 @@ export interface paths {
          *
          *     Called as `POST /api/contacts-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
          */
         post: operations["contacts-delete"];
         delete?: never;
@@ -255,7 +275,9 @@ export interface paths {
          *
          *     Called as `POST /api/sources-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_cursor`.
+         *     Needs the scope `sources:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_cursor`.
          */
         post: operations["sources-list"];
         delete?: never;
@@ -279,7 +301,9 @@ export interface paths {
          *
          *     Called as `POST /api/sources-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`, `sources.not_found`.
+         *     Needs the scope `sources:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`, `sources.not_found`.
          */
         post: operations["sources-get"];
         delete?: never;
@@ -303,7 +327,9 @@ export interface paths {
          *
          *     Called as `POST /api/sources-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.name_required`, `sources.conflict`.
+         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.name_required`, `sources.conflict`.
          */
         post: operations["sources-create"];
         delete?: never;
@@ -327,7 +353,9 @@ export interface paths {
          *
          *     Called as `POST /api/sources-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`, `sources.not_found`, `sources.name_required`.
+         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`, `sources.not_found`, `sources.name_required`.
          */
         post: operations["sources-update"];
         delete?: never;
@@ -351,7 +379,9 @@ export interface paths {
          *
          *     Called as `POST /api/sources-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`, `sources.not_found`.
+         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`, `sources.not_found`.
          */
         post: operations["sources-delete"];
         delete?: never;
@@ -375,7 +405,9 @@ export interface paths {
          *
          *     Called as `POST /api/projects-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`.
+         *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`.
          */
         post: operations["projects-list"];
         delete?: never;
@@ -399,7 +431,9 @@ export interface paths {
          *
          *     Called as `POST /api/projects-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
+         *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
          */
         post: operations["projects-get"];
         delete?: never;
@@ -423,7 +457,9 @@ export interface paths {
          *
          *     Called as `POST /api/projects-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
          */
         post: operations["projects-create"];
         delete?: never;
@@ -447,7 +483,9 @@ export interface paths {
          *
          *     Called as `POST /api/projects-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
          */
         post: operations["projects-update"];
         delete?: never;
@@ -471,7 +509,9 @@ export interface paths {
          *
          *     Called as `POST /api/projects-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
          */
         post: operations["projects-delete"];
         delete?: never;
@@ -495,7 +535,9 @@ export interface paths {
          *
          *     Called as `POST /api/activities-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_cursor`.
+         *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_cursor`.
          */
         post: operations["activities-list"];
         delete?: never;
@@ -519,7 +561,9 @@ export interface paths {
          *
          *     Called as `POST /api/activities-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
+         *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
          */
         post: operations["activities-get"];
         delete?: never;
@@ -543,7 +587,9 @@ export interface paths {
          *
          *     Called as `POST /api/activities-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
          */
         post: operations["activities-create"];
         delete?: never;
@@ -567,7 +613,9 @@ export interface paths {
          *
          *     Called as `POST /api/activities-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`, `activities.type_required`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`, `activities.type_required`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
          */
         post: operations["activities-update"];
         delete?: never;
@@ -591,7 +639,9 @@ export interface paths {
          *
          *     Called as `POST /api/activities-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
          */
         post: operations["activities-delete"];
         delete?: never;
@@ -615,7 +665,9 @@ export interface paths {
          *
          *     Called as `POST /api/custom-fields-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`.
+         *     Needs the scope `custom_fields:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`.
          */
         post: operations["custom-fields-list"];
         delete?: never;
@@ -639,7 +691,9 @@ export interface paths {
          *
          *     Called as `POST /api/custom-fields-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`.
+         *     Needs the scope `custom_fields:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`.
          */
         post: operations["custom-fields-get"];
         delete?: never;
@@ -663,7 +717,9 @@ export interface paths {
          *
          *     Called as `POST /api/custom-fields-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.name_required`, `custom_fields.conflict`.
+         *     Needs the scope `custom_fields:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.name_required`, `custom_fields.conflict`.
          */
         post: operations["custom-fields-create"];
         delete?: never;
@@ -687,7 +743,9 @@ export interface paths {
          *
          *     Called as `POST /api/custom-fields-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`, `custom_fields.name_required`.
+         *     Needs the scope `custom_fields:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`, `custom_fields.name_required`.
          */
         post: operations["custom-fields-update"];
         delete?: never;
@@ -711,7 +769,9 @@ export interface paths {
          *
          *     Called as `POST /api/custom-fields-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`.
+         *     Needs the scope `custom_fields:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`.
          */
         post: operations["custom-fields-delete"];
         delete?: never;
@@ -735,7 +795,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.conflict`, `webhooks.url_required`, `webhooks.invalid_url`, `webhooks.events_required`, `webhooks.invalid_events`, `webhooks.limit_exceeded`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.conflict`, `webhooks.url_required`, `webhooks.invalid_url`, `webhooks.events_required`, `webhooks.invalid_events`, `webhooks.limit_exceeded`.
          */
         post: operations["webhooks-create"];
         delete?: never;
@@ -759,7 +821,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`.
+         *     Needs the scope `webhooks:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`.
          */
         post: operations["webhooks-list"];
         delete?: never;
@@ -783,7 +847,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
+         *     Needs the scope `webhooks:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
          */
         post: operations["webhooks-get"];
         delete?: never;
@@ -807,7 +873,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.url_required`, `webhooks.invalid_url`, `webhooks.events_required`, `webhooks.invalid_events`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.url_required`, `webhooks.invalid_url`, `webhooks.events_required`, `webhooks.invalid_events`.
          */
         post: operations["webhooks-update"];
         delete?: never;
@@ -831,7 +899,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
          */
         post: operations["webhooks-delete"];
         delete?: never;
@@ -850,12 +920,14 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Recent delivery attempts of an endpoint, newest first
-         * @description Recent delivery attempts of an endpoint, newest first.
+         * Delivery records of an endpoint, newest first (paginated; optional status filter)
+         * @description Delivery records of an endpoint, newest first (paginated; optional status filter).
          *
          *     Called as `POST /api/webhooks-deliveries` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
+         *     Needs the scope `webhooks:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_cursor`, `webhooks.invalid_id`, `webhooks.not_found`.
          */
         post: operations["webhooks-deliveries"];
         delete?: never;
@@ -879,7 +951,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-rotate-secret` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.conflict`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.conflict`.
          */
         post: operations["webhooks-rotate-secret"];
         delete?: never;
@@ -903,7 +977,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-test` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
          */
         post: operations["webhooks-test"];
         delete?: never;
@@ -927,7 +1003,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-resend` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.conflict`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.conflict`.
          */
         post: operations["webhooks-resend"];
         delete?: never;
@@ -951,7 +1029,9 @@ export interface paths {
          *
          *     Called as `POST /api/webhooks-recover` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`.
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.endpoint_inactive`.
          */
         post: operations["webhooks-recover"];
         delete?: never;
@@ -975,7 +1055,9 @@ export interface paths {
          *
          *     Called as `POST /api/imports-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.conflict`.
+         *     Needs the scope `imports:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.conflict`.
          */
         post: operations["imports-create"];
         delete?: never;
@@ -999,7 +1081,9 @@ export interface paths {
          *
          *     Called as `POST /api/imports-start` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_id`, `imports.not_found`, `imports.conflict`.
+         *     Needs the scope `imports:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_id`, `imports.not_found`, `imports.conflict`.
          */
         post: operations["imports-start"];
         delete?: never;
@@ -1023,7 +1107,9 @@ export interface paths {
          *
          *     Called as `POST /api/imports-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_id`, `imports.not_found`.
+         *     Needs the scope `imports:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_id`, `imports.not_found`.
          */
         post: operations["imports-get"];
         delete?: never;
@@ -1047,7 +1133,9 @@ export interface paths {
          *
          *     Called as `POST /api/imports-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_cursor`.
+         *     Needs the scope `imports:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_cursor`.
          */
         post: operations["imports-list"];
         delete?: never;
@@ -1071,7 +1159,9 @@ export interface paths {
          *
          *     Called as `POST /api/imports-cancel` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_id`, `imports.not_found`, `imports.conflict`.
+         *     Needs the scope `imports:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_id`, `imports.not_found`, `imports.conflict`.
          */
         post: operations["imports-cancel"];
         delete?: never;
@@ -1095,7 +1185,9 @@ export interface paths {
          *
          *     Called as `POST /api/imports-errors` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_cursor`, `imports.invalid_id`, `imports.not_found`.
+         *     Needs the scope `imports:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `imports.invalid_request`, `imports.internal`, `imports.invalid_cursor`, `imports.invalid_id`, `imports.not_found`.
          */
         post: operations["imports-errors"];
         delete?: never;
@@ -1119,7 +1211,9 @@ export interface paths {
          *
          *     Called as `POST /api/inbound-emails-address` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`.
+         *     Needs the scope `inbound_emails:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`.
          */
         post: operations["inbound-emails-address"];
         delete?: never;
@@ -1143,7 +1237,9 @@ export interface paths {
          *
          *     Called as `POST /api/inbound-emails-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`, `inbound_emails.invalid_cursor`.
+         *     Needs the scope `inbound_emails:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`, `inbound_emails.invalid_cursor`.
          */
         post: operations["inbound-emails-list"];
         delete?: never;
@@ -1167,7 +1263,9 @@ export interface paths {
          *
          *     Called as `POST /api/inbound-emails-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`, `inbound_emails.invalid_id`, `inbound_emails.not_found`.
+         *     Needs the scope `inbound_emails:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`, `inbound_emails.invalid_id`, `inbound_emails.not_found`.
          */
         post: operations["inbound-emails-get"];
         delete?: never;
@@ -1191,9 +1289,115 @@ export interface paths {
          *
          *     Called as `POST /api/inbound-emails-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
-         *     Error codes: `auth.unauthorized`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`, `inbound_emails.invalid_id`, `inbound_emails.not_found`.
+         *     Needs the scope `inbound_emails:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `inbound_emails.invalid_request`, `inbound_emails.internal`, `inbound_emails.invalid_id`, `inbound_emails.not_found`.
          */
         post: operations["inbound-emails-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/api-keys-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an API key with the given scopes (the token is shown only in this answer)
+         * @description The key can do what its `scopes` allow and nothing else; it cannot be given a scope the calling key does not hold, and an unknown scope name is refused too (both `api_keys.invalid_scopes`). `expires_at` (optional, in the future) ends it by itself. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.
+         *
+         *     Called as `POST /api/api-keys-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `api_keys:manage` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `api_keys.invalid_request`, `api_keys.internal`, `api_keys.conflict`, `api_keys.invalid_scopes`.
+         */
+        post: operations["api-keys-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/api-keys-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the account's API keys, newest first (cursor pagination); revoked and expired keys included
+         * @description List the account's API keys, newest first (cursor pagination); revoked and expired keys included.
+         *
+         *     Called as `POST /api/api-keys-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `api_keys:manage` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `api_keys.invalid_request`, `api_keys.internal`, `api_keys.invalid_cursor`.
+         */
+        post: operations["api-keys-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/api-keys-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get an API key (never its token)
+         * @description Get an API key (never its token).
+         *
+         *     Called as `POST /api/api-keys-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `api_keys:manage` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `api_keys.invalid_request`, `api_keys.internal`, `api_keys.invalid_id`, `api_keys.not_found`.
+         */
+        post: operations["api-keys-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/api-keys-revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key: its token answers 401 from now on (deployed: within the authorizer cache time, at most 60 s)
+         * @description Returns the key with `revoked_at` set; revoking a revoked key returns it unchanged.
+         *
+         *     Called as `POST /api/api-keys-revoke` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `api_keys:manage` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `api_keys.invalid_request`, `api_keys.internal`, `api_keys.invalid_id`, `api_keys.not_found`.
+         */
+        post: operations["api-keys-revoke"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2898,6 +3102,8 @@ export interface components {
         };
         WebhookDeliveries: {
             deliveries: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass as cursor for the next page; "" when there is none */
+            next_cursor: string;
         };
         WebhookDeleted: {
             /** @constant */
@@ -2926,6 +3132,13 @@ export interface components {
             endpoint_id: string;
             /** @default 25 */
             limit: number;
+            /**
+             * @description Only deliveries with this status
+             * @enum {string}
+             */
+            status?: "pending" | "delivered" | "failed";
+            /** @description next_cursor of the previous page (same endpoint_id and status) */
+            cursor?: string;
         };
         WebhookRotateInput: {
             /** Format: uuid */
@@ -3233,6 +3446,82 @@ export interface components {
             cursor?: string;
             /** @default 25 */
             limit: number;
+        };
+        ApiKey: {
+            /**
+             * Format: uuid
+             * @description Key id (the `actor` id of the changes it makes)
+             */
+            id: string;
+            name: string;
+            /**
+             * @description The token's first 12 characters, to recognise it (the token itself is shown only once)
+             * @example crm_q3Xk9vTz
+             */
+            prefix: string;
+            /** @description Scopes the key holds */
+            scopes: string[];
+            /** @description When the key stops working; null: never */
+            expires_at: string | null;
+            /** @description When the key was last used (updated at most once a minute); null until used */
+            last_used_at: string | null;
+            /** @description When the key was revoked; null while it works */
+            revoked_at: string | null;
+            /**
+             * Format: uuid
+             * @description User who created it
+             */
+            created_by: string;
+            /**
+             * Format: date-time
+             * @description Creation timestamp (ISO 8601 UTC)
+             * @example 2026-11-22T01:16:30.123Z
+             */
+            created_at: string;
+        };
+        ApiKeyCreateInput: {
+            /**
+             * @description What the key is for (1–200 characters)
+             * @example Reporting tool
+             */
+            name: string;
+            /**
+             * @description Scopes the key holds: `<family>:read` or `<family>:write` (write includes read of the same family), `*:read` (every read), `*` (everything but key management), `api_keys:manage`. Families: contacts, companies, sources, custom_fields, projects, activities, webhooks, imports, inbound_emails, events, trash, exports.
+             * @example [
+             *       "contacts:read",
+             *       "companies:write"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @description When the key stops working (a future ISO 8601 timestamp); null or absent: never
+             * @example 2027-01-01T00:00:00.000Z
+             */
+            expires_at?: string | null;
+        };
+        ApiKeyCreateResult: {
+            api_key: components["schemas"]["ApiKey"];
+            /**
+             * @description The bearer token (`crm_` + 43 base64url characters): shown only here, stored only as a hash
+             * @example crm_q3Xk9vTzW1m0bE4yJ8r2LcA5sN7uP6dF0hG9iK1oQ2x
+             */
+            token: string;
+        };
+        ApiKeyIdInput: {
+            /**
+             * Format: uuid
+             * @description Id of the key
+             */
+            id: string;
+        };
+        ApiKeyListInput: {
+            cursor?: string;
+            /** @default 25 */
+            limit: number;
+        };
+        ApiKeyList: {
+            items: components["schemas"]["ApiKey"][];
+            next_cursor: string;
         };
         ErrorDetail: {
             /**
@@ -3928,6 +4217,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3941,6 +4236,12 @@ export interface operations {
             /** @description Error: companies.invalid_request, companies.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3994,9 +4295,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4022,9 +4363,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4059,6 +4408,12 @@ export interface operations {
             /** @description Error: companies.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4102,6 +4457,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4115,6 +4476,12 @@ export interface operations {
             /** @description Error: companies.invalid_request, companies.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4168,9 +4535,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: companies.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4199,6 +4606,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4224,9 +4637,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,6 +4682,12 @@ export interface operations {
             /** @description Error: companies.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4307,6 +4734,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4320,6 +4753,12 @@ export interface operations {
             /** @description Error: companies.invalid_request, companies.name_required, companies.invalid_custom_fields */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4373,9 +4812,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: companies.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,6 +4883,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4429,9 +4914,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4466,6 +4959,12 @@ export interface operations {
             /** @description Error: companies.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4509,6 +5008,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4522,6 +5027,12 @@ export interface operations {
             /** @description Error: companies.invalid_request, companies.invalid_id, companies.name_required, companies.invalid_custom_fields */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,9 +5086,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: companies.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4606,6 +5157,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4631,9 +5188,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4668,6 +5233,12 @@ export interface operations {
             /** @description Error: companies.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4711,6 +5282,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4724,6 +5301,12 @@ export interface operations {
             /** @description Error: companies.invalid_request, companies.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4777,9 +5360,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: companies.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4808,6 +5431,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4833,9 +5462,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4870,6 +5507,12 @@ export interface operations {
             /** @description Error: companies.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4913,6 +5556,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4926,6 +5575,12 @@ export interface operations {
             /** @description Error: contacts.invalid_request, contacts.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4979,9 +5634,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5007,9 +5702,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5044,6 +5747,12 @@ export interface operations {
             /** @description Error: contacts.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5087,6 +5796,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5100,6 +5815,12 @@ export interface operations {
             /** @description Error: contacts.invalid_request, contacts.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5153,9 +5874,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: contacts.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5184,6 +5945,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5209,9 +5976,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5246,6 +6021,12 @@ export interface operations {
             /** @description Error: contacts.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5292,6 +6073,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5305,6 +6092,12 @@ export interface operations {
             /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.invalid_company_id, contacts.invalid_source_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5358,9 +6151,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: contacts.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5389,6 +6222,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5414,9 +6253,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5451,6 +6298,12 @@ export interface operations {
             /** @description Error: contacts.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5494,6 +6347,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,6 +6366,12 @@ export interface operations {
             /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.invalid_company_id, contacts.invalid_source_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5560,9 +6425,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: contacts.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5591,6 +6496,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5616,9 +6527,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5653,6 +6572,12 @@ export interface operations {
             /** @description Error: contacts.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5696,6 +6621,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5709,6 +6640,12 @@ export interface operations {
             /** @description Error: contacts.invalid_request, contacts.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5762,9 +6699,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: contacts.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5793,6 +6770,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5818,9 +6801,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5855,6 +6846,12 @@ export interface operations {
             /** @description Error: contacts.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5898,6 +6895,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5911,6 +6914,12 @@ export interface operations {
             /** @description Error: sources.invalid_request, sources.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5964,9 +6973,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5992,9 +7041,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6029,6 +7086,12 @@ export interface operations {
             /** @description Error: sources.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6072,6 +7135,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6085,6 +7154,12 @@ export interface operations {
             /** @description Error: sources.invalid_request, sources.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6138,9 +7213,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: sources.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6169,6 +7284,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6194,9 +7315,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6231,6 +7360,12 @@ export interface operations {
             /** @description Error: sources.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6277,6 +7412,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6290,6 +7431,12 @@ export interface operations {
             /** @description Error: sources.invalid_request, sources.name_required */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6343,9 +7490,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: sources.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6374,6 +7561,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6399,9 +7592,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6436,6 +7637,12 @@ export interface operations {
             /** @description Error: sources.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6479,6 +7686,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6492,6 +7705,12 @@ export interface operations {
             /** @description Error: sources.invalid_request, sources.invalid_id, sources.name_required */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6545,9 +7764,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: sources.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6576,6 +7835,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6601,9 +7866,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6638,6 +7911,12 @@ export interface operations {
             /** @description Error: sources.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6681,6 +7960,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6694,6 +7979,12 @@ export interface operations {
             /** @description Error: sources.invalid_request, sources.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6747,9 +8038,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: sources.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6778,6 +8109,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6803,9 +8140,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6840,6 +8185,12 @@ export interface operations {
             /** @description Error: sources.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6883,6 +8234,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6896,6 +8253,12 @@ export interface operations {
             /** @description Error: projects.invalid_request, projects.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6949,9 +8312,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6977,9 +8380,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7014,6 +8425,12 @@ export interface operations {
             /** @description Error: projects.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7057,6 +8474,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7070,6 +8493,12 @@ export interface operations {
             /** @description Error: projects.invalid_request, projects.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7123,9 +8552,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: projects.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7154,6 +8623,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7179,9 +8654,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7216,6 +8699,12 @@ export interface operations {
             /** @description Error: projects.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7262,6 +8751,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7275,6 +8770,12 @@ export interface operations {
             /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7328,9 +8829,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: projects.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7359,6 +8900,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7384,9 +8931,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7421,6 +8976,12 @@ export interface operations {
             /** @description Error: projects.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7464,6 +9025,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7477,6 +9044,12 @@ export interface operations {
             /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7530,9 +9103,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: projects.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7561,6 +9174,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7586,9 +9205,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7623,6 +9250,12 @@ export interface operations {
             /** @description Error: projects.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7666,6 +9299,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7679,6 +9318,12 @@ export interface operations {
             /** @description Error: projects.invalid_request, projects.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7732,9 +9377,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: projects.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7763,6 +9448,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7788,9 +9479,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7825,6 +9524,12 @@ export interface operations {
             /** @description Error: projects.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7868,6 +9573,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7881,6 +9592,12 @@ export interface operations {
             /** @description Error: activities.invalid_request, activities.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7934,9 +9651,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7962,9 +9719,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7999,6 +9764,12 @@ export interface operations {
             /** @description Error: activities.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8042,6 +9813,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8055,6 +9832,12 @@ export interface operations {
             /** @description Error: activities.invalid_request, activities.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8108,9 +9891,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: activities.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8139,6 +9962,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8164,9 +9993,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8201,6 +10038,12 @@ export interface operations {
             /** @description Error: activities.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8247,6 +10090,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8260,6 +10109,12 @@ export interface operations {
             /** @description Error: activities.invalid_request, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8313,9 +10168,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: activities.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8344,6 +10239,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8369,9 +10270,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8406,6 +10315,12 @@ export interface operations {
             /** @description Error: activities.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8449,6 +10364,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8462,6 +10383,12 @@ export interface operations {
             /** @description Error: activities.invalid_request, activities.invalid_id, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8515,9 +10442,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: activities.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8546,6 +10513,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8571,9 +10544,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8608,6 +10589,12 @@ export interface operations {
             /** @description Error: activities.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8651,6 +10638,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8664,6 +10657,12 @@ export interface operations {
             /** @description Error: activities.invalid_request, activities.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8717,9 +10716,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: activities.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8748,6 +10787,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8773,9 +10818,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8810,6 +10863,12 @@ export interface operations {
             /** @description Error: activities.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8853,6 +10912,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8866,6 +10931,12 @@ export interface operations {
             /** @description Error: custom_fields.invalid_request */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8919,9 +10990,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8947,9 +11058,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8984,6 +11103,12 @@ export interface operations {
             /** @description Error: custom_fields.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9027,6 +11152,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9040,6 +11171,12 @@ export interface operations {
             /** @description Error: custom_fields.invalid_request, custom_fields.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9093,9 +11230,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: custom_fields.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9124,6 +11301,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9149,9 +11332,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9186,6 +11377,12 @@ export interface operations {
             /** @description Error: custom_fields.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9232,6 +11429,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9245,6 +11448,12 @@ export interface operations {
             /** @description Error: custom_fields.invalid_request, custom_fields.name_required */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9298,9 +11507,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: custom_fields.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9329,6 +11578,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9354,9 +11609,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9391,6 +11654,12 @@ export interface operations {
             /** @description Error: custom_fields.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9434,6 +11703,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9447,6 +11722,12 @@ export interface operations {
             /** @description Error: custom_fields.invalid_request, custom_fields.invalid_id, custom_fields.name_required */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9500,9 +11781,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: custom_fields.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9531,6 +11852,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9556,9 +11883,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9593,6 +11928,12 @@ export interface operations {
             /** @description Error: custom_fields.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9636,6 +11977,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9649,6 +11996,12 @@ export interface operations {
             /** @description Error: custom_fields.invalid_request, custom_fields.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9702,9 +12055,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: custom_fields.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9733,6 +12126,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9758,9 +12157,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9795,6 +12202,12 @@ export interface operations {
             /** @description Error: custom_fields.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9841,6 +12254,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9854,6 +12273,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.url_required, webhooks.invalid_url, webhooks.events_required, webhooks.invalid_events, webhooks.limit_exceeded */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9907,9 +12332,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9938,6 +12403,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9963,9 +12434,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10000,6 +12479,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10043,6 +12528,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10056,6 +12547,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10109,9 +12606,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10137,9 +12674,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10174,6 +12719,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10217,6 +12768,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10230,6 +12787,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10283,9 +12846,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10314,6 +12917,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10339,9 +12948,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10376,6 +12993,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10419,6 +13042,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10432,6 +13061,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.invalid_id, webhooks.url_required, webhooks.invalid_url, webhooks.events_required, webhooks.invalid_events */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10485,9 +13120,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10516,6 +13191,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10541,9 +13222,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10578,6 +13267,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10621,6 +13316,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10634,6 +13335,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10687,9 +13394,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10718,6 +13465,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10743,9 +13496,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10780,6 +13541,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10823,6 +13590,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10833,9 +13606,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
+            /** @description Error: webhooks.invalid_request, webhooks.invalid_cursor, webhooks.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10844,7 +13623,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "webhooks.invalid_request" | "webhooks.invalid_id";
+                            code: "webhooks.invalid_request" | "webhooks.invalid_cursor" | "webhooks.invalid_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -10889,9 +13668,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10920,6 +13739,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10945,9 +13770,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10982,6 +13815,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11025,6 +13864,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11038,6 +13883,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11091,9 +13942,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11122,6 +14013,12 @@ export interface operations {
             /** @description Error: webhooks.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11150,6 +14047,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11175,9 +14078,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11212,6 +14123,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11255,6 +14172,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11268,6 +14191,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11321,9 +14250,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11352,6 +14321,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11377,9 +14352,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11414,6 +14397,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11457,6 +14446,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11470,6 +14465,12 @@ export interface operations {
             /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11523,9 +14524,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11554,6 +14595,12 @@ export interface operations {
             /** @description Error: webhooks.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11582,6 +14629,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11607,9 +14660,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11644,6 +14705,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11687,6 +14754,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11697,9 +14770,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: webhooks.invalid_request, webhooks.invalid_id */
+            /** @description Error: webhooks.invalid_request, webhooks.invalid_id, webhooks.endpoint_inactive */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11708,7 +14787,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "webhooks.invalid_request" | "webhooks.invalid_id";
+                            code: "webhooks.invalid_request" | "webhooks.invalid_id" | "webhooks.endpoint_inactive";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -11753,9 +14832,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: webhooks.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11784,6 +14903,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11809,9 +14934,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11846,6 +14979,12 @@ export interface operations {
             /** @description Error: webhooks.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11892,6 +15031,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11905,6 +15050,12 @@ export interface operations {
             /** @description Error: imports.invalid_request */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11958,9 +15109,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: imports.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11989,6 +15180,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12014,9 +15211,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12051,6 +15256,12 @@ export interface operations {
             /** @description Error: imports.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12094,6 +15305,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12107,6 +15324,12 @@ export interface operations {
             /** @description Error: imports.invalid_request, imports.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12160,9 +15383,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: imports.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12191,6 +15454,12 @@ export interface operations {
             /** @description Error: imports.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12219,6 +15488,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12244,9 +15519,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12281,6 +15564,12 @@ export interface operations {
             /** @description Error: imports.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12324,6 +15613,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12337,6 +15632,12 @@ export interface operations {
             /** @description Error: imports.invalid_request, imports.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12390,9 +15691,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: imports.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12421,6 +15762,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12446,9 +15793,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12483,6 +15838,12 @@ export interface operations {
             /** @description Error: imports.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12526,6 +15887,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12539,6 +15906,12 @@ export interface operations {
             /** @description Error: imports.invalid_request, imports.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12592,9 +15965,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12620,9 +16033,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12657,6 +16078,12 @@ export interface operations {
             /** @description Error: imports.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12700,6 +16127,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12713,6 +16146,12 @@ export interface operations {
             /** @description Error: imports.invalid_request, imports.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12766,9 +16205,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: imports.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12797,6 +16276,12 @@ export interface operations {
             /** @description Error: imports.conflict */
             409: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12825,6 +16310,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12850,9 +16341,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12887,6 +16386,12 @@ export interface operations {
             /** @description Error: imports.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12930,6 +16435,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12943,6 +16454,12 @@ export interface operations {
             /** @description Error: imports.invalid_request, imports.invalid_cursor, imports.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12996,9 +16513,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: imports.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13027,6 +16584,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13052,9 +16615,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13089,6 +16660,12 @@ export interface operations {
             /** @description Error: imports.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13132,6 +16709,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13145,6 +16728,12 @@ export interface operations {
             /** @description Error: inbound_emails.invalid_request */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13198,9 +16787,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13226,9 +16855,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13263,6 +16900,12 @@ export interface operations {
             /** @description Error: inbound_emails.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13306,6 +16949,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13319,6 +16968,12 @@ export interface operations {
             /** @description Error: inbound_emails.invalid_request, inbound_emails.invalid_cursor */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13372,9 +17027,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13400,9 +17095,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13437,6 +17140,12 @@ export interface operations {
             /** @description Error: inbound_emails.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13480,6 +17189,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13493,6 +17208,12 @@ export interface operations {
             /** @description Error: inbound_emails.invalid_request, inbound_emails.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13546,9 +17267,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: inbound_emails.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13577,6 +17338,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13602,9 +17369,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13639,6 +17414,12 @@ export interface operations {
             /** @description Error: inbound_emails.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13682,6 +17463,12 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13695,6 +17482,12 @@ export interface operations {
             /** @description Error: inbound_emails.invalid_request, inbound_emails.invalid_id */
             400: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13748,9 +17541,49 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: inbound_emails.not_found */
             404: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13779,6 +17612,12 @@ export interface operations {
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13804,9 +17643,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off */
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
             429: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13841,6 +17688,12 @@ export interface operations {
             /** @description Error: inbound_emails.internal */
             500: {
                 headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13850,6 +17703,1071 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "inbound_emails.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "api-keys-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `api_keys.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ApiKeyCreateResult"];
+                    };
+                };
+            };
+            /** @description Error: api_keys.invalid_request, api_keys.invalid_scopes */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.invalid_request" | "api_keys.invalid_scopes";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api_keys.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: api_keys.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "api-keys-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyListInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ApiKeyList"];
+                    };
+                };
+            };
+            /** @description Error: api_keys.invalid_request, api_keys.invalid_cursor */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.invalid_request" | "api_keys.invalid_cursor";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: api_keys.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "api-keys-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyIdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ApiKey"];
+                    };
+                };
+            };
+            /** @description Error: api_keys.invalid_request, api_keys.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.invalid_request" | "api_keys.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api_keys.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: api_keys.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "api-keys-revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyIdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ApiKey"];
+                    };
+                };
+            };
+            /** @description Error: api_keys.invalid_request, api_keys.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.invalid_request" | "api_keys.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api_keys.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: api_keys.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api_keys.internal";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

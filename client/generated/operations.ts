@@ -215,7 +215,7 @@ export const OPERATIONS = [
     "name": "webhooks-deliveries",
     "prefix": "webhooks",
     "method": "deliveries",
-    "paged": false
+    "paged": true
   },
   {
     "name": "webhooks-rotate-secret",
@@ -300,6 +300,30 @@ export const OPERATIONS = [
     "prefix": "inbound-emails",
     "method": "delete",
     "paged": false
+  },
+  {
+    "name": "api-keys-create",
+    "prefix": "api-keys",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "api-keys-list",
+    "prefix": "api-keys",
+    "method": "list",
+    "paged": true
+  },
+  {
+    "name": "api-keys-get",
+    "prefix": "api-keys",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "api-keys-revoke",
+    "prefix": "api-keys",
+    "method": "revoke",
+    "paged": false
   }
 ] as const;
 
@@ -317,6 +341,14 @@ export type DocumentedErrorCode =
   | 'activities.type_required'
   | 'api.payload_too_large'
   | 'api.rate_limited'
+  | 'api_keys.conflict'
+  | 'api_keys.internal'
+  | 'api_keys.invalid_cursor'
+  | 'api_keys.invalid_id'
+  | 'api_keys.invalid_request'
+  | 'api_keys.invalid_scopes'
+  | 'api_keys.not_found'
+  | 'auth.forbidden'
   | 'auth.unauthorized'
   | 'companies.conflict'
   | 'companies.internal'
@@ -371,8 +403,10 @@ export type DocumentedErrorCode =
   | 'sources.name_required'
   | 'sources.not_found'
   | 'webhooks.conflict'
+  | 'webhooks.endpoint_inactive'
   | 'webhooks.events_required'
   | 'webhooks.internal'
+  | 'webhooks.invalid_cursor'
   | 'webhooks.invalid_events'
   | 'webhooks.invalid_id'
   | 'webhooks.invalid_request'

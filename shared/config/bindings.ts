@@ -19,6 +19,8 @@ export const BINDINGS = {
   inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read'] },
   /** The inbound mail domain (configuration, no grant). */
   inboundDomain: { env: 'CRM_INBOUND_DOMAIN', modes: ['read'] },
+  /** The per-account rate limit `rate,burst` (configuration: the stack's RateLimit parameter; contract §14). */
+  rateLimit: { env: 'CRM_RATE_LIMIT', modes: ['read'] },
 } as const;
 
 export type BindingName = keyof typeof BINDINGS;

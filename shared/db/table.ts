@@ -196,4 +196,13 @@ export const keys = {
   importError: (accountId: string, id: string, rowNumber: number) => ({ pk: `${acct(accountId)}#imp#${id}`, sk: importErrorSk(rowNumber) }),
   importErrorPrefix: 'E#',
   // --- end imports -----------------------------------------------------------------------------
+  // --- api keys and rate limits (shared/db/api-keys.ts, shared/db/rate-limit.ts; contract §14) ---
+  /** An API key's record (what api-keys-get shows); its token item is `token(hash)`. */
+  apiKey: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#key#${id}`, sk: 'KEY' }),
+  /** GSI1 attributes of a key: the account's keys, newest first. */
+  apiKeyGsi: (accountId: string, createdAt: string, id: string) => ({ gsi1pk: `${acct(accountId)}#key`, gsi1sk: orderKey(createdAt, id) }),
+  apiKeyListPartition: (accountId: string) => `${acct(accountId)}#key`,
+  /** The account's rate-limit bucket: one small item, updated once per request (GCRA). */
+  rateLimit: (accountId: string) => ({ pk: `${acct(accountId)}#rl`, sk: 'RL' }),
+  // --- end api keys ------------------------------------------------------------------------------
 } as const;

@@ -2,6 +2,13 @@
 export interface AuthContext {
   accountId: string;
   userId: string;
+  /** The API key of the call (contract §14): the `actor` id of the changes it makes (§12). */
+  keyId?: string;
+  /**
+   * The key's scopes (contract §14). Absent: a token issued before scopes existed, which holds
+   * `*` and `api_keys:manage` (shared/auth/scopes.ts `scopesFromContext`).
+   */
+  scopes?: readonly string[];
 }
 
 /** What every domain call receives: the caller, the operation's name and the request headers. */

@@ -7,7 +7,13 @@ import type { ApiError } from '../errors.js';
  * functions that only answer errors (the fallback route) do not bundle middy, the tracer and
  * the logger.
  */
-export type ApiEvent = APIGatewayProxyEventV2WithLambdaAuthorizer<AuthContext>;
+/**
+ * The authorizer's context as a handler receives it (shared/auth/tokens.ts `AuthorizerContext`:
+ * scopes space-separated, `expiresAt` ISO). Tests that invoke a handler directly may pass an
+ * AuthContext (scopes as an array, or none: a full-scope token).
+ */
+export type EventAuth = Omit<AuthContext, 'scopes'> & { scopes?: string | readonly string[]; expiresAt?: string };
+export type ApiEvent = APIGatewayProxyEventV2WithLambdaAuthorizer<EventAuth>;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };

@@ -1,7 +1,10 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { ApiError, type Family, internal, invalidRequest, unauthorized } from '../errors.js';
+import { ApiError, type Family, forbidden, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
+import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../auth/scopes.js';
+import { recordKeyUse } from '../domain/key-use.js';
+import { consumeRateLimit, knownOverLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
 import { countMetric, METRIC } from '../observability/metrics.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
 import { logger } from './logger.js';
@@ -37,10 +40,59 @@ export function toApiError(error: unknown, family: Family): ApiError {
   return internal(family, error);
 }
 
-function authFrom(event: ApiEvent): AuthContext {
+/**
+ * The caller, from the authorizer's context. An expired key is refused here too, so a decision
+ * API Gateway cached before the expiry does not outlive it.
+ */
+function authFrom(event: ApiEvent, now = Date.now()): AuthContext {
   const auth = event.requestContext?.authorizer?.lambda;
   if (!auth || typeof auth.accountId !== 'string' || typeof auth.userId !== 'string') throw unauthorized();
-  return { accountId: auth.accountId, userId: auth.userId };
+  if (typeof auth.expiresAt === 'string' && Date.parse(auth.expiresAt) <= now) throw unauthorized();
+  return {
+    accountId: auth.accountId,
+    userId: auth.userId,
+    ...(typeof auth.keyId === 'string' ? { keyId: auth.keyId } : {}),
+    scopes: scopesFromContext(auth.scopes),
+  };
+}
+
+/** The rate-limit decision of each request in flight, for the headers of its answer (success or error). */
+const rateLimits = new WeakMap<ApiEvent, RateLimitDecision>();
+
+/** `RateLimit-*` (and on 429 `Retry-After`) on every answer of a request the limiter counted. */
+const rateLimitAnswer = (): middy.MiddlewareObj<ApiEvent, ApiResult> => {
+  const add = async (request: middy.Request<ApiEvent, ApiResult>) => {
+    const decision = rateLimits.get(request.event);
+    if (decision && request.response) request.response.headers = { ...request.response.headers, ...rateLimitHeaders(decision) };
+  };
+  return { after: add, onError: add };
+};
+
+/**
+ * The one place access is enforced, for every operation (contract §14): the key (401), the scope
+ * the operation needs (403, from its declaration: family and name, shared/auth/scopes.ts), the
+ * account's rate limit (429). Returns the caller and `settle`, which resolves once the limiter
+ * has counted the call and throws 429 when it was over the limit.
+ *
+ * A write waits for the limiter before anything else (a refused call changes nothing); a read
+ * runs beside it and its answer is replaced by the 429 when the limiter refuses, so a read pays
+ * the limiter's write in parallel, not in series (docs/performance.md, "Rate limiting").
+ */
+function admit(event: ApiEvent): { auth: AuthContext; settle: () => Promise<void> } {
+  const auth = authFrom(event);
+  const counted = Promise.all([consumeRateLimit(auth.accountId), recordKeyUse(auth)]).then(([decision]) => {
+    if (decision) rateLimits.set(event, decision);
+    return decision;
+  });
+  // Settled below on every path; until then a failure must not count as unhandled.
+  counted.catch(() => undefined);
+  const settle = async () => {
+    const decision = await counted;
+    if (decision && !decision.allowed) {
+      throw new ApiError('api.rate_limited', `this account is over its rate limit (${decision.limit} requests at once): retry after ${decision.retryAfter} s`);
+    }
+  };
+  return { auth, settle };
 }
 
 export function readJsonObject(event: ApiEvent, family: Family): Record<string, unknown> {
@@ -88,30 +140,41 @@ const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => 
 };
 
 /**
- * Builds a Lambda handler for one operation: auth → body → validate → run → envelope.
- * No Powertools Tracer here: API functions are traced by Lambda's active tracing (the stack turns
- * it on), which needs no SDK in the bundle; the Tracer stays in the workers (shared/http/instrumented.ts),
- * where outgoing calls (webhook posts) are worth their own subsegments.
+ * Builds a Lambda handler for one operation: auth, scope, rate limit → body → validate → run → envelope.
  * The same function serves API Gateway and the local HTTP server.
  */
 export function operation<I, R>(spec: OperationSpec<I, R>) {
   return middy<ApiEvent, ApiResult, Error, Context>()
     .use(requestKeys(spec.name))
+    .use(rateLimitAnswer())
     .use(errorEnvelope(spec.family))
     .handler(async (event, context) => {
       if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
         throw new ApiError('api.method_not_allowed', 'only POST is allowed');
       }
-      const auth = authFrom(event);
-      const body = readJsonObject(event, spec.family);
-      const input = spec.parse(body);
-      const ctx: OperationContext = {
-        ...auth,
-        operation: spec.name,
-        headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
-      };
-      const run = () => spec.run(input, ctx);
-      const result = spec.wrap ? await spec.wrap({ ctx, family: spec.family, body, lambdaContext: context }, run) : await run();
+      const { auth, settle } = admit(event);
+      const scope = requiredScope(spec);
+      if (!covers(auth.scopes ?? [], scope)) {
+        await settle();
+        throw forbidden(scope);
+      }
+      if (scopeAccessOf(spec.name) === 'write' || knownOverLimit(auth.accountId)) await settle();
+      let result: unknown;
+      try {
+        const body = readJsonObject(event, spec.family);
+        const input = spec.parse(body);
+        const ctx: OperationContext = {
+          ...auth,
+          operation: spec.name,
+          headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+        };
+        const run = () => spec.run(input, ctx);
+        result = spec.wrap ? await spec.wrap({ ctx, family: spec.family, body, lambdaContext: context }, run) : await run();
+      } catch (error) {
+        await settle();
+        throw error;
+      }
+      await settle();
       return jsonResponse(200, { ok: true, result });
     });
 }

@@ -13,6 +13,8 @@ import { MAX_BODY_BYTES } from '../http/operation.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
 import { codesByStatus, errorCodesFor, verbOf } from './errors.js';
 import { ENTITIES } from '../schemas/entities/index.js';
+import { requiredScope } from '../auth/scopes.js';
+import { ALL_SCOPES, SCOPE_FAMILIES } from '../schemas/api-keys.js';
 import { componentSchemas, type OperationDoc, operationDocs } from './operations.js';
 import { webhookEvents } from './webhooks.js';
 
@@ -91,6 +93,7 @@ function describe(entry: OperationEntry, doc: OperationDoc, codes: readonly stri
   return [
     doc.description ?? `${doc.summary}.`,
     `Called as \`POST /api/${entry.name}\` with a JSON object body and \`Authorization: Bearer <token>\`; answers \`{ "ok": true, "result": … }\`.`,
+    `Needs the scope \`${requiredScope(entry)}\` (or one that includes it: see "Keys and scopes").`,
     `Error codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
   ].join('\n\n');
 }
@@ -102,17 +105,39 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   webhooks: 'Webhook endpoints, their deliveries, and the events they receive (signed per Standard Webhooks).',
   imports: 'CSV imports of contacts and companies, run as jobs with progress and row errors.',
   inbound_emails: "Mail sent or copied to the account's inbound address, logged on the matching contacts.",
+  api_keys: 'API keys: bearer tokens with scopes, an expiry and revocation (they need `api_keys:manage`).',
 };
+
+const scopeDescription = (scope: string): string => {
+  if (scope === '*') return 'Every operation but key management';
+  if (scope === '*:read') return 'Every read operation';
+  if (scope === 'api_keys:manage') return 'The api-keys-* operations';
+  const [family, access] = scope.split(':');
+  return access === 'write' ? `Every ${family} operation (write includes read)` : `The ${family} read operations`;
+};
+
+/** The `RateLimit-*` headers every answer carries while rate limiting is on (contract §14). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: "The account's bucket size (burst): requests allowed at once after a quiet period.", schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests the account can make right now, after this one.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the bucket is full again.', schema: { type: 'integer', minimum: 0 } },
+};
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds until one request is allowed again.', schema: { type: 'integer', minimum: 1 } } };
 
 function operationObject(entry: OperationEntry, doc: OperationDoc, documented: boolean, config: ConversionConfig) {
   const codes = errorCodesFor(entry, { paginated: isPaginated(doc), extra: doc.errors });
   const responses: Record<string, unknown> = {
-    200: { description: 'Success', content: { 'application/json': { schema: convert(successEnvelope(doc.result), config) } } },
+    200: { description: 'Success', headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: convert(successEnvelope(doc.result), config) } } },
   };
   for (const [status, statusCodes] of codesByStatus(codes)) {
     const envelope = errorEnvelope(statusCodes);
     responses[status] = {
-      description: status === 429 ? 'Error: api.rate_limited (API Gateway throttled the call, deployed only; its body is then `{ "message": "Too Many Requests" }`): retry after a back-off' : `Error: ${statusCodes.join(', ')}`,
+      description:
+        status === 429
+          ? "Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ \"message\": \"Too Many Requests\" }` and no headers."
+          : `Error: ${statusCodes.join(', ')}`,
+      // An unauthenticated answer (401) belongs to no account: it carries no RateLimit headers.
+      ...(status === 401 ? {} : { headers: status === 429 ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } : RATE_LIMIT_HEADERS }),
       content: { 'application/json': { schema: convert(status === 429 ? v.union([envelope, gatewayThrottled]) : envelope, config) } },
     };
   }
@@ -125,6 +150,10 @@ function operationObject(entry: OperationEntry, doc: OperationDoc, documented: b
     summary: doc.summary,
     description: describe(entry, doc, codes),
     tags: [entry.family],
+    // The scope rides in an extension: OpenAPI 3.1 allows role names in a bearer requirement, but
+    // linters (Spectral's oas3-operation-security-defined) accept scopes only from OAuth flows.
+    security: [{ bearerAuth: [] }],
+    'x-required-scope': requiredScope(entry),
     ...(isCreate
       ? {
           parameters: [
@@ -201,6 +230,7 @@ export function buildOpenApiDocument(operations: readonly OperationEntry[], opts
         'Success is HTTP 200 `{ "ok": true, "result": ... }`; failure is `{ "ok": false, "error": { "code", "message", "details"?, "request_id" } }` with the status given by the code.',
         `Bodies larger than ${MAX_BODY_BYTES / 1024} KiB are rejected with \`api.payload_too_large\` (413).`,
         'List operations are paginated with `cursor` / `next_cursor` (empty on the last page), newest first.',
+        'Rate limits: each account has a token bucket (`CRM_RATE_LIMIT`, default 100 requests per second with bursts of 200) shared by all its keys. Every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); over the limit, 429 `api.rate_limited` with `Retry-After` (seconds).',
       ].join('\n\n'),
     },
     servers: [{ url: opts.serverUrl ?? 'http://127.0.0.1:3000', description: opts.serverUrl ? 'this server' : 'local mode (npm start)' }],
@@ -211,7 +241,16 @@ export function buildOpenApiDocument(operations: readonly OperationEntry[], opts
     components: {
       schemas,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An access token of one account and user (`npm run token`, or the token printed by `npm start`).' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: [
+            'An API key of one account and user: `crm_` + 43 base64url characters (`api-keys-create`, `npm run token`, or the token printed by `npm start`).',
+            "Each operation's `security` names the scope it needs. Scopes: `<family>:read` and `<family>:write` for each family (" + SCOPE_FAMILIES.join(', ') + '); `write` includes `read` of the same family; `*:read` every read; `*` everything but key management; `api_keys:manage` the `api-keys-*` operations.',
+            'A call outside the key\'s scopes is 403 `auth.forbidden` naming the missing scope.',
+          ].join(' '),
+          'x-scopes': Object.fromEntries(ALL_SCOPES.map((scope) => [scope, scopeDescription(scope)])),
+        },
       },
     },
   };

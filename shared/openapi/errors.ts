@@ -22,8 +22,9 @@ const WITH_CUSTOM_FIELDS = new Set<string>(ENTITIES.filter((e) => customField(e 
 export function errorCodesFor(entry: Pick<OperationEntry, 'name' | 'family'>, opts: { paginated: boolean; extra?: readonly string[] }): string[] {
   const f = entry.family;
   const verb = verbOf(entry.name);
-  // api.rate_limited: API Gateway's throttling (deployed), answered as 429 before the function runs.
-  const codes = ['auth.unauthorized', 'api.payload_too_large', 'api.rate_limited', `${f}.invalid_request`, `${f}.internal`];
+  // auth.forbidden: the key lacks the operation's scope; api.rate_limited: the account's rate
+  // limit (contract §14), or API Gateway's stage-wide throttling (deployed), before the function runs.
+  const codes = ['auth.unauthorized', 'auth.forbidden', 'api.payload_too_large', 'api.rate_limited', `${f}.invalid_request`, `${f}.internal`];
   if (['get', 'update', 'delete'].includes(verb)) codes.push(`${f}.invalid_id`, `${f}.not_found`);
   if (opts.paginated) codes.push(`${f}.invalid_cursor`);
   if (verb === 'create' || verb === 'update') {

@@ -135,6 +135,16 @@ describe('API routes: one per registry entry', () => {
     });
   });
 
+  it('passes the RateLimit stack parameter (CRM_RATE_LIMIT, default 100,200) to every operation, and only to them', () => {
+    const parameter = (dev.template.toJSON().Parameters as Record<string, Json>).RateLimit!;
+    expect(parameter).toMatchObject({ Type: 'String', Default: '100,200' });
+    const pattern = new RegExp(String(parameter.AllowedPattern));
+    for (const ok of ['0', '100,200', '0.5,10']) expect(pattern.test(ok), ok).toBe(true);
+    for (const bad of ['', '100', 'a,b', '100,200,1']) expect(pattern.test(bad), bad).toBe(false);
+    for (const op of operations) expect(envOf(op.name).CRM_RATE_LIMIT, op.name).toEqual({ Ref: 'RateLimit' });
+    for (const name of internalNames) expect(envOf(name), name).not.toHaveProperty('CRM_RATE_LIMIT');
+  });
+
   it('throttles the default stage and writes access logs', () => {
     const { throttle } = stageConfig('dev');
     dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {

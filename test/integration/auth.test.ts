@@ -7,7 +7,7 @@ describe('authorizer and handler auth (the deployed path)', () => {
   it('passes account and user for a valid token, an empty context otherwise', async () => {
     const auth = newAccount();
     const token = await issueToken(auth);
-    expect(await authorize({ headers: { authorization: `Bearer ${token}` } })).toEqual({ isAuthorized: true, context: auth });
+    expect(await authorize({ headers: { authorization: `Bearer ${token}` } })).toEqual({ isAuthorized: true, context: { ...auth, keyId: expect.any(String), scopes: '* api_keys:manage' } });
     for (const header of [undefined, '', 'Bearer', `Basic ${token}`, 'Bearer short', `Bearer ${token}x`]) {
       expect(await authorize({ headers: header === undefined ? {} : { authorization: header } })).toEqual({ isAuthorized: true, context: {} });
     }

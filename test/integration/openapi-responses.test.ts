@@ -10,7 +10,8 @@ import { operations } from '../../functions/operations.js';
 import { docsRoutes } from '../../local/docs-routes.js';
 import { createApiServer } from '../../local/server.js';
 import { responseValidator } from '../helpers/openapi-validator.js';
-import { startServer, type TestServer } from '../helpers/api.js';
+import { newAccount, startServer, type TestServer } from '../helpers/api.js';
+import { issueToken } from '../../shared/auth/tokens.js';
 
 let server: TestServer;
 const check = responseValidator();
@@ -99,6 +100,13 @@ describe('real responses match the OpenAPI document', () => {
     }
   });
 
+  it('successes of the api-keys operations', async () => {
+    const created = (await call('api-keys-create', { name: 'Doc key', scopes: ['contacts:read'], expires_at: '2099-01-01T00:00:00.000Z' })).body.result as unknown as { api_key: { id: string } };
+    await call('api-keys-list', { limit: 1 });
+    await call('api-keys-get', { id: created.api_key.id });
+    await call('api-keys-revoke', { id: created.api_key.id });
+  });
+
   it('errors, with their documented codes and statuses', async () => {
     const errors: [string, unknown, number][] = [
       ['contacts-get', { id: randomUUID() }, 404],
@@ -121,6 +129,19 @@ describe('real responses match the OpenAPI document', () => {
     ];
     for (const [op, body, status] of errors) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
     expect((await call('contacts-list', {}, { token: 'wrong' })).status).toBe(401);
+    expect((await call('api-keys-create', { name: 'x', scopes: ['nope'] })).status).toBe(400);
+    expect((await call('api-keys-get', { id: randomUUID() })).status).toBe(404);
+    // A key of its own account: the rate limit below touches no other test's bucket.
+    const readOnly = await issueToken(newAccount(), { scopes: ['*:read'] });
+    expect((await call('contacts-create', { first_name: 'x' }, { token: readOnly })).status).toBe(403);
+    // Over the account's rate limit: 429 api.rate_limited in the envelope.
+    process.env.CRM_RATE_LIMIT = '0.1,1';
+    try {
+      expect((await call('contacts-list', {}, { token: readOnly })).status).toBe(200);
+      expect((await call('contacts-list', {}, { token: readOnly })).status).toBe(429);
+    } finally {
+      process.env.CRM_RATE_LIMIT = '0';
+    }
     expect((await call('contacts-create', {}, { rawBody: '[1]' })).status).toBe(400);
     expect((await call('contacts-create', {}, { rawBody: `{"notes":"${'x'.repeat(300 * 1024)}"}` })).status).toBe(413);
     const key = randomUUID();

@@ -1,0 +1,138 @@
+/**
+ * API key records (contract §14). A key is two items written together: its record (pk
+ * `A#<account>#key#<id>`, GSI1 lists an account's keys newest first) and its token item
+ * (shared/db/tokens.ts, keyed by the token's hash), which is all the authorizer reads. Revoking
+ * sets `revoked_at` on the record and deletes the token item in one transaction.
+ */
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { cancellationCodes, isConditionFailure } from './items.js';
+import { keys, TABLE_DEFINITION } from './table.js';
+import { tokenItem } from './tokens.js';
+
+export interface ApiKeyItem {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  created_by: string;
+  created_at: string;
+  /** SHA-256 of the token (never the token): revocation deletes the token item by it. */
+  token_hash: string;
+}
+
+const strip = (item: Record<string, unknown> | undefined): ApiKeyItem | undefined => {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
+  return rest as unknown as ApiKeyItem;
+};
+
+/**
+ * Writes a key's record and token item. `false` when either exists already (a seeded dev
+ * token's key id is derived from its hash, so seeding again at start-up changes nothing, and a
+ * revoked seeded key stays revoked).
+ */
+export async function insertApiKey(item: ApiKeyItem): Promise<boolean> {
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...keys.apiKey(item.account_id, item.id), ...keys.apiKeyGsi(item.account_id, item.created_at, item.id), ...item },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: tokenItem(item.token_hash, { accountId: item.account_id, userId: item.created_by, keyId: item.id, scopes: item.scopes, expiresAt: item.expires_at, createdAt: item.created_at }),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
+    throw error;
+  }
+}
+
+export async function getApiKeyItem(accountId: string, id: string): Promise<ApiKeyItem | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true }));
+  return strip(out.Item);
+}
+
+/** One page of the account's keys, newest first, after `after` (a `created_at#id` position). */
+export async function queryApiKeys(accountId: string, limit: number, after?: string): Promise<ApiKeyItem[]> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: TABLE_DEFINITION.gsi1.name,
+      KeyConditionExpression: after ? 'gsi1pk = :p AND gsi1sk < :a' : 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': keys.apiKeyListPartition(accountId), ...(after ? { ':a': after } : {}) },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map((i) => strip(i)!);
+}
+
+/**
+ * Revokes a key: `revoked_at` on the record and its token item deleted, together. Returns the
+ * key as it is afterwards (unchanged when it was revoked already), undefined when missing.
+ */
+export async function revokeApiKeyItem(accountId: string, id: string, now: string): Promise<ApiKeyItem | undefined> {
+  const key = await getApiKeyItem(accountId, id);
+  if (!key || key.revoked_at) return key;
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.apiKey(accountId, id),
+              UpdateExpression: 'SET revoked_at = :now',
+              ConditionExpression: 'attribute_exists(pk) AND revoked_at = :null',
+              ExpressionAttributeValues: { ':now': now, ':null': null },
+            },
+          },
+          { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
+        ],
+      }),
+    );
+  } catch (error) {
+    // Revoked meanwhile by another call: answer what is stored.
+    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return getApiKeyItem(accountId, id);
+    throw error;
+  }
+  return { ...key, revoked_at: now };
+}
+
+/**
+ * Sets `last_used_at` unless it was set less than a minute before `now` (`cutoff` = now − 60 s):
+ * at most one successful write per key per minute, whatever the number of instances.
+ */
+export async function touchApiKey(accountId: string, id: string, now: string, cutoff: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.apiKey(accountId, id),
+        UpdateExpression: 'SET last_used_at = :now',
+        ConditionExpression: 'attribute_exists(pk) AND revoked_at = :null AND (last_used_at = :null OR last_used_at < :cutoff)',
+        ExpressionAttributeValues: { ':now': now, ':cutoff': cutoff, ':null': null },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
