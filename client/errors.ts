@@ -26,6 +26,8 @@ export type CrmErrorCode =
   | 'webhooks.invalid_url'
   | 'webhooks.events_required'
   | 'webhooks.invalid_events'
+  | 'webhooks.endpoint_inactive'
+  | 'events.cursor_expired'
   | (string & {});
 
 export interface CrmErrorDetail {

@@ -47,6 +47,10 @@ export const operations: readonly OperationEntry[] = [
   { name: 'inbound-emails-get', family: 'inbound_emails', entry: 'inbound-emails/get.ts', access: 'read' },
   { name: 'inbound-emails-delete', family: 'inbound_emails', entry: 'inbound-emails/delete.ts', access: 'write' },
   // --- end inbound emails ---
+  // --- change log (contract §12) ---
+  { name: 'events-list', family: 'events', entry: 'events/list.ts', access: 'read' },
+  { name: 'webhooks-replay', family: 'webhooks', entry: 'webhooks/replay.ts', access: 'write', needs: ['queue'] },
+  // --- end change log ---
 ];
 
 /** Functions that are not API routes: the authorizer, the fallback route, and the workers. */
