@@ -30,6 +30,7 @@ function eventBody(id: string, event: string, recordId: string, n: number): stri
 /** Appends `count` events after `head` in bulk (the same items as the stream worker's transactions). */
 async function seed(accountId: string, head: number, count: number, history: string): Promise<number> {
   const retention = eventRetentionSeconds();
+  let at = '';
   for (let done = 0; done < count; ) {
     const n = Math.min(1000, count - done);
     const events: LogAppend[] = Array.from({ length: n }, (_, i) => {
@@ -40,10 +41,11 @@ async function seed(accountId: string, head: number, count: number, history: str
       const recordId = k % 200 === 7 && k < HISTORY * 200 ? history : randomUUID();
       return { id, event, recordId, body: eventBody(id, event, recordId, k) };
     });
-    const plan = planAppend(accountId, { seq: head + done, at: '' }, events, new Date(), retention);
+    const plan = planAppend(accountId, { seq: head + done, at }, events, new Date(), retention);
     const puts = plan.slice(1).map((t) => ({ PutRequest: { Item: t.Put!.Item } }) as WriteRequest);
     const headItem = plan[0]!.Update!;
-    puts.push({ PutRequest: { Item: { ...headItem.Key, seq: head + done + n, at: new Date().toISOString() } } } as WriteRequest);
+    at = String(headItem.ExpressionAttributeValues![':at']);
+    puts.push({ PutRequest: { Item: { ...headItem.Key, seq: head + done + n, at } } } as WriteRequest);
     await batchWriteItems(puts);
     done += n;
   }

@@ -42,6 +42,8 @@ export type WebhookEndpoint = Result<'webhooks-get'>;
 export type Project = Result<'projects-get'>;
 export type Activity = Result<'activities-get'>;
 export type InboundEmail = Result<'inbound-emails-get'>;
+/** An event of the change log (`events-list`): the same body its webhooks receive. */
+export type ChangeEvent = Result<'events-list'>['items'][number];
 
 export interface CallOptions {
   /** Sent as `Idempotency-Key` (creates): a retried create returns the first result. Makes a create retryable. */

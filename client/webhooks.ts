@@ -12,7 +12,11 @@ import type { webhookPayloadSchema } from '../shared/schemas/webhooks.js';
 
 export { WebhookVerificationError };
 
-/** A delivered event: `{ id, event, timestamp, data }`, `data` being the record as the API returns it. */
+/**
+ * A delivered event: `{ id, event, timestamp, record_id, data, previous_attributes?, actor }`, `data`
+ * being the record as the API returns it (the change log's event, `events-list`; `webhook.test`
+ * carries only `{ id, event, timestamp, data }`).
+ */
 export type WebhookEvent = InferOutput<typeof webhookPayloadSchema>;
 
 type HeaderSource = Headers | Record<string, string | string[] | undefined>;

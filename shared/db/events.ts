@@ -7,6 +7,7 @@
  *   `A#<acct>#evr#<record> / <seq>`, each `{ id, event, record_id, body, at, ttl }` (`body`: the
  *   event's JSON exactly as webhooks receive it).
  * - marker `A#<acct>#evid#<event id> / E`: `{ seq }`, so an event is appended once.
+ * - second `A#<acct>#evs / <YYYY-MM-DDTHH:MM:SS>`: `{ seq }`, the first position appended in that second.
  *
  * One transaction moves the head from n to n+k and writes entries n+1..n+k with their copies and
  * markers: the log has no gaps, and every position at or below the head is committed.
@@ -62,7 +63,7 @@ export async function readHead(accountId: string): Promise<LogHead> {
   return { seq: Number(out.Item?.seq ?? 0), at: String(out.Item?.at ?? '') };
 }
 
-/** At most this many events per transaction: 4 items each, plus the head (the limit is 100 items). */
+/** At most this many events per transaction: 4 items each, plus the head and a second's marker (the limit is 100 items). */
 export const EVENTS_PER_TRANSACTION = 24;
 const MAX_ATTEMPTS = 200;
 const backoffMs = (attempt: number) => Math.random() * Math.min(200, 4 * 2 ** attempt);
@@ -74,6 +75,9 @@ export function planAppend(accountId: string, head: LogHead, events: LogAppend[]
   const ttl = Math.floor(Date.parse(at) / 1000) + retentionSeconds;
   const seqOf = (i: number) => head.seq + 1 + i;
   const T = tableName();
+  // The first append of a second marks where that second starts (appends are serialised by the head).
+  const second = secondOf(at);
+  const mark: TransactItem[] = secondOf(head.at) === second ? [] : [{ Put: { TableName: T, Item: { ...keys.eventSecond(accountId, second), seq: seqOf(0), [TABLE_DEFINITION.ttlAttribute]: ttl } } }];
   return [
     {
       Update: {
@@ -100,7 +104,26 @@ export function planAppend(accountId: string, head: LogHead, events: LogAppend[]
         { Put: { TableName: T, Item: { ...keys.eventEntry(keys.eventRecordPartition(accountId, e.recordId), seqOf(i)), ...attrs } } },
       ];
     }),
+    ...mark,
   ];
+}
+
+/** The second of an ISO time (`YYYY-MM-DDTHH:MM:SS`): the key of the per-second markers. */
+export const secondOf = (iso: string) => iso.slice(0, 19);
+
+/** The first positions of the first `n` seconds with appends at or after `second`, oldest first. */
+export async function secondsFrom(accountId: string, second: string, n: number): Promise<Array<{ second: string; seq: number }>> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: '#pk = :pk AND #sk >= :s',
+      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+      ExpressionAttributeValues: { ':pk': keys.eventSecondPartition(accountId), ':s': second },
+      ConsistentRead: true,
+      Limit: n,
+    }),
+  );
+  return (out.Items ?? []).map((i) => ({ second: String(i.sk), seq: Number(i.seq) }));
 }
 
 /**

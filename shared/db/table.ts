@@ -206,6 +206,12 @@ export const keys = {
   /** …and one per record (`record_id`: a record's history). */
   eventRecordPartition: (accountId: string, recordId: string) => `${acct(accountId)}#evr#${recordId}`,
   eventEntry: (partition: string, seq: number) => ({ pk: partition, sk: eventSk(seq) }),
+  /**
+   * The first position appended in each second (sk: `YYYY-MM-DDTHH:MM:SS` of the append time):
+   * where `since` starts and which entries are still retained, in one Query.
+   */
+  eventSecondPartition: (accountId: string) => `${acct(accountId)}#evs`,
+  eventSecond: (accountId: string, second: string) => ({ pk: `${acct(accountId)}#evs`, sk: second }),
   /** One marker per logged event id (its position): a retried stream batch appends nothing twice. */
   eventMarker: (accountId: string, eventId: string) => ({ pk: `${acct(accountId)}#evid#${eventId}`, sk: 'E' }),
   /**

@@ -3,7 +3,7 @@
  * that never expires while its position is retained. Every page reads the head first and then
  * only positions at or below it (docs/data-model.md, "The change log").
  */
-import { getEntry, type LogEntry, type LogView, queryEntries, readHead } from '../db/events.js';
+import { eventRetentionSeconds, getEntry, type LogEntry, type LogView, queryEntries, readHead, secondOf, secondsFrom } from '../db/events.js';
 import { ApiError } from '../errors.js';
 import type { EventsListInput, EventsPage, LogEntryEvent } from '../schemas/events.js';
 import type { OperationContext } from './context.js';
@@ -11,30 +11,31 @@ import { firstWhere, mergeAscending, pageOf, parsePosition } from './event-posit
 import { cursorScope } from './listing.js';
 
 const DEFAULT_LIMIT = 25;
-/** A record's history filtered by name reads at most this many entries per page (then answers with has_more). */
-const MAX_FILTERED_READ = 200;
 
 const expired = () => new ApiError('events.cursor_expired', 'the cursor\'s position is older than the retention window; re-sync from the lists and start again without a cursor');
 const retained = (e: LogEntry | undefined, nowSeconds: number) => e !== undefined && e.ttl > nowSeconds;
 
-/** The first retained position (head + 1 when none is): retention is monotonic along the log. */
-async function firstRetained(accountId: string, head: number, nowSeconds: number): Promise<number> {
-  if (head === 0) return 1;
-  const { entries } = await queryEntries(accountId, { kind: 'all' }, { after: 0, upto: head }, { limit: 1 });
-  const first = entries[0];
-  if (!first) return head + 1;
-  if (first.ttl > nowSeconds) return first.seq;
-  // Expired entries the TTL has not removed yet: search past them.
-  return firstWhere(first.seq + 1, head, async (seq) => retained(await getEntry(accountId, seq), nowSeconds));
+/**
+ * The first position appended at or after `time` (head + 1 when none is): the per-second markers
+ * name the second, then a binary search within that second (append times never decrease).
+ */
+async function firstAppendedFrom(accountId: string, head: number, time: string): Promise<number> {
+  const [m0, m1] = await secondsFrom(accountId, secondOf(time), 2);
+  if (!m0 || m0.seq > head) return head + 1;
+  if (m0.second > secondOf(time) || time.slice(19) === '.000Z') return m0.seq;
+  const last = Math.min(head, (m1?.seq ?? head + 1) - 1);
+  return firstWhere(m0.seq, last, async (seq) => ((await getEntry(accountId, seq))?.at ?? '') >= time);
 }
+
+/** The first retained position: entries of one second share their `ttl`, and retention is monotonic along the log. */
+const firstRetained = (accountId: string, head: number, nowSeconds: number) =>
+  firstAppendedFrom(accountId, head, new Date((nowSeconds - eventRetentionSeconds() + 1) * 1000).toISOString());
 
 /** Where a request without a cursor starts (the position before its first event). */
 async function startOf(accountId: string, head: number, since: string | undefined, nowSeconds: number): Promise<number> {
-  const oldest = await firstRetained(accountId, head, nowSeconds);
-  if (!since || oldest > head) return oldest - 1;
-  // Append times never decrease along the log.
-  const first = await firstWhere(oldest, head, async (seq) => ((await getEntry(accountId, seq))?.at ?? '') >= since);
-  return first - 1;
+  if (head === 0) return 0;
+  const [oldest, first] = await Promise.all([firstRetained(accountId, head, nowSeconds), since ? firstAppendedFrom(accountId, head, since) : 0]);
+  return Math.max(oldest, first) - 1;
 }
 
 /**
@@ -80,7 +81,7 @@ export async function listEvents(ctx: OperationContext, input: EventsListInput):
   const range = { after: start, upto: head };
   if (input.record_id) {
     const view: LogView = { kind: 'record', recordId: input.record_id };
-    ({ entries, scannedTo } = await queryEntries(accountId, view, range, { limit: limit + 1, maxRead: types.length ? MAX_FILTERED_READ : limit + 1, events: types }));
+    ({ entries, scannedTo } = await queryEntries(accountId, view, range, { limit: limit + 1, maxRead: limit + 1, events: types }));
   } else if (types.length) {
     const chunk = Math.max(2, Math.ceil((limit + 1) / types.length));
     const sources = types.map((event) => async (from: number, n: number) => {
