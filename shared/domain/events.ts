@@ -27,9 +27,16 @@ async function firstAppendedFrom(accountId: string, head: number, time: string):
   return firstWhere(m0.seq, last, async (seq) => ((await getEntry(accountId, seq))?.at ?? '') >= time);
 }
 
-/** The first retained position: entries of one second share their `ttl`, and retention is monotonic along the log. */
-const firstRetained = (accountId: string, head: number, nowSeconds: number) =>
-  firstAppendedFrom(accountId, head, new Date((nowSeconds - eventRetentionSeconds() + 1) * 1000).toISOString());
+/**
+ * The first retained position: entries of one second share their `ttl`, so the second after
+ * now − retention names it. The entry found is checked (one GetItem): had the retention setting
+ * changed since older entries were written, a binary search on their `ttl` settles it.
+ */
+async function firstRetained(accountId: string, head: number, nowSeconds: number): Promise<number> {
+  const candidate = await firstAppendedFrom(accountId, head, new Date((nowSeconds - eventRetentionSeconds() + 1) * 1000).toISOString());
+  if (candidate > head || retained(await getEntry(accountId, candidate), nowSeconds)) return candidate;
+  return firstWhere(candidate + 1, head, async (seq) => retained(await getEntry(accountId, seq), nowSeconds));
+}
 
 /** Where a request without a cursor starts (the position before its first event). */
 async function startOf(accountId: string, head: number, since: string | undefined, nowSeconds: number): Promise<number> {
