@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../shared/domain/context.js';
-import { invoke, newAccount, ok } from '../helpers/api.js';
+import { createClient } from '../../client/index.js';
+import { invoke, newAccount, ok, startServer } from '../helpers/api.js';
 import { type Pipeline, Receiver, registerEndpoint, startPipeline, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
@@ -186,6 +187,25 @@ describe('events-list', { timeout: 180_000 }, () => {
       expect((await list(auth)).items.map((e) => e.data.name)).toEqual(['New']);
     } finally {
       delete process.env.EVENT_RETENTION_DAYS;
+    }
+  });
+});
+
+describe('the client', { timeout: 180_000 }, () => {
+  it('iterates the log page after page and stops when has_more is false', async () => {
+    const server = await startServer();
+    try {
+      const crm = createClient({ baseUrl: server.baseUrl, token: server.token });
+      for (let i = 0; i < 3; i++) await crm.companies.create({ name: `Client ${i}` });
+      await settle();
+      const names: unknown[] = [];
+      for await (const e of crm.events.list({ limit: 2 })) names.push(e.data.name);
+      expect(names).toEqual(['Client 0', 'Client 1', 'Client 2']);
+      const page = await crm.events.list({ limit: 5 });
+      expect(page.has_more).toBe(false);
+      expect(page.next_cursor).not.toBe('');
+    } finally {
+      await server.close();
     }
   });
 });
