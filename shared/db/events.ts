@@ -146,7 +146,7 @@ export async function appendEvents(accountId: string, events: LogAppend[], opts:
       attempt = 0;
     } catch (error) {
       const codes = cancellationCodes(error);
-      const conflict = codes !== undefined || (error as Error).name === 'TransactionConflictException';
+      const conflict = codes ? codes.some((c) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict') : (error as Error).name === 'TransactionConflictException';
       if (!conflict) throw error;
       // Markers are at 1 + 4i: those that exist were logged before.
       const logged = new Set(chunk.filter((_, i) => codes?.[1 + 4 * i] === 'ConditionalCheckFailed').map((e) => e.id));
