@@ -58,8 +58,23 @@ export type LogView = { kind: 'all' } | { kind: 'type'; event: string } | { kind
 const partitionOf = (accountId: string, view: LogView) =>
   view.kind === 'all' ? keys.eventPartition(accountId) : view.kind === 'type' ? keys.eventTypePartition(accountId, view.event) : keys.eventRecordPartition(accountId, view.recordId);
 
+/**
+ * Reads of items an append is writing at that moment: DynamoDB Local (and, rarely, DynamoDB) may
+ * answer a strongly consistent read with a transaction conflict; it is retried after a short wait.
+ */
+async function reading<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionConflictException' || attempt >= 8) throw error;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+    }
+  }
+}
+
 export async function readHead(accountId: string): Promise<LogHead> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.eventHead(accountId), ConsistentRead: true }));
+  const out = await reading(() => db().send(new GetCommand({ TableName: tableName(), Key: keys.eventHead(accountId), ConsistentRead: true })));
   return { seq: Number(out.Item?.seq ?? 0), at: String(out.Item?.at ?? '') };
 }
 
@@ -113,7 +128,7 @@ export const secondOf = (iso: string) => iso.slice(0, 19);
 
 /** The first positions of the first `n` seconds with appends at or after `second`, oldest first. */
 export async function secondsFrom(accountId: string, second: string, n: number): Promise<Array<{ second: string; seq: number }>> {
-  const out = await db().send(
+  const out = await reading(() => db().send(
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: '#pk = :pk AND #sk >= :s',
@@ -122,7 +137,7 @@ export async function secondsFrom(accountId: string, second: string, n: number):
       ConsistentRead: true,
       Limit: n,
     }),
-  );
+  ));
   return (out.Items ?? []).map((i) => ({ second: String(i.sk), seq: Number(i.seq) }));
 }
 
@@ -197,7 +212,7 @@ export async function queryEntries(
   let startKey: Record<string, unknown> | undefined;
   let last: number | undefined;
   do {
-    const out = await db().send(
+    const out = await reading(() => db().send(
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :a AND :b',
@@ -208,7 +223,7 @@ export async function queryEntries(
         Limit: filter ? maxRead - read : Math.min(maxRead - read, opts.limit - entries.length),
         ExclusiveStartKey: startKey,
       }),
-    );
+    ));
     read += out.ScannedCount ?? 0;
     entries.push(...(out.Items ?? []).map(toEntry));
     startKey = out.LastEvaluatedKey;
@@ -219,7 +234,7 @@ export async function queryEntries(
 
 /** One entry of the whole log (strongly consistent), or undefined when it is not stored. */
 export async function getEntry(accountId: string, seq: number): Promise<LogEntry | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.eventEntry(keys.eventPartition(accountId), seq), ConsistentRead: true }));
+  const out = await reading(() => db().send(new GetCommand({ TableName: tableName(), Key: keys.eventEntry(keys.eventPartition(accountId), seq), ConsistentRead: true })));
   return out.Item ? toEntry(out.Item) : undefined;
 }
 
