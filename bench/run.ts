@@ -24,6 +24,7 @@ import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';
 import { benchImports } from './imports.js';
 import { benchLongWords } from './long-words.js';
+import { benchEvents } from './events.js';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
@@ -191,12 +192,15 @@ for (const e of entries) {
   bundleRows.push({ name: e.name, bytes: statSync(outfile).size, init_ms: round(init), bare_node_ms: round(bareStart), ratio: round(init / bareStart) });
 }
 
+// The change log: RCU per events-list page at 10,000 (and 100,000) events (bench/events.ts).
+const eventRows = await benchEvents(quick ? [10_000] : [10_000, 100_000], log).catch((error) => [{ error: String(error) }]);
+
 const webhooks = await benchWebhooks(stack, 1000).catch((error) => ({ error: String(error) }));
 
 // Imports: 10,000 (quick) or 100,000 contacts from a generated CSV (bench/imports.ts).
 const imports = await benchImports(stack, quick ? 10_000 : 100_000, log).catch((error) => ({ error: String(error) }));
 
-const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, webhooks, imports };
+const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, events: eventRows, webhooks, imports };
 writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('\nOperations (rcu/wcu per call; wcu = AWS-billed estimate, wcu_local = what DynamoDB Local reported)\n');
 console.log(table(operationRows));
@@ -206,6 +210,8 @@ console.log('\nOverhead (API vs raw DynamoDB, p50)\n');
 console.log(table(overheadRows));
 console.log('\nBundles\n');
 console.log(table(bundleRows));
+console.log('\nChange log (events-list: rcu per page of 25)\n');
+console.log(table(eventRows));
 console.log('\nWebhooks\n');
 console.log(JSON.stringify(webhooks, null, 2));
 console.log('\nImports\n');

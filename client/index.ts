@@ -202,7 +202,8 @@ export function createClient(options: ClientOptions): CrmClient {
     async function* pages(): AsyncGenerator<Paginated> {
       let page = await firstPage();
       yield page;
-      while (page.next_cursor) {
+      // The change log (events-list) always has a next_cursor: it is done when has_more is false.
+      while (page.next_cursor && (page as { has_more?: boolean }).has_more !== false) {
         page = (await call(operation, { ...input, cursor: page.next_cursor }, opts)) as Paginated;
         yield page;
       }

@@ -54,6 +54,10 @@ export const operations: readonly OperationEntry[] = [
   { name: 'api-keys-get', family: 'api_keys', entry: 'api-keys/get.ts', access: 'read' },
   { name: 'api-keys-revoke', family: 'api_keys', entry: 'api-keys/revoke.ts', access: 'write' },
   // --- end api keys ---
+  // --- change log (contract §12) ---
+  { name: 'events-list', family: 'events', entry: 'events/list.ts', access: 'read' },
+  { name: 'webhooks-replay', family: 'webhooks', entry: 'webhooks/replay.ts', access: 'write', bindings: { deliveryQueue: 'send' } },
+  // --- end change log ---
 ];
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

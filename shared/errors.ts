@@ -10,7 +10,7 @@ export interface ErrorDetail {
 import type { EntityFamily } from './schemas/entities/index.js';
 
 /** Error families (contract §1): one per entity of the entity list, plus the non-record families. */
-export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | 'inbound_emails' | 'api' | 'auth' | 'api_keys';
+export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | 'inbound_emails' | 'api' | 'auth' | 'api_keys' | 'events';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);
@@ -22,6 +22,8 @@ export function statusForCode(code: string): number {
   if (code === 'api.rate_limited') return 429;
   if (name === 'not_found') return 404;
   if (name === 'conflict') return 409;
+  if (name === 'cursor_expired') return 410;
+  if (name === 'endpoint_inactive') return 400;
   if (name === 'internal') return 500;
   if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded') return 400;
   if (code === 'webhooks.endpoint_inactive') return 400;

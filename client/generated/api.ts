@@ -1404,6 +1404,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read the account's change log, oldest first (filters: types, record_id; resumable cursor)
+         * @description Every committed change of a contact, company, project or activity (cascades included) is one event, the same one its webhooks receive (same `id`), with `previous_attributes` on updates and the `actor`. Without `cursor` the log starts at `since` (or the oldest retained event). `next_cursor` is never empty: store it and ask again later to get only what happened since; `has_more` is true when further events are already available. A consumer following `next_cursor` sees every event committed after its position exactly once (events become readable within seconds of their change). Events are kept `EVENT_RETENTION_DAYS` (default 30); a cursor whose position has been purged is `events.cursor_expired` (410): re-sync from the lists. Filters must stay the same along a cursor.
+         *
+         *     Called as `POST /api/events-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `events:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `events.invalid_request`, `events.internal`, `events.invalid_cursor`, `events.cursor_expired`.
+         */
+        post: operations["events-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks-replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an endpoint the log's events of a time range again, as new deliveries
+         * @description Every retained event of the account whose `timestamp` is in [`since`, `until`) (`until` defaults to now), whose name the endpoint subscribes to (and within `types`), is sent to the endpoint as a new delivery — including events raised while it was disabled or before it existed. The body is the event as first raised (same `id`), so receivers dedupe by it. Returns `{ queued: n }`. An inactive endpoint is `webhooks.endpoint_inactive`: enable it first.
+         *
+         *     Called as `POST /api/webhooks-replay` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.endpoint_inactive`.
+         */
+        post: operations["webhooks-replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "company.created": {
@@ -3523,6 +3575,84 @@ export interface components {
             items: components["schemas"]["ApiKey"][];
             next_cursor: string;
         };
+        Event: {
+            /** @description The event id: the same `id` the webhook body of this change carries (receivers dedupe by it) */
+            id: string;
+            /** @enum {string} */
+            event: "company.created" | "company.updated" | "company.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "project.created" | "project.updated" | "project.deleted" | "activity.created" | "activity.updated" | "activity.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (the record's `updated_at`; for `*.deleted` the deletion time)
+             */
+            timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
+            /** @description The record as the API returned it after the change; for `*.deleted` as it was just before */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description `*.updated` only: the fields that changed, with their values before */
+            previous_attributes?: {
+                [key: string]: unknown;
+            };
+            actor: components["schemas"]["Actor"];
+        };
+        /** @description Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, or `system` (cascades such as a company deletion unlinking its contacts) */
+        Actor: {
+            /** @enum {string} */
+            type: "api_key" | "import" | "inbound_email" | "system";
+            /** @description The key, import or inbound email id; null for `system` */
+            id: string | null;
+        };
+        EventPage: {
+            /** @description Events, oldest first */
+            items: components["schemas"]["Event"][];
+            /** @description Never empty: the position after the last item returned (or where the request started when none was). Store it and ask again later for what happened since */
+            next_cursor: string;
+            /** @description True when further events are already available */
+            has_more: boolean;
+        };
+        EventListInput: {
+            /** @description The `next_cursor` of an earlier answer: the log continues right after it (filters must be the same; `since` is then ignored) */
+            cursor?: string;
+            /**
+             * Format: date-time
+             * @description Without `cursor`: start at the first event logged at or after this time (before the retention window: the oldest retained event)
+             */
+            since?: string;
+            /** @description Only these event names (any of); empty: every event */
+            types?: ("company.created" | "company.updated" | "company.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "project.created" | "project.updated" | "project.deleted" | "activity.created" | "activity.updated" | "activity.deleted")[];
+            /**
+             * Format: uuid
+             * @description Only the history of this record
+             */
+            record_id?: string;
+            /**
+             * @description Events per page, 1–100 (default 25)
+             * @example 25
+             */
+            limit?: number;
+        };
+        WebhookReplayInput: {
+            /** Format: uuid */
+            endpoint_id: string;
+            /**
+             * Format: date-time
+             * @description Events whose timestamp is at or after this time
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Events whose timestamp is before this time (default: now)
+             */
+            until?: string;
+            /** @description Only these event names (and only those the endpoint subscribes to) */
+            types?: ("company.created" | "company.updated" | "company.deleted" | "contact.created" | "contact.updated" | "contact.deleted" | "project.created" | "project.updated" | "project.deleted" | "activity.created" | "activity.updated" | "activity.deleted")[];
+        };
+        WebhookReplayed: {
+            /** @description New deliveries queued */
+            queued: number;
+        };
         ErrorDetail: {
             /**
              * @description The body field at fault (dotted path), or "" for the body
@@ -3548,7 +3678,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Company"];
+            actor: components["schemas"]["Actor"];
         };
         CompanyUpdatedEvent: {
             /**
@@ -3563,7 +3696,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Company"];
+            actor: components["schemas"]["Actor"];
             /** @description The fields that changed, with their values before the change (as the API returned them) */
             previous_attributes: {
                 /**
@@ -3697,7 +3833,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Company"];
+            actor: components["schemas"]["Actor"];
         };
         ContactCreatedEvent: {
             /**
@@ -3712,7 +3851,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Contact"];
+            actor: components["schemas"]["Actor"];
         };
         ContactUpdatedEvent: {
             /**
@@ -3727,7 +3869,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Contact"];
+            actor: components["schemas"]["Actor"];
             /** @description The fields that changed, with their values before the change (as the API returned them) */
             previous_attributes: {
                 /**
@@ -3867,7 +4012,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Contact"];
+            actor: components["schemas"]["Actor"];
         };
         ProjectCreatedEvent: {
             /**
@@ -3882,7 +4030,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Project"];
+            actor: components["schemas"]["Actor"];
         };
         ProjectUpdatedEvent: {
             /**
@@ -3897,7 +4048,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Project"];
+            actor: components["schemas"]["Actor"];
             /** @description The fields that changed, with their values before the change (as the API returned them) */
             previous_attributes: {
                 /**
@@ -4024,7 +4178,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Project"];
+            actor: components["schemas"]["Actor"];
         };
         ActivityCreatedEvent: {
             /**
@@ -4039,7 +4196,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Activity"];
+            actor: components["schemas"]["Actor"];
         };
         ActivityUpdatedEvent: {
             /**
@@ -4054,7 +4214,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Activity"];
+            actor: components["schemas"]["Actor"];
             /** @description The fields that changed, with their values before the change (as the API returned them) */
             previous_attributes: {
                 /**
@@ -4172,7 +4335,10 @@ export interface components {
              * @description When the change happened (ISO 8601 UTC)
              */
             timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
             data: components["schemas"]["Activity"];
+            actor: components["schemas"]["Actor"];
         };
         WebhookTestEvent: {
             /** @description The event id */
@@ -18768,6 +18934,554 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "api_keys.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "events-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EventListInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["EventPage"];
+                    };
+                };
+            };
+            /** @description Error: events.invalid_request, events.invalid_cursor */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "events.invalid_request" | "events.invalid_cursor";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: events.cursor_expired */
+            410: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "events.cursor_expired";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: events.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "events.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["WebhookReplayed"];
+                    };
+                };
+            };
+            /** @description Error: webhooks.invalid_request, webhooks.invalid_id, webhooks.endpoint_inactive */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "webhooks.invalid_request" | "webhooks.invalid_id" | "webhooks.endpoint_inactive";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: webhooks.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "webhooks.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: webhooks.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "webhooks.internal";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

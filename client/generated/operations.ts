@@ -324,6 +324,18 @@ export const OPERATIONS = [
     "prefix": "api-keys",
     "method": "revoke",
     "paged": false
+  },
+  {
+    "name": "events-list",
+    "prefix": "events",
+    "method": "list",
+    "paged": true
+  },
+  {
+    "name": "webhooks-replay",
+    "prefix": "webhooks",
+    "method": "replay",
+    "paged": false
   }
 ] as const;
 
@@ -374,6 +386,10 @@ export type DocumentedErrorCode =
   | 'custom_fields.invalid_request'
   | 'custom_fields.name_required'
   | 'custom_fields.not_found'
+  | 'events.cursor_expired'
+  | 'events.internal'
+  | 'events.invalid_cursor'
+  | 'events.invalid_request'
   | 'imports.conflict'
   | 'imports.internal'
   | 'imports.invalid_cursor'

@@ -3,11 +3,17 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type EntityType, RECORD_SK, TABLE_DEFINITION } from './table.js';
 
+/**
+ * What happened to a record. New kinds (restored, merged, …) are added here and in `opOf`; the
+ * change log and webhooks pick them up from the entity's events.
+ */
+export type RecordOp = 'created' | 'updated' | 'deleted';
+
 /** A change of one record (contact, company, source) read from the table's stream. */
 export interface RecordChange {
-  /** The stream record's id: stable across replays of the same batch. */
+  /** The stream record's id: stable across replays of the same batch. The event id of webhooks and the change log. */
   eventId: string;
-  op: 'created' | 'updated' | 'deleted';
+  op: RecordOp;
   type: EntityType;
   accountId: string;
   id: string;
@@ -15,9 +21,14 @@ export interface RecordChange {
   at: string;
   old?: Record<string, unknown>;
   new?: Record<string, unknown>;
+  /**
+   * Who made the change (the `actor` the write stored on the record item; a deletion's is kept
+   * beside it: shared/db/events.ts `readDeletionActor`). Undefined until known.
+   */
+  actor?: unknown;
 }
 
-const OPS = { INSERT: 'created', MODIFY: 'updated', REMOVE: 'deleted' } as const;
+const OPS: Record<'INSERT' | 'MODIFY' | 'REMOVE', RecordOp> = { INSERT: 'created', MODIFY: 'updated', REMOVE: 'deleted' };
 
 /** Turns a stream record into a RecordChange; undefined for items that are not records. */
 export function toRecordChange(record: DynamoDBRecord): RecordChange | undefined {
@@ -39,5 +50,6 @@ export function toRecordChange(record: DynamoDBRecord): RecordChange | undefined
     at: seconds ? new Date(seconds * 1000).toISOString() : new Date().toISOString(),
     old: oldImage,
     new: newImage,
+    actor: newImage?.actor,
   };
 }

@@ -95,6 +95,9 @@ export const metaAttr = {
   definitionCount: (entityType: string) => `cf_count_${entityType}`,
 } as const;
 
+/** Sort key of a change-log entry: its position, zero-padded so the sort key orders numerically (change log block of `keys`). */
+export const eventSk = (seq: number) => String(seq).padStart(15, '0');
+
 /** Sort key of an import's row error (imports block of `keys`). */
 const importErrorSk = (rowNumber: number) => `E#${String(rowNumber).padStart(9, '0')}`;
 
@@ -205,4 +208,31 @@ export const keys = {
   /** The account's rate-limit bucket: one small item, updated once per request (GCRA). */
   rateLimit: (accountId: string) => ({ pk: `${acct(accountId)}#rl`, sk: 'RL' }),
   // --- end api keys ------------------------------------------------------------------------------
+  // --- change log (shared/db/events.ts, contract §12) -------------------------------------------
+  /**
+   * The account's log head: the last position written and when. Moved from n to n+k in the
+   * same transaction that writes entries n+1..n+k, so every position at or below it is committed.
+   */
+  eventHead: (accountId: string) => ({ pk: `${acct(accountId)}#evh`, sk: 'H' }),
+  /** The log: one entry per event, sorted by position. */
+  eventPartition: (accountId: string) => `${acct(accountId)}#ev`,
+  /** The same entries in one partition per event name (the `types` filter)… */
+  eventTypePartition: (accountId: string, event: string) => `${acct(accountId)}#evt#${event}`,
+  /** …and one per record (`record_id`: a record's history). */
+  eventRecordPartition: (accountId: string, recordId: string) => `${acct(accountId)}#evr#${recordId}`,
+  eventEntry: (partition: string, seq: number) => ({ pk: partition, sk: eventSk(seq) }),
+  /**
+   * The first position appended in each second (sk: `YYYY-MM-DDTHH:MM:SS` of the append time):
+   * where `since` starts and which entries are still retained, in one Query.
+   */
+  eventSecondPartition: (accountId: string) => `${acct(accountId)}#evs`,
+  eventSecond: (accountId: string, second: string) => ({ pk: `${acct(accountId)}#evs`, sk: second }),
+  /** One marker per logged event id (its position): a retried stream batch appends nothing twice. */
+  eventMarker: (accountId: string, eventId: string) => ({ pk: `${acct(accountId)}#evid#${eventId}`, sk: 'E' }),
+  /**
+   * Who deleted a record (its `*.deleted` event's actor): written in the deletion's transaction
+   * beside the record item, read by the stream worker; expires after a day.
+   */
+  recordDeletion: (accountId: string, type: EntityType, id: string) => ({ pk: `${acct(accountId)}#${type}#${id}`, sk: 'D' }),
+  // --- end change log -----------------------------------------------------------------------------
 } as const;

@@ -8,6 +8,8 @@ import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
 import { cancellationCodes, getRecord, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
 import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
+import { deletionItem } from './events.js';
+import type { Actor } from '../schemas/events.js';
 
 export interface EntityModel {
   type: EntityType;
@@ -81,11 +83,13 @@ export interface CreateArgs {
   now?: string;
   /** The record's id; default a random UUID. */
   id?: string;
+  /** Who writes it (stored as `actor`, so the stream's image carries it into the change log). */
+  actor?: Actor;
 }
 
 /** The items of a new record: the record itself and its index entries (also used by seeding tools). */
 export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'checks'>, now: string = new Date().toISOString(), id: string = randomUUID()) {
-  const base = { id, account_id: args.accountId, created_by: args.userId, ...args.fields, created_at: now, updated_at: now };
+  const base = { id, account_id: args.accountId, created_by: args.userId, ...args.fields, ...(args.actor ? { actor: args.actor } : {}), created_at: now, updated_at: now };
   const idx = model.indexNames(base);
   const record = { ...base, ver: 1, idx } as StoredRecord;
   const item = {
@@ -140,6 +144,8 @@ export interface UpdateArgs {
   extra?: (current: StoredRecord, next: StoredRecord) => TransactItem[];
   /** The write's time (updated_at); default now. */
   now?: string;
+  /** Who writes it (stored as `actor` with every effective change). */
+  actor?: Actor;
 }
 
 /**
@@ -147,10 +153,10 @@ export interface UpdateArgs {
  * version and writing only the changed fields and custom-field keys, plus the index entries to
  * put and to delete.
  */
-export function planUpdate(model: EntityModel, accountId: string, current: StoredRecord, change: Change, now: string) {
+export function planUpdate(model: EntityModel, accountId: string, current: StoredRecord, change: Change, now: string, actor?: Actor) {
   const custom = { ...((current.custom_fields ?? {}) as Record<string, unknown>), ...change.customSet };
   for (const k of change.customRemove ?? []) delete custom[k];
-  const draft = { ...current, ...change.set, custom_fields: custom, updated_at: now };
+  const draft = { ...current, ...change.set, custom_fields: custom, updated_at: now, ...(actor ? { actor } : {}) };
   const idx = model.indexNames(draft);
   const next = { ...draft, ver: current.ver + 1, idx } as StoredRecord;
   const addedNames = idx.filter((n) => !current.idx.includes(n));
@@ -159,6 +165,11 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
   const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
   const sets = ['#ver = :nver', '#upd = :upd'];
+  if (actor) {
+    names['#act'] = 'actor';
+    values[':act'] = actor;
+    sets.push('#act = :act');
+  }
   const removes: string[] = [];
   Object.entries(change.set ?? {}).forEach(([k, v], i) => {
     names[`#f${i}`] = k;
@@ -209,7 +220,7 @@ export async function updateRecord(model: EntityModel, args: UpdateArgs): Promis
     const wanted = await args.compute(current);
     const change = wanted && effectiveChange(current, wanted);
     if (!change) return current;
-    const { next, update, added, removed } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString());
+    const { next, update, added, removed } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor);
     if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
     const extra = args.extra?.(current, next) ?? [];
     if (added.length === 0 && removed.length === 0 && extra.length === 0) {
@@ -221,12 +232,16 @@ export async function updateRecord(model: EntityModel, args: UpdateArgs): Promis
   });
 }
 
-/** Deletes a record and its index entries in one transaction. Returns the record as it was. */
+/**
+ * Deletes a record and its index entries in one transaction. Returns the record as it was.
+ * `actor`: who deletes it, kept beside it for the `*.deleted` event (a REMOVE carries no new image).
+ */
 export async function deleteRecord(
   model: EntityModel,
   accountId: string,
   id: string,
   extra?: (current: StoredRecord) => TransactItem[],
+  actor?: Actor,
 ): Promise<StoredRecord | undefined> {
   return retryingConflicts(async () => {
     const current = await getRecord(model.type, accountId, id);
@@ -243,6 +258,7 @@ export async function deleteRecord(
             },
           },
           ...(extra?.(current) ?? []),
+          ...(actor ? [deletionItem(accountId, model.type, id, actor)] : []),
           ...current.idx.map((n) => indexDelete(accountId, model.type, n, current)),
         ]),
       );

@@ -1,3 +1,5 @@
+import type { Actor } from '../schemas/events.js';
+
 /** Who is calling: what the authorizer passes to every handler (API Gateway simple-response context). */
 export interface AuthContext {
   accountId: string;
@@ -17,4 +19,9 @@ export interface OperationContext extends AuthContext {
   headers: Record<string, string | undefined>;
   /** The request's id (API Gateway's, or the local server's): in every error body and log line. */
   requestId?: string;
+  /** Who the writes of this call are attributed to (§12); default: the calling key. Imports and inbound mail set their own. */
+  actor?: Actor;
 }
+
+/** The actor of a call's writes: the context's own, else the API key (a token's user id until keys exist). */
+export const actorOf = (ctx: OperationContext): Actor => ctx.actor ?? { type: 'api_key', id: ctx.keyId ?? ctx.userId };

@@ -23,7 +23,8 @@ import {
 import { isUuid } from '../schemas/primitives.js';
 import type { ParsedBody } from '../schemas/record-body.js';
 import { matchesQuery, normalize, parseQuery, recordWords } from '../search/tokenize.js';
-import type { OperationContext } from './context.js';
+import { actorOf, type OperationContext } from './context.js';
+import type { Actor } from '../schemas/events.js';
 import { checkCustomFields, type CustomFieldEntity } from './custom-fields.js';
 import { canonicalSearch, page, type Page, searchDrivers, searchIndexNames } from './listing.js';
 import { visibleCustomFields } from './shape.js';
@@ -157,7 +158,7 @@ export function entityService<D extends Entity>(entity: D) {
    * meanwhile, its fan-out may have run before this record was visible, so bring the record up
    * to date here. Whichever of the two runs last sees both writes.
    */
-  async function reconcile(accountId: string, record: StoredRecord, resolved: Resolved[]): Promise<StoredRecord> {
+  async function reconcile(accountId: string, record: StoredRecord, resolved: Resolved[], actor: Actor): Promise<StoredRecord> {
     let current = record;
     for (const r of resolved) {
       const ref = refs.find((x) => x.field === r.field)!;
@@ -168,6 +169,7 @@ export function entityService<D extends Entity>(entity: D) {
         (await updateRecord(model, {
           accountId,
           id: record.id,
+          actor,
           compute: (c) => {
             if (ref.many) {
               const ids = (c[ref.field] as string[]) ?? [];
@@ -212,8 +214,8 @@ export function entityService<D extends Entity>(entity: D) {
     const draft: Record<string, unknown> = { ...structuredClone(empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
     checkRules(draft, Object.keys(sent));
     Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
-    const record = await createRecord(model, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now });
-    return toApi(await writing(() => reconcile(ctx.accountId, record, refsOut.resolved)));
+    const record = await createRecord(model, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) });
+    return toApi(await writing(() => reconcile(ctx.accountId, record, refsOut.resolved, actorOf(ctx))));
   }
 
   async function get(ctx: OperationContext, id: string): Promise<Rec> {
@@ -230,6 +232,7 @@ export function entityService<D extends Entity>(entity: D) {
       updateRecord(model, {
         accountId: ctx.accountId,
         id: id!,
+        actor: actorOf(ctx),
         compute: async (current) => {
           const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => refs.some((r) => r.field === k)));
           const out = await resolveRefs(ctx.accountId, changedRefs);
@@ -246,13 +249,13 @@ export function entityService<D extends Entity>(entity: D) {
       }),
     );
     if (!updated) throw notFound(family, def.label);
-    const record = await writing(() => reconcile(ctx.accountId, updated, resolved));
+    const record = await writing(() => reconcile(ctx.accountId, updated, resolved, actorOf(ctx)));
     return toApi(record, await readMeta(ctx.accountId));
   }
 
   async function remove(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
     const old = await writing(() =>
-      deleteRecord(model, ctx.accountId, id, (current) => (named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, null, current.ver + 1)] : [])),
+      deleteRecord(model, ctx.accountId, id, (current) => (named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, null, current.ver + 1)] : []), actorOf(ctx)),
     );
     if (!old) throw notFound(family, def.label);
     return { deleted: true };

@@ -330,14 +330,21 @@ async function storeForAccount(owner: { accountId: string; userId: string }, raw
   return { accountId, emailId: id, duplicate: false };
 }
 
-const systemCtx = (owner: { accountId: string; userId: string }): OperationContext => ({ accountId: owner.accountId, userId: owner.userId, operation: 'inbound-emails-process', headers: {} });
+/** The writes of processing an email are the email's (the change log's `actor`, contract §12). */
+const systemCtx = (owner: { accountId: string; userId: string }, emailId: string): OperationContext => ({
+  accountId: owner.accountId,
+  userId: owner.userId,
+  operation: 'inbound-emails-process',
+  headers: {},
+  actor: { type: 'inbound_email', id: emailId },
+});
 
 /**
  * Creates the `email` activity on the matched contacts and links it to the email. `resume`: a
  * previous attempt may have created the activity already; it is looked for first.
  */
 async function logActivity(owner: { accountId: string; userId: string }, email: InboundEmailItem, senderIsContact: boolean, resume: boolean): Promise<void> {
-  const ctx = systemCtx(owner);
+  const ctx = systemCtx(owner, email.id);
   // The contact_id entries are written while the activity is created (both are idempotent).
   const entries = putContactEntries(owner.accountId, email.id, email.created_at, email.matched_contact_ids);
   try {

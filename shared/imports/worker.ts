@@ -200,7 +200,7 @@ class JobRun {
     readonly deps: Required<Pick<ImportWorkerDeps, 'chunkSize' | 'concurrency'>>,
   ) {
     this.def = entityOf(job.object_type);
-    this.ctx = { accountId: job.account_id, userId: job.created_by, operation: 'imports-worker', headers: {} };
+    this.ctx = { accountId: job.account_id, userId: job.created_by, operation: 'imports-worker', headers: {}, actor: { type: 'import', id: job.id } };
   }
 
   /** The row's duplicate key (normalized email or domain), if it has one. */
@@ -343,7 +343,7 @@ class JobRun {
     const existing = await batchGetRecords(model.type, job.account_id, creates.map((c) => c.id));
     const built = creates
       .filter((c) => !existing.has(c.id))
-      .map((c) => newRecordItems(model, { accountId: job.account_id, userId: job.created_by, fields: c.draft }, createdAt, c.id));
+      .map((c) => newRecordItems(model, { accountId: job.account_id, userId: job.created_by, fields: c.draft, actor: this.ctx.actor }, createdAt, c.id));
     await batchPutItems(built.flatMap((b) => b.entries));
     await batchPutItems(built.map((b) => b.item));
   }

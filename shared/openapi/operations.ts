@@ -34,6 +34,7 @@ import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js
 import { inboundComponentSchemas, inboundOperationDocs } from './inbound-docs.js';
 import { importComponentSchemas, importOperationDocs } from './import-docs.js';
 import { apiKeyComponentSchemas, apiKeyOperationDocs } from './api-key-docs.js';
+import { eventComponentSchemas, eventOperationDocs } from './event-docs.js';
 
 export type { OperationDoc };
 
@@ -70,6 +71,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   ...inboundComponentSchemas,
   ...importComponentSchemas,
   ...apiKeyComponentSchemas,
+  ...eventComponentSchemas,
 };
 
 type CreateInput<D extends Entity> = CreateInputOf<D>;
@@ -117,6 +119,7 @@ export const operationDocs = {
   ...inboundOperationDocs,
   ...importOperationDocs,
   ...apiKeyOperationDocs,
+  ...eventOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;

@@ -1,11 +1,13 @@
 /**
  * Webhook deliveries as the OpenAPI document describes them (contract §6): one payload per
- * event of every entity that raises events, `{ id, event, timestamp, data }` where `data` is the
+ * event of every entity that raises events, `{ id, event, timestamp, record_id, data, actor }` (the
+ * change log's event, contract §12) where `data` is the
  * record exactly as the API returns it (for `*.deleted`, as it was just before deletion), and
  * `previous_attributes` on `*.updated` (the changed fields with their values before the change).
  */
 import * as v from 'valibot';
 import { CHANGES, EVENT_ENTITIES, type EntityDefinition, recordSchema } from '../schemas/entities/index.js';
+import { actorSchema } from '../schemas/events.js';
 
 export interface WebhookEventDoc {
   event: string;
@@ -27,7 +29,9 @@ const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
       id: v.pipe(v.string(), v.metadata({ description: 'The event id (the same on every delivery and retry of this event)', examples: ['evt_3f2a'] })),
       event: v.literal(`${entity.type}.${change}`),
       timestamp: v.pipe(v.string(), v.isoTimestamp(), v.metadata({ description: 'When the change happened (ISO 8601 UTC)' })),
+      record_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record that changed' })),
       data: schema,
+      actor: actorSchema,
       ...(change === 'updated'
         ? {
             previous_attributes: v.pipe(

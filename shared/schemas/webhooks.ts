@@ -4,6 +4,7 @@ import { allowInsecureWebhooks } from '../config/env.js';
 import { parseWebhookUrl } from '../net/ssrf.js';
 import { cursorString, limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
 import { ENTITY_EVENTS } from './entities/index.js';
+import { actorSchema } from './events.js';
 
 /** Event names an endpoint may subscribe to: every event of the entity list (interface "Events"). */
 export const WEBHOOK_EVENTS = ENTITY_EVENTS as [(typeof ENTITY_EVENTS)[number], ...(typeof ENTITY_EVENTS)[number][]];
@@ -131,6 +132,10 @@ export const webhookPayloadSchema = v.object({
   event: v.picklist(DELIVERY_EVENT_TYPES),
   timestamp: datetime,
   data: v.record(v.string(), v.unknown()),
+  /** Record events (§12): the record's id and who made the change (absent on `webhook.test`). */
+  record_id: v.optional(v.string()),
+  previous_attributes: v.optional(v.record(v.string(), v.unknown())),
+  actor: v.optional(actorSchema),
 });
 export type WebhookPayload = v.InferOutput<typeof webhookPayloadSchema>;
 

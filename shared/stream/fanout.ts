@@ -6,6 +6,7 @@ import { modelOf, NAMED_TARGETS } from '../domain/entity-service.js';
 import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/index.js';
 import type { RecordChange } from '../db/changes.js';
 import { projectSearch } from './search.js';
+import { SYSTEM_ACTOR } from '../schemas/events.js';
 
 type Reference = { entity: EntityDefinition; ref: ReturnType<typeof refFields>[number] };
 
@@ -41,6 +42,7 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
       const updated = await updateRecord(model, {
         accountId,
         id,
+        actor: SYSTEM_ACTOR,
         compute: (current) => {
           const value = current[field.field];
           if (field.many) {

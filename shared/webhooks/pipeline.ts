@@ -3,6 +3,8 @@ import { serviceOf } from '../domain/records.js';
 import { entityByType } from '../schemas/entities/index.js';
 import type { WebhookEvent, WebhookPayload } from '../schemas/webhooks.js';
 import type { RecordChange } from '../db/changes.js';
+import { readDeletionActor } from '../db/events.js';
+import { storedActor } from '../schemas/events.js';
 import { type DeliveryRef, markEnqueued, newDelivery, putDelivery, refOf } from './deliveries.js';
 import { listStoredEndpoints, type StoredEndpoint } from './endpoints.js';
 import { enqueueDeliveries } from './queue.js';
@@ -32,7 +34,18 @@ export function eventOf(change: RecordChange): WebhookEvent | undefined {
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * The event's body. Deterministic for a given stream record (a replay builds the same bytes):
+ * Who made the change: the actor stored with the write; for a deletion (no new image) the one
+ * its transaction kept beside the record. Anything unknown is the system.
+ */
+export async function resolveActor(change: RecordChange): Promise<RecordChange> {
+  if (change.actor === undefined && !change.new) change.actor = await readDeletionActor(change.accountId, change.type, change.id);
+  return change;
+}
+
+/**
+ * The event's body, the same for its webhooks and the change log (contract §12:
+ * `{ id, event, timestamp, record_id, data, previous_attributes?, actor }`).
+ * Deterministic for a given stream record (a replay builds the same bytes):
  * `timestamp` is the record's updated_at for created/updated and the stream time for deleted;
  * `data` is the record as the API returns it, for `*.deleted` as it was just before. An
  * `*.updated` body also carries `previous_attributes`: the fields that changed (besides
@@ -47,10 +60,11 @@ export function buildPayload(change: RecordChange, event: WebhookEvent, meta: Ac
   const stored = { ...meta, overrides: new Map() };
   const data = service.toApi(image, deleted ? stored : meta) as Record<string, unknown>;
   const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
-  if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, data };
+  const actor = storedActor(change.actor);
+  if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, record_id: change.id, data, actor };
   const before = service.toApi(change.old, stored) as Record<string, unknown>;
   const previous = Object.fromEntries(Object.entries(before).filter(([k, v]) => k !== 'updated_at' && !same(v, data[k])));
-  return { id: change.eventId, event, timestamp, data, previous_attributes: previous } as WebhookPayload;
+  return { id: change.eventId, event, timestamp, record_id: change.id, data, previous_attributes: previous, actor };
 }
 
 /** What enqueueWebhookDeliveries calls beyond the table (tests replace `enqueue` to crash between the write and the send). */
@@ -66,12 +80,18 @@ export interface PipelineDeps {
  * acts on the record's state, not on the message. (A message lost after `enqueued` was set is
  * the sweeper's business: shared/webhooks/sweeper.ts.)
  */
-export async function enqueueWebhookDeliveries(change: RecordChange, cache: WebhookBatchCache, deps: PipelineDeps = { enqueue: enqueueDeliveries }): Promise<number> {
+export async function enqueueWebhookDeliveries(
+  change: RecordChange,
+  cache: WebhookBatchCache,
+  deps: PipelineDeps = { enqueue: enqueueDeliveries },
+  /** The body built once for the change log (the same payload for both); built here when absent. */
+  built?: WebhookPayload,
+): Promise<number> {
   const event = eventOf(change);
   if (!event) return 0;
   const endpoints = (await cache.endpointsOf(change.accountId)).filter((e) => e.is_active && e.events.includes(event));
   if (endpoints.length === 0) return 0;
-  const payload = buildPayload(change, event, await cache.metaOf(change.accountId));
+  const payload = built ?? buildPayload(await resolveActor(change), event, await cache.metaOf(change.accountId));
   const body = JSON.stringify(payload);
   const toSend: DeliveryRef[] = [];
   await Promise.all(

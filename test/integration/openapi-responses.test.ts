@@ -80,6 +80,11 @@ describe('real responses match the OpenAPI document', () => {
     const testDelivery = tested.body.result!;
     await call('webhooks-resend', { endpoint_id: endpointId, delivery_id: testDelivery.id });
     await call('webhooks-recover', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString() });
+    // --- change log (contract §12) ---
+    await call('webhooks-update', { id: endpointId, is_active: true });
+    await call('webhooks-replay', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString(), types: ['contact.created'] });
+    await call('events-list', { limit: 5 });
+    // --- end change log ---
     await call('webhooks-delete', { id: endpointId });
     const job = (await call('imports-create', { object_type: 'contacts', csv: 'First Name,Email\nAda,ada@doc.example\nBob,not-an-email\n' })).body.result!;
     await call('imports-get', { id: job.id });
@@ -126,6 +131,9 @@ describe('real responses match the OpenAPI document', () => {
       ['webhooks-create', { url: 'https://example.com/h', events: [] }, 400],
       ['webhooks-create', { url: 'https://example.com/h', events: ['nope'] }, 400],
       ['webhooks-deliveries', { endpoint_id: randomUUID() }, 404],
+      ['events-list', { cursor: 'garbage' }, 400],
+      ['events-list', { types: ['nope'] }, 400],
+      ['webhooks-replay', { endpoint_id: randomUUID(), since: new Date().toISOString() }, 404],
     ];
     for (const [op, body, status] of errors) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
     expect((await call('contacts-list', {}, { token: 'wrong' })).status).toBe(401);

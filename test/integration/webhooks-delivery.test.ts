@@ -43,7 +43,7 @@ describe('webhook deliveries through the local pipeline', () => {
     expect(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
     expect(got!.payload).toMatchObject({ event: 'contact.created', data: contact });
     expect(got!.payload!.timestamp).toBe(contact.created_at);
-    expect(Object.keys(got!.payload!).sort()).toEqual(['data', 'event', 'id', 'timestamp']);
+    expect(Object.keys(got!.payload!).sort()).toEqual(['actor', 'data', 'event', 'id', 'record_id', 'timestamp']); // the change log's event (§12)
 
     const [delivery] = await settledDeliveries(auth, endpoint.id, 1);
     expect(delivery).toMatchObject({ id: got!.headers['webhook-id'], endpoint_id: endpoint.id, event_id: got!.payload!.id, event_type: 'contact.created', status: 'delivered', http_status_code: 200, attempt_count: 1, last_error: '', next_attempt_at: null });

@@ -56,7 +56,7 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENTS, 'webhook.test'].sort());
     expect(WEBHOOK_EVENTS).toHaveLength(12);
     const updated = doc.components.schemas.ProjectUpdatedEvent as { properties: Record<string, unknown> };
-    expect(Object.keys(updated.properties)).toEqual(['id', 'event', 'timestamp', 'data', 'previous_attributes']);
+    expect(Object.keys(updated.properties)).toEqual(['id', 'event', 'timestamp', 'record_id', 'data', 'actor', 'previous_attributes']);
     const hook = (doc.webhooks['contact.updated'] as { post: { parameters: { name: string; in: string; required: boolean }[] } }).post;
     expect(hook.parameters.map((p) => [p.name, p.in, p.required])).toEqual([
       ['webhook-id', 'header', true],
