@@ -6,7 +6,7 @@
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import { type Access, crud, type OperationEntry } from '../shared/http/registry.js';
+import { type Access, batch, crud, type OperationEntry } from '../shared/http/registry.js';
 import { ENTITIES } from '../shared/schemas/entities/index.js';
 
 export type { Access, OperationEntry };
@@ -47,6 +47,10 @@ export const operations: readonly OperationEntry[] = [
   { name: 'inbound-emails-get', family: 'inbound_emails', entry: 'inbound-emails/get.ts', access: 'read' },
   { name: 'inbound-emails-delete', family: 'inbound_emails', entry: 'inbound-emails/delete.ts', access: 'write' },
   // --- end inbound emails ---
+  // --- batches (contract §13) ---
+  // Every entity of the entity list gets its batch operations (shared/http/registry.ts `batch`).
+  ...ENTITIES.flatMap(batch),
+  // --- end batches ---
 ];
 
 /** Functions that are not API routes: the authorizer, the fallback route, and the workers. */

@@ -23,6 +23,8 @@ export function statusForCode(code: string): number {
   if (name === 'conflict') return 409;
   if (name === 'internal') return 500;
   if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded') return 400;
+  // Only ever an item's error inside a batch's 200 answer (contract §13); 400 where a status is asked.
+  if (name === 'duplicate_in_batch') return 400;
   return 500;
 }
 

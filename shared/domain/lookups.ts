@@ -29,3 +29,6 @@ export const contactsByEmail = (accountId: string, emails: Iterable<string>) => 
 export const companiesByDomain = (accountId: string, domains: Iterable<string>) => lookup(accountId, 'company', 'domain', domains);
 
 export { normalize as normalizeLookupKey };
+
+/** Records of the account by an entity's exact lookup index (`lookup` of its definition): contacts by email, companies by domain. */
+export const recordsByLookup = (accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>) => lookup(accountId, type, index, values);
