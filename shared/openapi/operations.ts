@@ -33,6 +33,7 @@ import type { OperationDoc } from './doc-types.js';
 import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js';
 import { inboundComponentSchemas, inboundOperationDocs } from './inbound-docs.js';
 import { importComponentSchemas, importOperationDocs } from './import-docs.js';
+import { batchComponentSchemas, batchOperationDocs } from './batch-docs.js';
 
 export type { OperationDoc };
 
@@ -68,6 +69,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   ...webhookComponentSchemas,
   ...inboundComponentSchemas,
   ...importComponentSchemas,
+  ...batchComponentSchemas,
 };
 
 type CreateInput<D extends Entity> = CreateInputOf<D>;
@@ -114,6 +116,7 @@ export const operationDocs = {
   ...webhookOperationDocs,
   ...inboundOperationDocs,
   ...importOperationDocs,
+  ...batchOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;

@@ -99,6 +99,23 @@ describe('real responses match the OpenAPI document', () => {
     }
   });
 
+  it('batches of every family, with item successes and failures', async () => {
+    const bodies = { contacts: { first_name: 'B', email: 'b@doc.example' }, companies: { name: 'B', domain: 'b.example' }, sources: { name: 'B' }, projects: { name: 'B' }, activities: { type: 'note' } };
+    for (const [family, body] of Object.entries(bodies)) {
+      const created = (await call(`${family}-batch-create`, { items: [body, {}] })).body.result as unknown as { results: { record?: { id: string } }[] };
+      const id = created.results[0]!.record!.id;
+      await call(`${family}-batch-update`, { items: [{ id }, { id: randomUUID() }, { id }] });
+      await call(`${family}-batch-get`, { ids: [id, randomUUID()] });
+      if (family === 'contacts' || family === 'companies') await call(`${family}-batch-upsert`, { items: [body, {}] });
+      await call(`${family}-batch-delete`, { ids: [id, 'nope'] });
+    }
+    expect((await call('contacts-batch-create', { items: [] })).status).toBe(400);
+    expect((await call('contacts-batch-get', { ids: ['nope'] })).status).toBe(400);
+    const key = randomUUID();
+    await call('companies-batch-upsert', { items: [{ domain: 'k.example' }] }, { headers: { 'idempotency-key': key } });
+    expect((await call('companies-batch-upsert', { items: [{ domain: 'other.example' }] }, { headers: { 'idempotency-key': key } })).status).toBe(409);
+  });
+
   it('errors, with their documented codes and statuses', async () => {
     const errors: [string, unknown, number][] = [
       ['contacts-get', { id: randomUUID() }, 404],
