@@ -97,7 +97,8 @@ describe('real responses match the OpenAPI document', () => {
     for (const [family, id] of [['contacts', contact.id], ['companies', company.id], ['sources', source.id], ['custom-fields', field.id]] as const) {
       await call(`${family}-delete`, { id });
     }
-  });
+    // Each status of each operation compiles a validator over every component schema: slow on a loaded machine.
+  }, 120_000);
 
   it('batches of every family, with item successes and failures', async () => {
     const bodies = { contacts: { first_name: 'B', email: 'b@doc.example' }, companies: { name: 'B', domain: 'b.example' }, sources: { name: 'B' }, projects: { name: 'B' }, activities: { type: 'note' } };
@@ -114,7 +115,7 @@ describe('real responses match the OpenAPI document', () => {
     const key = randomUUID();
     await call('companies-batch-upsert', { items: [{ domain: 'k.example' }] }, { headers: { 'idempotency-key': key } });
     expect((await call('companies-batch-upsert', { items: [{ domain: 'other.example' }] }, { headers: { 'idempotency-key': key } })).status).toBe(409);
-  });
+  }, 120_000);
 
   it('errors, with their documented codes and statuses', async () => {
     const errors: [string, unknown, number][] = [
