@@ -25,6 +25,7 @@ import { benchWebhooks } from './webhooks.js';
 import { benchImports } from './imports.js';
 import { benchLongWords } from './long-words.js';
 import { benchEvents } from './events.js';
+import { benchBatches } from './batch.js';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
@@ -200,7 +201,10 @@ const webhooks = await benchWebhooks(stack, 1000).catch((error) => ({ error: Str
 // Imports: 10,000 (quick) or 100,000 contacts from a generated CSV (bench/imports.ts).
 const imports = await benchImports(stack, quick ? 10_000 : 100_000, log).catch((error) => ({ error: String(error) }));
 
-const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, events: eventRows, webhooks, imports };
+// Batches (contract §13): 100 creates / upserts in one call against 100 single calls (bench/batch.ts).
+const batches = await benchBatches(stack, quick ? 1 : 3, log).catch((error) => ({ error: String(error) }));
+
+const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, events: eventRows, webhooks, imports, batches };
 writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('\nOperations (rcu/wcu per call; wcu = AWS-billed estimate, wcu_local = what DynamoDB Local reported)\n');
 console.log(table(operationRows));
@@ -216,5 +220,7 @@ console.log('\nWebhooks\n');
 console.log(JSON.stringify(webhooks, null, 2));
 console.log('\nImports\n');
 console.log(JSON.stringify(imports, null, 2));
+console.log('\nBatches\n');
+console.log(JSON.stringify(batches, null, 2));
 await stack.stop();
 process.exit(0);

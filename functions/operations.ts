@@ -6,7 +6,7 @@
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import { type Access, crud, type OperationEntry } from '../shared/http/registry.js';
+import { type Access, batch, crud, type OperationEntry } from '../shared/http/registry.js';
 import { ENTITIES } from '../shared/schemas/entities/index.js';
 
 export type { Access, OperationEntry };
@@ -58,6 +58,10 @@ export const operations: readonly OperationEntry[] = [
   { name: 'events-list', family: 'events', entry: 'events/list.ts', access: 'read' },
   { name: 'webhooks-replay', family: 'webhooks', entry: 'webhooks/replay.ts', access: 'write', bindings: { deliveryQueue: 'send' } },
   // --- end change log ---
+  // --- batches (contract §13) ---
+  // Every entity of the entity list gets its batch operations (shared/http/registry.ts `batch`).
+  ...ENTITIES.flatMap(batch),
+  // --- end batches ---
 ];
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

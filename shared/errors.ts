@@ -26,7 +26,8 @@ export function statusForCode(code: string): number {
   if (name === 'endpoint_inactive') return 400;
   if (name === 'internal') return 500;
   if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded') return 400;
-  if (code === 'webhooks.endpoint_inactive') return 400;
+  // Only ever an item's error inside a batch's 200 answer (contract §13); 400 where a status is asked.
+  if (name === 'duplicate_in_batch') return 400;
   return 500;
 }
 

@@ -336,6 +336,138 @@ export const OPERATIONS = [
     "prefix": "webhooks",
     "method": "replay",
     "paged": false
+  },
+  {
+    "name": "companies-batch-create",
+    "prefix": "companies",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-update",
+    "prefix": "companies",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-delete",
+    "prefix": "companies",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-get",
+    "prefix": "companies",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-upsert",
+    "prefix": "companies",
+    "method": "batch-upsert",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-create",
+    "prefix": "contacts",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-update",
+    "prefix": "contacts",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-delete",
+    "prefix": "contacts",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-get",
+    "prefix": "contacts",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-upsert",
+    "prefix": "contacts",
+    "method": "batch-upsert",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-create",
+    "prefix": "sources",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-update",
+    "prefix": "sources",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-delete",
+    "prefix": "sources",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-get",
+    "prefix": "sources",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-create",
+    "prefix": "projects",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-update",
+    "prefix": "projects",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-delete",
+    "prefix": "projects",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-get",
+    "prefix": "projects",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-create",
+    "prefix": "activities",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-update",
+    "prefix": "activities",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-delete",
+    "prefix": "activities",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-get",
+    "prefix": "activities",
+    "method": "batch-get",
+    "paged": false
   }
 ] as const;
 

@@ -89,10 +89,12 @@ export async function checkCustomFields(
   accountId: string,
   entity: CustomFieldEntity,
   input: Record<string, unknown>,
+  /** The entity type's definitions when the caller already read them (a batch reads them once). */
+  definitions?: readonly CustomFieldDefinition[],
 ): Promise<CustomFieldChanges> {
   const entries = Object.entries(input);
   if (entries.length === 0) return { set: {}, remove: [] };
-  const defs = new Map((await listDefinitions(accountId, entity)).map((d) => [d.id, d]));
+  const defs = new Map((definitions ?? (await listDefinitions(accountId, entity))).map((d) => [d.id, d]));
   const details: ErrorDetail[] = [];
   const set: Record<string, unknown> = {};
   const remove: string[] = [];

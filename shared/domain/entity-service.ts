@@ -25,7 +25,7 @@ import type { ParsedBody } from '../schemas/record-body.js';
 import { matchesQuery, normalize, parseQuery, recordWords } from '../search/tokenize.js';
 import { actorOf, type OperationContext } from './context.js';
 import type { Actor } from '../schemas/events.js';
-import { checkCustomFields, type CustomFieldEntity } from './custom-fields.js';
+import { checkCustomFields, type CustomFieldDefinition, type CustomFieldEntity } from './custom-fields.js';
 import { canonicalSearch, page, type Page, searchDrivers, searchIndexNames } from './listing.js';
 import { visibleCustomFields } from './shape.js';
 
@@ -81,7 +81,17 @@ export const searchNamesOf = (def: Def, r: Record<string, unknown>): string[] =>
 
 export const modelOf = (def: Def): EntityModel => ({ type: def.type as EntityType, indexNames: (r) => indexNamesOf(def, r) });
 
-interface Resolved {
+/**
+ * What a batch (shared/domain/batch.ts) reads once for all its items: the entity type's
+ * custom-field definitions and the records its items reference. Absent, each call reads its own.
+ */
+export interface Preloaded {
+  definitions?: readonly CustomFieldDefinition[];
+  /** Referenced records by target type, then id: an id missing from a loaded type is not a record of the account. */
+  records?: ReadonlyMap<string, ReadonlyMap<string, StoredRecord>>;
+}
+
+export interface Resolved {
   field: string;
   target: string;
   /** Ids linked by this write, with the version and name read. */
@@ -118,9 +128,13 @@ export function entityService<D extends Entity>(entity: D) {
   const invalidRef = (ref: Ref, detail: string) => new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: detail }]);
 
   /** Checks the sent references against the account; returns the stored values and what was linked. */
-  async function resolveRefs(accountId: string, sent: Record<string, unknown>): Promise<{ set: Record<string, unknown>; resolved: Resolved[] }> {
+  async function resolveRefs(accountId: string, sent: Record<string, unknown>, pre?: Preloaded): Promise<{ set: Record<string, unknown>; resolved: Resolved[] }> {
     const set: Record<string, unknown> = {};
     const resolved: Resolved[] = [];
+    const preloaded = (target: string, ids: string[]) => {
+      const known = pre?.records?.get(target);
+      return known && new Map(ids.flatMap((id) => (known.has(id) ? [[id, known.get(id)!] as const] : [])));
+    };
     await Promise.all(
       refs.map(async (ref) => {
         if (!(ref.field in sent)) return;
@@ -129,7 +143,7 @@ export function entityService<D extends Entity>(entity: D) {
           const ids = (value as string[] | undefined) ?? [];
           const bad = ids.find((id) => !isUuid(id));
           if (bad !== undefined) throw new ApiError(ref.code, `${ref.field} must be an array of UUIDs: ${JSON.stringify(String(bad).slice(0, 64))} is not a UUID`, [{ path: ref.field, message: 'every id must be a UUID' }]);
-          const found = ids.length ? await batchGetRecords(ref.target as EntityType, accountId, ids) : new Map<string, StoredRecord>();
+          const found = ids.length ? (preloaded(ref.target, ids) ?? (await batchGetRecords(ref.target as EntityType, accountId, ids))) : new Map<string, StoredRecord>();
           const missing = ids.filter((id) => !found.has(id));
           if (missing.length) throw invalidRef(ref, `no such ${ref.target}: ${missing.join(', ')}`);
           set[ref.field] = ids;
@@ -143,7 +157,8 @@ export function entityService<D extends Entity>(entity: D) {
         }
         const id = String(value).toLowerCase();
         if (!isUuid(id)) throw new ApiError(ref.code, `${ref.field} must be a UUID or null: ${JSON.stringify(String(value).slice(0, 64))} is not a UUID`, [{ path: ref.field, message: 'is not a UUID' }]);
-        const record = await getRecord(ref.target as EntityType, accountId, id);
+        const known = preloaded(ref.target, [id]);
+        const record = known ? known.get(id) : await getRecord(ref.target as EntityType, accountId, id);
         if (!record) throw invalidRef(ref, `no such ${ref.target}`);
         set[ref.field] = record.id;
         if (ref.nameField) set[ref.nameField] = String(record.name ?? '');
@@ -204,18 +219,24 @@ export function entityService<D extends Entity>(entity: D) {
     }
   }
 
-  async function create(ctx: OperationContext, { fields: sent }: ParsedBody, opts: { readOnly?: Record<string, unknown> } = {}): Promise<Rec> {
+  /** A new record's fields (custom fields and references checked, rules, derived fields): everything of a create but the write. */
+  async function draftOf(ctx: OperationContext, { fields: sent }: ParsedBody, opts: { readOnly?: Record<string, unknown> } = {}, pre?: Preloaded) {
     const now = new Date().toISOString();
     const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
     const [cf, refsOut] = await Promise.all([
-      cfField ? checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, (cfInput ?? {}) as Record<string, unknown>) : undefined,
-      resolveRefs(ctx.accountId, rest),
+      cfField ? checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, (cfInput ?? {}) as Record<string, unknown>, pre?.definitions) : undefined,
+      resolveRefs(ctx.accountId, rest, pre),
     ]);
     const draft: Record<string, unknown> = { ...structuredClone(empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
     checkRules(draft, Object.keys(sent));
     Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
+    return { draft, resolved: refsOut.resolved, now };
+  }
+
+  async function create(ctx: OperationContext, body: ParsedBody, opts: { readOnly?: Record<string, unknown> } = {}): Promise<Rec> {
+    const { draft, resolved, now } = await draftOf(ctx, body, opts);
     const record = await createRecord(model, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) });
-    return toApi(await writing(() => reconcile(ctx.accountId, record, refsOut.resolved, actorOf(ctx))));
+    return toApi(await writing(() => reconcile(ctx.accountId, record, resolved, actorOf(ctx))));
   }
 
   async function get(ctx: OperationContext, id: string): Promise<Rec> {
@@ -224,18 +245,26 @@ export function entityService<D extends Entity>(entity: D) {
     return toApi(record, meta);
   }
 
-  async function update(ctx: OperationContext, { id, fields: sent }: ParsedBody): Promise<Rec> {
+  async function update(ctx: OperationContext, body: ParsedBody): Promise<Rec> {
+    const { stored } = await applyUpdate(ctx, body);
+    return toApi(stored, await readMeta(ctx.accountId));
+  }
+
+  /** An update up to the stored record (the API view needs the account's meta); `changed`: false when nothing had to be written. */
+  async function applyUpdate(ctx: OperationContext, { id, fields: sent }: ParsedBody, pre?: Preloaded): Promise<{ stored: StoredRecord; changed: boolean }> {
     const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
-    const cf = cfField && cfInput ? await checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>) : undefined;
+    const cf = cfField && cfInput ? await checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>, pre?.definitions) : undefined;
     let resolved: Resolved[] = [];
+    let readVer = 0;
     const updated = await writing(() =>
       updateRecord(model, {
         accountId: ctx.accountId,
         id: id!,
         actor: actorOf(ctx),
         compute: async (current) => {
+          readVer = current.ver;
           const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => refs.some((r) => r.field === k)));
-          const out = await resolveRefs(ctx.accountId, changedRefs);
+          const out = await resolveRefs(ctx.accountId, changedRefs, pre);
           resolved = out.resolved;
           const set = { ...rest, ...out.set };
           const next = { ...current, ...set };
@@ -249,8 +278,8 @@ export function entityService<D extends Entity>(entity: D) {
       }),
     );
     if (!updated) throw notFound(family, def.label);
-    const record = await writing(() => reconcile(ctx.accountId, updated, resolved, actorOf(ctx)));
-    return toApi(record, await readMeta(ctx.accountId));
+    const stored = await writing(() => reconcile(ctx.accountId, updated, resolved, actorOf(ctx)));
+    return { stored, changed: updated.ver !== readVer };
   }
 
   async function remove(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
@@ -320,7 +349,7 @@ export function entityService<D extends Entity>(entity: D) {
     );
   }
 
-  return { definition: entity, model, toApi, create, get, update, delete: remove, list };
+  return { definition: entity, model, toApi, create, get, update, delete: remove, list, draftOf, applyUpdate, reconcile, writing };
 }
 
 export type EntityService<D extends Entity = Entity> = ReturnType<typeof entityService<D>>;

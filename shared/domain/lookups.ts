@@ -9,16 +9,20 @@ import { normalize } from '../search/tokenize.js';
 async function lookup(accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>): Promise<Map<string, StoredRecord[]>> {
   const distinct = [...new Set([...values].map((v) => normalize(v.trim())).filter(Boolean))];
   const out = new Map<string, StoredRecord[]>();
-  await Promise.all(
+  // One Query per distinct value (at once), then one BatchGetItem for every record they name.
+  const found = await Promise.all(
     distinct.map(async (value) => {
       const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, type, indexName[index](value)), { projection: 'id' });
-      const ids = [...new Set(entries.map((e) => String(e.id)))];
-      const records = ids.length ? await batchGetRecords(type, accountId, ids) : new Map<string, StoredRecord>();
-      // Re-check: an entry may be stale for a moment while its record changes.
-      const current = [...records.values()].filter((r) => normalize(String(r[index] ?? '').trim()) === value);
-      if (current.length) out.set(value, current);
+      return [value, [...new Set(entries.map((e) => String(e.id)))]] as const;
     }),
   );
+  const ids = [...new Set(found.flatMap(([, v]) => v))];
+  const records = ids.length ? await batchGetRecords(type, accountId, ids) : new Map<string, StoredRecord>();
+  for (const [value, valueIds] of found) {
+    // Re-check: an entry may be stale for a moment while its record changes.
+    const current = valueIds.flatMap((id) => (records.has(id) ? [records.get(id)!] : [])).filter((r) => normalize(String(r[index] ?? '').trim()) === value);
+    if (current.length) out.set(value, current);
+  }
   return out;
 }
 
@@ -29,3 +33,6 @@ export const contactsByEmail = (accountId: string, emails: Iterable<string>) => 
 export const companiesByDomain = (accountId: string, domains: Iterable<string>) => lookup(accountId, 'company', 'domain', domains);
 
 export { normalize as normalizeLookupKey };
+
+/** Records of the account by an entity's exact lookup index (`lookup` of its definition): contacts by email, companies by domain. */
+export const recordsByLookup = (accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>) => lookup(accountId, type, index, values);

@@ -2,7 +2,7 @@
  * Idempotent creates (the `Idempotency-Key` header), with Powertools idempotency on the
  * service's single table.
  *
- * - Active only for `*-create` operations and only when the header is sent.
+ * - Active only for `*-create` and `*-batch-upsert` operations and only when the header is sent.
  * - Scope: account + operation + key. The record lives at
  *   pk = `IDEMP#<accountId>#<operation>#<key>`, sk = `IDEMP`; `ttl` (epoch seconds) expires it
  *   24 h after the first success (enable the table's TTL on `ttl` to have DynamoDB delete it;
@@ -37,9 +37,12 @@ interface IdempotentCall {
 
 export const idempotencyKeys = { record: keys.idempotency };
 
+/** Operations that honour the header: every create (`*-create`, `*-batch-create`) and batch upserts (contract §13). */
+export const acceptsIdempotencyKey = (operation: string) => operation.endsWith('-create') || operation.endsWith('-batch-upsert');
+
 /** The header's value when the operation is a create and the header was sent; validates it. */
 export function idempotencyKeyOf(operation: string, family: Family, headers: Record<string, string | undefined>): string | undefined {
-  if (!operation.endsWith('-create')) return undefined;
+  if (!acceptsIdempotencyKey(operation)) return undefined;
   const key = headers[IDEMPOTENCY_HEADER.toLowerCase()];
   if (key === undefined) return undefined;
   if (!KEY_RE.test(key)) {

@@ -34,3 +34,20 @@ export const crud = (entity: Entity): OperationEntry[] => {
     { name: `${p}-delete`, family, entry: `${p}/delete.ts`, access: 'write' },
   ];
 };
+
+/**
+ * The batch operations of an entity (contract §13): `<prefix>-batch-create/-update/-delete/-get`,
+ * and `-batch-upsert` when its definition has an exact lookup key (contacts: email, companies:
+ * domain). Handlers in `functions/<prefix>/batch-<verb>.ts`.
+ */
+export const batch = (entity: Entity): OperationEntry[] => {
+  const family = entity.family as Family;
+  const p = entity.family;
+  return [
+    { name: `${p}-batch-create`, family, entry: `${p}/batch-create.ts`, access: 'write' },
+    { name: `${p}-batch-update`, family, entry: `${p}/batch-update.ts`, access: 'write' },
+    { name: `${p}-batch-delete`, family, entry: `${p}/batch-delete.ts`, access: 'write' },
+    { name: `${p}-batch-get`, family, entry: `${p}/batch-get.ts`, access: 'read' },
+    ...('lookup' in entity && entity.lookup ? [{ name: `${p}-batch-upsert`, family, entry: `${p}/batch-upsert.ts`, access: 'write' as const }] : []),
+  ];
+};

@@ -10,7 +10,7 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs 
 import * as v from 'valibot';
 import type { OperationEntry } from '../http/registry.js';
 import { MAX_BODY_BYTES } from '../http/operation.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
+import { acceptsIdempotencyKey, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
 import { codesByStatus, errorCodesFor, verbOf } from './errors.js';
 import { ENTITIES } from '../schemas/entities/index.js';
 import { requiredScope } from '../auth/scopes.js';
@@ -141,7 +141,7 @@ function operationObject(entry: OperationEntry, doc: OperationDoc, documented: b
       content: { 'application/json': { schema: convert(status === 429 ? v.union([envelope, gatewayThrottled]) : envelope, config) } },
     };
   }
-  const isCreate = verbOf(entry.name) === 'create';
+  const isCreate = acceptsIdempotencyKey(entry.name);
   const input = convert(doc.input, config);
   // A body with no required field may be empty (an empty body counts as `{}`).
   const bodyRequired = Array.isArray((input as { required?: unknown[] }).required) && (input as { required: unknown[] }).required.length > 0;
@@ -161,7 +161,7 @@ function operationObject(entry: OperationEntry, doc: OperationDoc, documented: b
               name: IDEMPOTENCY_HEADER,
               in: 'header',
               required: false,
-              description: `Makes a retried create safe: within ${IDEMPOTENCY_TTL_SECONDS / 3600} h, a request with the same key and body returns the first result and creates nothing; the same key with another body is \`${entry.family}.conflict\` (409). Scoped to the account and the operation.`,
+              description: `Makes a retried ${verbOf(entry.name) === 'upsert' ? 'upsert' : 'create'} safe: within ${IDEMPOTENCY_TTL_SECONDS / 3600} h, a request with the same key and body returns the first result and creates nothing; the same key with another body is \`${entry.family}.conflict\` (409). Scoped to the account and the operation.`,
               schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
             },
           ],

@@ -25,6 +25,12 @@ export function errorCodesFor(entry: Pick<OperationEntry, 'name' | 'family'>, op
   // auth.forbidden: the key lacks the operation's scope; api.rate_limited: the account's rate
   // limit (contract §14), or API Gateway's stage-wide throttling (deployed), before the function runs.
   const codes = ['auth.unauthorized', 'auth.forbidden', 'api.payload_too_large', 'api.rate_limited', `${f}.invalid_request`, `${f}.internal`];
+  // A batch (contract §13) answers its items' failures inside its 200 result; the call itself fails
+  // only on its shape, an Idempotency-Key conflict (create, upsert) or, for batch-get, an id that is not a UUID.
+  if (entry.name.includes('-batch-')) {
+    if (verb === 'create' || verb === 'upsert') codes.push(`${f}.conflict`);
+    return [...new Set([...codes, ...(opts.extra ?? [])])];
+  }
   if (['get', 'update', 'delete'].includes(verb)) codes.push(`${f}.invalid_id`, `${f}.not_found`);
   if (opts.paginated) codes.push(`${f}.invalid_cursor`);
   if (verb === 'create' || verb === 'update') {

@@ -35,6 +35,7 @@ import { inboundComponentSchemas, inboundOperationDocs } from './inbound-docs.js
 import { importComponentSchemas, importOperationDocs } from './import-docs.js';
 import { apiKeyComponentSchemas, apiKeyOperationDocs } from './api-key-docs.js';
 import { eventComponentSchemas, eventOperationDocs } from './event-docs.js';
+import { batchComponentSchemas, batchOperationDocs } from './batch-docs.js';
 
 export type { OperationDoc };
 
@@ -72,6 +73,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   ...importComponentSchemas,
   ...apiKeyComponentSchemas,
   ...eventComponentSchemas,
+  ...batchComponentSchemas,
 };
 
 type CreateInput<D extends Entity> = CreateInputOf<D>;
@@ -120,6 +122,7 @@ export const operationDocs = {
   ...importOperationDocs,
   ...apiKeyOperationDocs,
   ...eventOperationDocs,
+  ...batchOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;

@@ -48,7 +48,7 @@ describe('typed client against the local server', () => {
     const groups = [...new Set(operations.map((o) => o.family.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase())))];
     expect(Object.keys(crm).sort()).toEqual(['call', ...groups].sort());
     expect(Object.keys(crm)).toEqual(expect.arrayContaining(['projects', 'activities']));
-    expect(Object.keys(crm.contacts).sort()).toEqual(['create', 'delete', 'get', 'list', 'update']);
+    expect(Object.keys(crm.contacts).sort()).toEqual(['batchCreate', 'batchDelete', 'batchGet', 'batchUpdate', 'batchUpsert', 'create', 'delete', 'get', 'list', 'update']);
     const verbs = (family: string) => operations.filter((o) => o.family === family).map((o) => o.name.slice(o.family.length + 1).replace(/-(\w)/g, (_m, c: string) => c.toUpperCase())).sort();
     expect(Object.keys(crm.webhooks).sort()).toEqual(verbs('webhooks'));
     expect(verbs('webhooks')).toEqual(expect.arrayContaining(['create', 'delete', 'deliveries', 'get', 'list', 'update']));
@@ -70,6 +70,19 @@ describe('typed client against the local server', () => {
     const field = await crm.customFields.create({ entity_type: 'contact', name: 'Tier', field_type: 'select', options: ['gold', 'silver'] });
     expect((await crm.customFields.list()).items.map((f) => f.id)).toContain(field.id);
     expect(await crm.contacts.delete({ id: contact.id })).toEqual({ deleted: true });
+  });
+
+  it('batches: typed per-item results', async () => {
+    const out = await crm.contacts.batchCreate({ items: [{ first_name: 'Batch' }, { first_name: '' }] }, { idempotencyKey: randomUUID() });
+    const [first, second] = out.results;
+    expect(first).toMatchObject({ index: 0, ok: true, action: 'created', record: { first_name: 'Batch' } });
+    expect(second).toMatchObject({ index: 1, ok: false, error: { code: 'contacts.first_name_required' } });
+    const id = first!.ok ? first!.record!.id : '';
+    expectTypeOf(crm.contacts.batchGet).returns.resolves.toEqualTypeOf<{ items: Contact[]; not_found: string[] }>();
+    expect((await crm.contacts.batchGet({ ids: [id] })).items.map((c) => c.first_name)).toEqual(['Batch']);
+    const upserted = await crm.companies.batchUpsert({ items: [{ domain: 'batch.example', name: 'Batch Co' }] });
+    expect(upserted.results[0]).toMatchObject({ ok: true, action: 'created' });
+    expect((await crm.contacts.batchDelete({ ids: [id] })).results).toEqual([{ index: 0, ok: true, action: 'deleted' }]);
   });
 
   it('iterates every item of every page with for await', async () => {

@@ -103,7 +103,25 @@ describe('real responses match the OpenAPI document', () => {
     for (const [family, id] of [['contacts', contact.id], ['companies', company.id], ['sources', source.id], ['custom-fields', field.id]] as const) {
       await call(`${family}-delete`, { id });
     }
-  });
+    // Each status of each operation compiles a validator over every component schema: slow on a loaded machine.
+  }, 120_000);
+
+  it('batches of every family, with item successes and failures', async () => {
+    const bodies = { contacts: { first_name: 'B', email: 'b@doc.example' }, companies: { name: 'B', domain: 'b.example' }, sources: { name: 'B' }, projects: { name: 'B' }, activities: { type: 'note' } };
+    for (const [family, body] of Object.entries(bodies)) {
+      const created = (await call(`${family}-batch-create`, { items: [body, {}] })).body.result as unknown as { results: { record?: { id: string } }[] };
+      const id = created.results[0]!.record!.id;
+      await call(`${family}-batch-update`, { items: [{ id }, { id: randomUUID() }, { id }] });
+      await call(`${family}-batch-get`, { ids: [id, randomUUID()] });
+      if (family === 'contacts' || family === 'companies') await call(`${family}-batch-upsert`, { items: [body, {}] });
+      await call(`${family}-batch-delete`, { ids: [id, 'nope'] });
+    }
+    expect((await call('contacts-batch-create', { items: [] })).status).toBe(400);
+    expect((await call('contacts-batch-get', { ids: ['nope'] })).status).toBe(400);
+    const key = randomUUID();
+    await call('companies-batch-upsert', { items: [{ domain: 'k.example' }] }, { headers: { 'idempotency-key': key } });
+    expect((await call('companies-batch-upsert', { items: [{ domain: 'other.example' }] }, { headers: { 'idempotency-key': key } })).status).toBe(409);
+  }, 120_000);
 
   it('successes of the api-keys operations', async () => {
     const created = (await call('api-keys-create', { name: 'Doc key', scopes: ['contacts:read'], expires_at: '2099-01-01T00:00:00.000Z' })).body.result as unknown as { api_key: { id: string } };

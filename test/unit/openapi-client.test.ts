@@ -34,7 +34,10 @@ export async function use(): Promise<string> {
   const ids: string[] | undefined = page.data?.result.items.map((p) => p.id);
   const count: number | null | undefined = (await client.POST('/api/companies-get', { body: { id: 'x' } })).data?.result.employee_count;
   await client.POST('/api/webhooks-list', {});
-  return [first, code, next, ids?.join(','), String(count)].join();
+  const batch = await client.POST('/api/contacts-batch-create', { body: { items: [{ first_name: 'Ada' }, { first_name: 'Grace', email: 'g@example.com' }] } });
+  const item = batch.data?.result.results[0];
+  const batchName: string | undefined = item && item.ok ? item.record?.first_name : item?.error.code;
+  return [first, code, next, ids?.join(','), String(count), batchName].join();
 }
 `,
     );

@@ -42,10 +42,10 @@ describe('OpenAPI document', () => {
     expect(op('companies-get').responses['409']).toBeUndefined();
   });
 
-  it('offers Idempotency-Key on every create, and only there', () => {
+  it('offers Idempotency-Key on every create and batch upsert, and only there', () => {
     for (const entry of operations) {
       const names = (op(entry.name).parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
-      expect(names).toEqual(entry.name.endsWith('-create') ? ['Idempotency-Key'] : []);
+      expect(names).toEqual(entry.name.endsWith('-create') || entry.name.endsWith('-batch-upsert') ? ['Idempotency-Key'] : []);
     }
   });
 

@@ -65,10 +65,16 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   docs: { list: string; create?: string; update?: string; delete?: string };
 }
 
-/** Declares an entity (identity function that keeps the literal types). */
-export const defineEntity = <const T extends string, const Fam extends string, FS extends Fields, const Req extends keyof FS & string>(
-  def: EntityDefinition<T, Fam, FS, Req> & { createOnly?: readonly (keyof FS & string)[]; lookup?: { field: keyof FS & string } },
-): EntityDefinition<T, Fam, FS, Req> => def;
+/** Declares an entity (identity function that keeps the literal types, the lookup key's included: batch upserts are typed by it). */
+export const defineEntity = <
+  const T extends string,
+  const Fam extends string,
+  FS extends Fields,
+  const Req extends keyof FS & string,
+  const L extends { field: keyof FS & string; index: 'email' | 'domain' } | undefined = undefined,
+>(
+  def: EntityDefinition<T, Fam, FS, Req> & { createOnly?: readonly (keyof FS & string)[]; lookup?: L },
+): EntityDefinition<T, Fam, FS, Req> & { lookup?: L } => def;
 
 // --- derived schemas --------------------------------------------------------------------------
 

@@ -1,0 +1,4 @@
+import { batchDeleteHandler } from '../../shared/http/batch.js';
+import { activityEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = batchDeleteHandler(activityEntity);

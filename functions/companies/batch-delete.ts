@@ -1,0 +1,4 @@
+import { batchDeleteHandler } from '../../shared/http/batch.js';
+import { companyEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = batchDeleteHandler(companyEntity);

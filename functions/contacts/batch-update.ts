@@ -1,0 +1,4 @@
+import { batchUpdateHandler } from '../../shared/http/batch.js';
+import { contactEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = batchUpdateHandler(contactEntity);

@@ -1,0 +1,5 @@
+import { batchUpsertHandler } from '../../shared/http/batch.js';
+import { idempotentCreate } from '../../shared/http/idempotency.js';
+import { contactEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = batchUpsertHandler(contactEntity, { wrap: idempotentCreate() });

@@ -1,0 +1,4 @@
+import { batchDeleteHandler } from '../../shared/http/batch.js';
+import { projectEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = batchDeleteHandler(projectEntity);

@@ -1,0 +1,45 @@
+/**
+ * Handlers of the batch operations (contract §13), derived from an entity definition like the
+ * CRUD handlers (crud.ts): each handler file is one line
+ * (`export const handler = batchCreateHandler(contactEntity, { wrap: idempotentCreate() })`).
+ */
+import { batchService } from '../domain/batch.js';
+import type { Family } from '../errors.js';
+import type { Entity } from '../schemas/entities/index.js';
+import { parseBatchIds, parseBatchItems } from '../schemas/batch.js';
+import { operation, type RunWrapper } from './operation.js';
+
+const services = new WeakMap<object, ReturnType<typeof batchService>>();
+const serviceFor = (entity: Entity) => {
+  let s = services.get(entity);
+  if (!s) services.set(entity, (s = batchService(entity)));
+  return s;
+};
+
+const items = (entity: Entity, verb: 'create' | 'update' | 'upsert', opts: { wrap?: RunWrapper } = {}) =>
+  operation({
+    name: `${entity.family}-batch-${verb}`,
+    family: entity.family as Family,
+    wrap: opts.wrap,
+    parse: (body) => parseBatchItems(entity.family as Family, body),
+    run: ({ items: list }, ctx) => {
+      const s = serviceFor(entity);
+      return verb === 'create' ? s.batchCreate(ctx, list) : verb === 'update' ? s.batchUpdate(ctx, list) : s.batchUpsert(ctx, list);
+    },
+  });
+
+const ids = (entity: Entity, verb: 'delete' | 'get') =>
+  operation({
+    name: `${entity.family}-batch-${verb}`,
+    family: entity.family as Family,
+    parse: (body) => parseBatchIds(entity.family as Family, body),
+    run: ({ ids: list }, ctx): Promise<unknown> => (verb === 'delete' ? serviceFor(entity).batchDelete(ctx, list) : serviceFor(entity).batchGet(ctx, list)),
+  });
+
+/** `<family>-batch-create`; pass `{ wrap: idempotentCreate() }` for Idempotency-Key. */
+export const batchCreateHandler = (entity: Entity, opts: { wrap?: RunWrapper } = {}) => items(entity, 'create', opts);
+export const batchUpdateHandler = (entity: Entity) => items(entity, 'update');
+/** `<family>-batch-upsert` (families with a lookup key); pass `{ wrap: idempotentCreate() }` for Idempotency-Key. */
+export const batchUpsertHandler = (entity: Entity, opts: { wrap?: RunWrapper } = {}) => items(entity, 'upsert', opts);
+export const batchDeleteHandler = (entity: Entity) => ids(entity, 'delete');
+export const batchGetHandler = (entity: Entity) => ids(entity, 'get');
