@@ -10,6 +10,9 @@ const TYPE_WORDS: Record<string, string> = { string: 'a string', number: 'a numb
 
 /** A wrong JSON type in the contract's words; other issues keep the message their schema gives. */
 function issueMessage(issue: v.BaseIssue<unknown>): string {
+  // A required key that is absent (strict objects): "is required", not the validator's wording.
+  if (issue.message.startsWith('Invalid key') && issue.received === 'undefined') return 'is required';
+  if (issue.message.startsWith('Invalid key')) return 'is not a known field';
   if (issue.kind !== 'schema' || !issue.message.startsWith('Invalid type')) return issue.message;
   const expected = (issue.expected ?? '').replace(/^\((.*)\)$/, '$1').split('|').map((t) => t.trim()).filter((t) => t && t !== 'undefined' && t !== 'never');
   return expected.length ? `must be ${expected.map((t) => TYPE_WORDS[t] ?? t).join(' or ')}` : 'has the wrong type';

@@ -35,7 +35,7 @@ function synth(stage: 'dev' | 'prod', topology = FUNCTIONS) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const { stack } = buildCrmApp(app, stageConfig(stage), undefined, { topology });
   const flat = synthesizeFlat(app, stack);
-  const template = Template.fromJSON({ Resources: flat.resources, Outputs: flat.outputs });
+  const template = Template.fromJSON({ Resources: flat.resources, Outputs: flat.outputs, Parameters: flat.parameters });
   return { stack, template, resources: flat.resources as unknown as Record<string, Resource>, counts: flat.counts, outputs: flat.outputs };
 }
 

@@ -14,6 +14,8 @@ export interface SynthesizedStack {
   /** Resources of the parent and of every nested stack in one map, with cross-stack parameters and outputs resolved to the logical ids they stand for. */
   resources: Record<string, Json>;
   outputs: Record<string, unknown>;
+  /** The parent's parameters (deploy-time settings such as RateLimit). */
+  parameters: Record<string, unknown>;
   /** Resource count per template (the parent's stack name, then each nested template file). */
   counts: Record<string, number>;
 }
@@ -60,5 +62,5 @@ export function synthesizeFlat(app: App, stack: Stack): SynthesizedStack {
   for (const [id, r] of Object.entries(parent.Resources ?? {})) if (!nested.has(id)) add(id, resolve(r, {}) as Json);
   for (const { template, params } of nested.values()) for (const [id, r] of Object.entries(template.Resources ?? {})) add(id, resolve(r, params) as Json);
   const outputs = Object.fromEntries(Object.entries(parent.Outputs ?? {}).map(([k, o]) => [k, resolve(o.Value, {})]));
-  return { resources, outputs, counts };
+  return { resources, outputs, counts, parameters: parent.Parameters ?? {} };
 }

@@ -3,7 +3,8 @@
  * package, packed as a tarball and installed into a project outside this repository, calls the
  * local server with no import of the server's code.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ describe('the client package (client/)', () => {
     }
   });
 
-  it('installs from a packed tarball into another project and calls the local server', () => {
+  it('installs from a packed tarball into another project and calls the local server', async () => {
     const npm = (args: string[], cwd: string) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false' } });
     npm(['pack', '--pack-destination', dir], join(root, 'client'));
     const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
@@ -57,7 +58,8 @@ const page = await crm.contacts.list({ limit: 1 });
 console.log(JSON.stringify({ name: got.first_name, code: error.code, isCrmError: error instanceof CrmError, requestId: typeof error.requestId, paged: Array.isArray(page.items) }));
 `,
     );
-    const out = execFileSync(process.execPath, ['use.mjs'], { cwd: project, encoding: 'utf8', env: { ...process.env, BASE_URL: server.baseUrl, TOKEN: server.token } });
+    // Asynchronous: the server answering it runs in this process.
+    const { stdout: out } = await promisify(execFile)(process.execPath, ['use.mjs'], { cwd: project, encoding: 'utf8', env: { ...process.env, BASE_URL: server.baseUrl, TOKEN: server.token } });
     expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'Packed', code: 'contacts.not_found', isCrmError: true, requestId: 'string', paged: true });
   }, 240_000);
 });

@@ -103,6 +103,12 @@ function hostileBody(op: string, cursors: { foreign: string; tampered: string })
 /** The contract's error envelope, its documented schema and status, a 4xx, and a human message. */
 function expectClientError(op: string, family: string, body: string, reply: { status: number; body: Json }) {
   const context = `${op} ${body.slice(0, 200)} → ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
+  // A batch (contract §13) answers bad items inside its 200 result: each one a failure with a code.
+  const results = (reply.body as { result?: { results?: { ok: boolean; error?: { code: string } }[] } }).result?.results;
+  if (op.includes('-batch-') && reply.status === 200 && Array.isArray(results)) {
+    for (const r of results) if (!r.ok) expect(r.error?.code, context).toMatch(/^[a-z_]+\.[a-z_]+$/);
+    return;
+  }
   expect(reply.status, context).toBeGreaterThanOrEqual(400);
   expect(reply.status, context).toBeLessThan(500);
   const error = (reply.body as { ok: boolean; error?: { code: string; message: string } }).error;
