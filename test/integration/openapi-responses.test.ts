@@ -79,9 +79,10 @@ describe('real responses match the OpenAPI document', () => {
     const tested = await call('webhooks-test', { id: endpointId });
     const testDelivery = tested.body.result!;
     await call('webhooks-resend', { endpoint_id: endpointId, delivery_id: testDelivery.id });
-    await call('webhooks-recover', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString() });
     // --- change log (contract §12) ---
     await call('webhooks-update', { id: endpointId, is_active: true });
+    // Recover refuses an inactive endpoint (contract §6): called once it is active again.
+    await call('webhooks-recover', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString() });
     await call('webhooks-replay', { endpoint_id: endpointId, since: new Date(Date.now() - 3_600_000).toISOString(), types: ['contact.created'] });
     await call('events-list', { limit: 5 });
     // --- end change log ---
@@ -177,7 +178,7 @@ describe('real responses match the OpenAPI document', () => {
 
   it('covered every operation of the document', () => {
     const ops = new Set(seen.filter((s) => s.status === 200).map((s) => s.op));
-    expect([...ops].sort()).toEqual(operations.map((o) => o.name).sort());
+    expect(operations.map((o) => o.name).filter((name) => !ops.has(name))).toEqual([]);
   });
 });
 
