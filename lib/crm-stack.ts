@@ -145,6 +145,11 @@ export class CrmStack extends Stack {
       deliveryQueue: this.deliveryQueue,
       secretsKey: this.webhookSecretsKey,
       importsBucket: imports.bucket,
+      importsBucketArn: imports.bucketArn,
+      nagNames: {
+        importsBucket: `arn:<AWS::Partition>:s3:::crm-imports-<AWS::AccountId>-<AWS::Region>-${imports.node.addr.slice(0, 8)}`,
+        inboundBucket: `arn:<AWS::Partition>:s3:::crm-inbound-<AWS::AccountId>-<AWS::Region>-${inbound.node.addr.slice(0, 8)}`,
+      },
       importsQueue: imports.queue,
       inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
     };

@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -25,12 +25,17 @@ export interface ImportsProps {
  */
 export class Imports extends Construct {
   readonly bucket: s3.Bucket;
+  /** The bucket's ARN spelled from its name (grants in nested stacks name it without a cross-stack reference). */
+  readonly bucketArn: string;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: ImportsProps) {
     super(scope, id);
+    const bucketName = `crm-imports-${Aws.ACCOUNT_ID}-${Aws.REGION}-${this.node.addr.slice(0, 8)}`;
+    this.bucketArn = `arn:${Aws.PARTITION}:s3:::${bucketName}`;
     this.bucket = new s3.Bucket(this, 'Files', {
+      bucketName,
       encryption: s3.BucketEncryption.S3_MANAGED,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
