@@ -63,15 +63,21 @@ const partitionOf = (accountId: string, view: LogView) =>
  * answer a strongly consistent read with a transaction conflict; it is retried after a short wait.
  */
 async function reading<T>(fn: () => Promise<T>): Promise<T> {
+  // A budget of time, not of attempts: on a loaded machine six concurrent appenders can hold the
+  // head for longer than a few quick retries (seen as a 500 in CI); the API's limit is 10 s.
+  const deadline = Date.now() + READ_RETRY_BUDGET_MS;
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn();
     } catch (error) {
-      if ((error as Error).name !== 'TransactionConflictException' || attempt >= 8) throw error;
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+      if ((error as Error).name !== 'TransactionConflictException' || Date.now() >= deadline) throw error;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 10 * 2 ** attempt)));
     }
   }
 }
+
+/** How long a read keeps retrying a transaction conflict. */
+const READ_RETRY_BUDGET_MS = 6_000;
 
 export async function readHead(accountId: string): Promise<LogHead> {
   const out = await reading(() => db().send(new GetCommand({ TableName: tableName(), Key: keys.eventHead(accountId), ConsistentRead: true })));
