@@ -46,7 +46,13 @@ async function seed(accountId: string, head: number, count: number, history: str
     const headItem = plan[0]!.Update!;
     at = String(headItem.ExpressionAttributeValues![':at']);
     puts.push({ PutRequest: { Item: { ...headItem.Key, seq: head + done + n, at } } } as WriteRequest);
-    await batchWriteItems(puts);
+    // Several BatchWriteItem calls at once (the order of the puts does not matter: a page reads
+    // only after the whole seed, and the head is written with its chunk).
+    const chunks = Array.from({ length: Math.ceil(puts.length / 25) }, (_, c) => puts.slice(c * 25, c * 25 + 25));
+    let next = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < chunks.length) await batchWriteItems(chunks[next++]!);
+    }));
     done += n;
   }
   return head + count;

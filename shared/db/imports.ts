@@ -7,7 +7,8 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchWriteItems, isConditionFailure, queryPartition } from './items.js';
+import { putItems } from './batch.js';
+import { isConditionFailure, queryPartition } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 export type ImportStatus = 'awaiting_upload' | 'queued' | 'processing' | 'completed' | 'failed' | 'canceled';
@@ -147,26 +148,9 @@ export async function updateImportItem(accountId: string, id: string, set: Parti
   }
 }
 
-const BATCH_WRITE_PARALLEL = 8;
-
-/**
- * Puts items with BatchWriteItem (25 a call, up to 8 calls at once), retrying unprocessed items
- * with back-off. Unconditional: callers write only items whose keys and content are derived
- * from their input, so writing them again leaves the same items.
- */
-export async function batchPutItems(items: Record<string, unknown>[]): Promise<void> {
-  const batches: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
-  let next = 0;
-  const worker = async () => {
-    while (next < batches.length) await batchWriteItems(batches[next++]!.map((Item) => ({ PutRequest: { Item } })));
-  };
-  await Promise.all(Array.from({ length: Math.min(BATCH_WRITE_PARALLEL, batches.length) }, worker));
-}
-
 /** Writes row errors (one item per row: writing a row's error again overwrites it). */
 export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {
-  await batchPutItems(errors.map((e) => ({ ...keys.importError(accountId, importId, e.row_number), ...e })));
+  await putItems(errors.map((e) => ({ ...keys.importError(accountId, importId, e.row_number), ...e })));
 }
 
 /** Sort key of the row error of `rowNumber` (the position of the errors' pagination). */

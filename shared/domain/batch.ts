@@ -85,13 +85,19 @@ export function batchService<D extends Entity>(entity: D) {
     return { definitions, records: new Map(loaded as Array<readonly [string, Map<string, StoredRecord>]>) };
   }
 
-  /** The single create's drafts, one bulk write, then the single create's reconcile for records whose references changed meanwhile. */
-  async function createAll(ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody }>, pre: Preloaded): Promise<void> {
-    const drafted: Array<{ slot: Slot; draft: Record<string, unknown>; resolved: Resolved[]; now: string }> = [];
+  /**
+   * The single create's drafts, one bulk write, then the single create's reconcile for records
+   * whose references changed meanwhile. An item may bring its id and creation time (an import
+   * chunk's, derived from its rows): with `skipExisting`, a record that exists already (written by
+   * an earlier attempt at the chunk) is kept as it is.
+   */
+  async function createAll(ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody; id?: string; now?: string }>, pre: Preloaded, opts: { skipExisting?: boolean } = {}): Promise<void> {
+    const drafted: Array<{ slot: Slot; draft: Record<string, unknown>; resolved: Resolved[]; now: string; id?: string }> = [];
     await Promise.all(
-      items.map(async ({ slot, body }) => {
+      items.map(async ({ slot, body, id, now }) => {
         try {
-          drafted.push({ slot, ...(await service.draftOf(ctx, body, {}, pre)) });
+          const d = await service.draftOf(ctx, body, {}, pre);
+          drafted.push({ slot, ...d, ...(now ? { now } : {}), id });
         } catch (error) {
           slot.result = failure(slot.index, error);
         }
@@ -102,7 +108,8 @@ export function batchService<D extends Entity>(entity: D) {
     try {
       stored = await createRecords(
         service.model,
-        drafted.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx) })),
+        drafted.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx), ...(d.id ? { id: d.id } : {}) })),
+        opts,
       );
     } catch (error) {
       for (const d of drafted) d.slot.result = failure(d.slot.index, error);
@@ -273,7 +280,24 @@ export function batchService<D extends Entity>(entity: D) {
     return finish(slots);
   }
 
-  return { definition: entity, batchCreate, batchUpdate, batchDelete, batchGet, batchUpsert };
+  /**
+   * An import chunk (contract §10) through the batch path, so imports share the single
+   * operations' validation, rules, reference checks and writes: `creates` as `-batch-create`, with
+   * the ids and the creation time the worker derives from its rows (a chunk applied again after a
+   * crash writes the same items, and records that exist already are kept); `updates` as
+   * `-batch-update`. Results in the order given: the creates, then the updates.
+   */
+  async function applyChunk(ctx: OperationContext, creates: ReadonlyArray<{ id: string; body: ParsedBody }>, updates: readonly ParsedBody[], createdAt: string): Promise<ItemResult<Rec>[]> {
+    const slots = slotsFor([...creates, ...updates]);
+    const pre = await preload(ctx, [...creates.map((c) => c.body), ...updates]);
+    await Promise.all([
+      createAll(ctx, creates.map((c, i) => ({ slot: slots[i]!, body: c.body, id: c.id, now: createdAt })), pre, { skipExisting: true }),
+      updateAll(ctx, updates.map((body, i) => ({ slot: slots[creates.length + i]!, body })), pre),
+    ]);
+    return slots.map((s) => s.result!);
+  }
+
+  return { definition: entity, batchCreate, batchUpdate, batchDelete, batchGet, batchUpsert, applyChunk };
 }
 
 export type BatchService = ReturnType<typeof batchService>;

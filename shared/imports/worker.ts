@@ -17,18 +17,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { type Readable, Transform } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { batchPutItems, getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
-import { batchGetRecords, type StoredRecord } from '../db/items.js';
-import { newRecordItems } from '../db/writes.js';
-import type { EntityType } from '../db/table.js';
+import { getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
+import type { StoredRecord } from '../db/items.js';
 import type { OperationContext } from '../domain/context.js';
 import { listDefinitions } from '../domain/custom-fields.js';
 import { companiesByDomain, contactsByEmail, normalizeLookupKey } from '../domain/lookups.js';
-import { services } from '../domain/records.js';
+import { batchService } from '../domain/batch.js';
 import { ApiError } from '../errors.js';
-import { companyEntity, contactEntity, customField, emptyFields, type EntityDefinition, refFields } from '../schemas/entities/index.js';
+import { companyEntity, contactEntity, customField, type Entity, type EntityDefinition } from '../schemas/entities/index.js';
 import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
-import { parseRecordBody } from '../schemas/record-body.js';
+import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue } from './mapping.js';
 import { enqueueImport, fileSize, type ImportMessage, openFile } from './storage.js';
 
@@ -145,7 +143,8 @@ function asFileProblem(error: unknown): unknown {
   return error;
 }
 
-const entityOf = (objectType: ImportItem['object_type']) => (objectType === 'contacts' ? contactEntity : companyEntity) as unknown as EntityDefinition;
+const importedEntity = (objectType: ImportItem['object_type']): Entity => (objectType === 'contacts' ? contactEntity : companyEntity);
+const entityOf = (objectType: ImportItem['object_type']) => importedEntity(objectType) as unknown as EntityDefinition;
 
 /** The id of the record a row creates: the same on every attempt. */
 export function rowRecordId(importId: string, rowNumber: number): string {
@@ -190,6 +189,8 @@ const problemCode = (code: string): RowErrorCode => {
 /** Everything one job's chunks share: its entity, mapping, and the caches of linked companies and references. */
 class JobRun {
   readonly def: EntityDefinition;
+  /** The batch path every chunk's writes go through. */
+  readonly batch: ReturnType<typeof batchService>;
   readonly ctx: OperationContext;
   readonly seen = new Set<string>();
   readonly domains = new Map<string, StoredRecord | null>();
@@ -200,6 +201,7 @@ class JobRun {
     readonly deps: Required<Pick<ImportWorkerDeps, 'chunkSize' | 'concurrency'>>,
   ) {
     this.def = entityOf(job.object_type);
+    this.batch = batchService(importedEntity(job.object_type));
     this.ctx = { accountId: job.account_id, userId: job.created_by, operation: 'imports-worker', headers: {}, actor: { type: 'import', id: job.id } };
   }
 
@@ -277,29 +279,30 @@ class JobRun {
   }
 
   /**
-   * The second half: the writes. New records are created with `createdAt` (the chunk's time,
-   * saved with the previous chunk) and ids derived from their rows, so a re-applied chunk writes
-   * the same items.
+   * The second half: the writes, through the batch path (shared/domain/batch.ts `applyChunk`: the
+   * single operations' validation, rules, reference checks and writes). New records get ids
+   * derived from their rows and `createdAt` (the chunk's time, saved with the previous chunk), so
+   * a re-applied chunk writes the same items. A match that already holds every sent value is not
+   * written (counted as updated, no event).
    */
   async applyChunk({ result, ready, lookupMatches }: Prepared, createdAt: string): Promise<ChunkResult> {
     const { def, mapping, job } = this;
-
-    // 3. Apply with bounded concurrency (rows of a chunk have distinct keys and ids); creates are collected and batch-written.
-    const creates: Array<{ id: string; draft: Record<string, unknown> }> = [];
-    let next = 0;
-    const applyOne = async (r: Ready) => {
-      const problem = (p: RowProblem) => result.errors.push(this.error(r.row.rowNumber, p));
-      if (r.companyDomain !== undefined) {
-        const company = this.domains.get(normalizeLookupKey(r.companyDomain));
-        if (!company) {
-          const column = mapping.columns.find((c) => c.target.kind === 'company_domain')!.header;
-          return problem({ code: 'invalid_company', column, message: `no company of this account has the domain ${r.companyDomain}`, value: r.companyDomain });
-        }
-        r.body.company_id = company.id;
-      }
-      const ownId = rowRecordId(job.id, r.row.rowNumber);
-      const match = r.key ? lookupMatches.get(r.key)?.[0] : undefined;
+    const creates: Array<{ r: Ready; id: string; body: ParsedBody }> = [];
+    const updates: Array<{ r: Ready; body: ParsedBody }> = [];
+    const problem = (r: Ready, p: RowProblem) => result.errors.push(this.error(r.row.rowNumber, p));
+    for (const r of ready) {
       try {
+        if (r.companyDomain !== undefined) {
+          const company = this.domains.get(normalizeLookupKey(r.companyDomain));
+          if (!company) {
+            const column = mapping.columns.find((c) => c.target.kind === 'company_domain')!.header;
+            problem(r, { code: 'invalid_company', column, message: `no company of this account has the domain ${r.companyDomain}`, value: r.companyDomain });
+            continue;
+          }
+          r.body.company_id = company.id;
+        }
+        const ownId = rowRecordId(job.id, r.row.rowNumber);
+        const match = r.key ? lookupMatches.get(r.key)?.[0] : undefined;
         if (match && match.id === ownId) {
           // Created by an earlier attempt at this chunk.
           result.created++;
@@ -307,71 +310,39 @@ class JobRun {
           // The key matched without case: the stored spelling stays.
           const keyField = def.lookup!.field;
           if (typeof r.body[keyField] === 'string' && normalizeLookupKey(String(r.body[keyField]).trim()) === normalizeLookupKey(String(match[keyField] ?? '').trim())) delete r.body[keyField];
-          const parsed = parseRecordBody(def, { id: match.id, ...r.body }, 'update');
-          // The match as read by the lookup already holds every value sent: nothing to write (and no event).
-          if (!unchanged(match, parsed.fields, customField(def))) await services[def.type as 'contact'].update(this.ctx, parsed);
-          result.updated++;
+          const body = parseRecordBody(def, { id: match.id, ...r.body }, 'update');
+          if (unchanged(match, body.fields, customField(def))) result.updated++;
+          else updates.push({ r, body });
         } else {
-          creates.push({ id: ownId, draft: await this.draft(parseRecordBody(def, r.body, 'create').fields) });
+          creates.push({ r, id: ownId, body: parseRecordBody(def, r.body, 'create') });
         }
       } catch (error) {
-        // A lost write race beyond every retry (409) or anything unexpected: the chunk is retried as a whole (idempotent).
-        if (!(error instanceof ApiError) || error.status >= 500 || error.status === 409) throw error;
-        problem(this.fromApiError(error, r.headerOf, r.cellOf));
+        if (!(error instanceof ApiError)) throw error;
+        problem(r, this.fromApiError(error, r.headerOf, r.cellOf));
       }
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(this.deps.concurrency, ready.length) }, async () => {
-        while (next < ready.length) await applyOne(ready[next++]!);
-      }),
+    }
+    const outcomes = await this.batch.applyChunk(
+      this.ctx,
+      creates.map((c) => ({ id: c.id, body: c.body })),
+      updates.map((u) => u.body),
+      createdAt,
     );
-    await this.writeCreates(creates, createdAt);
-    result.created += creates.length;
+    [...creates, ...updates].forEach(({ r }, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) {
+        if (outcome.action === 'created') result.created++;
+        else result.updated++;
+        return;
+      }
+      const error = new ApiError(outcome.error.code, outcome.error.message, outcome.error.details);
+      // A lost write race beyond every retry (409) or anything unexpected: the chunk is retried as a whole (idempotent).
+      if (error.status >= 500 || error.status === 409) throw error;
+      problem(r, this.fromApiError(error, r.headerOf, r.cellOf));
+    });
     result.errors.sort((a, b) => a.row_number - b.row_number);
     return result;
   }
 
-  /**
-   * Writes new records with BatchWriteItem: first every index entry, then the records. A record
-   * that exists was written by an earlier attempt at this chunk, after all its entries: it is
-   * skipped (and still counted). Each record's INSERT raises its `*.created` event once.
-   */
-  private async writeCreates(creates: Array<{ id: string; draft: Record<string, unknown> }>, createdAt: string): Promise<void> {
-    if (creates.length === 0) return;
-    const { job, def } = this;
-    const model = services[def.type as 'contact'].model;
-    const existing = await batchGetRecords(model.type, job.account_id, creates.map((c) => c.id));
-    const built = creates
-      .filter((c) => !existing.has(c.id))
-      .map((c) => newRecordItems(model, { accountId: job.account_id, userId: job.created_by, fields: c.draft, actor: this.ctx.actor }, createdAt, c.id));
-    await batchPutItems(built.flatMap((b) => b.entries));
-    await batchPutItems(built.map((b) => b.item));
-  }
-
-  /** A new record's fields: defaults, the row's fields, references checked against the account with their current names. */
-  private async draft(fields: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const { def } = this;
-    const cf = customField(def);
-    const draft: Record<string, unknown> = { ...emptyFields(def), ...fields };
-    if (cf) draft[cf] = (fields[cf] as Record<string, unknown> | undefined) ?? {};
-    for (const ref of refFields(def)) {
-      if (ref.many || draft[ref.field] === null || draft[ref.field] === undefined) continue;
-      const target = await this.refTarget(ref.target as EntityType, String(draft[ref.field]).toLowerCase());
-      if (!target) throw new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: `no such ${ref.target}` }]);
-      draft[ref.field] = target.id;
-      if (ref.nameField) draft[ref.nameField] = String(target.name ?? '');
-    }
-    return draft;
-  }
-
-  private async refTarget(type: EntityType, id: string): Promise<StoredRecord | null> {
-    const k = `${type}:${id}`;
-    if (!this.refs.has(k)) {
-      const valid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
-      this.refs.set(k, valid ? ((await batchGetRecords(type, this.job.account_id, [id])).get(id) ?? null) : null);
-    }
-    return this.refs.get(k)!;
-  }
 }
 
 async function fail(job: ImportItem, reason: string, owner: string): Promise<RunOutcome> {
