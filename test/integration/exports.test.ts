@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -432,5 +436,31 @@ describe('exports', () => {
     await expect(fileUpload.part(key, uploadId, 2, Buffer.from('x'))).rejects.toThrow();
     // A second recovery pass clears the marker of the finished job.
     expect((await recoverExports()).cleared).toBeGreaterThanOrEqual(1);
+  });
+
+  it('with a data directory, a completed multipart upload (an export file) is kept on disk and served again after a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'exports-objects-'));
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const body = Buffer.concat([Buffer.alloc(5 * 1024 * 1024, 'a'), Buffer.from('tail')]);
+    const first = await startLocalQueue('q', { objectDir: dir });
+    const s3 = new S3Client({ endpoint: first.endpoint, forcePathStyle: true, region: 'us-east-1', credentials });
+    try {
+      await s3.send(new CreateBucketCommand({ Bucket: 'b' }));
+      const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'b', Key: 'exports/x.csv' }));
+      const p1 = await s3.send(new UploadPartCommand({ Bucket: 'b', Key: 'exports/x.csv', UploadId, PartNumber: 1, Body: body.subarray(0, 5 * 1024 * 1024) }));
+      const p2 = await s3.send(new UploadPartCommand({ Bucket: 'b', Key: 'exports/x.csv', UploadId, PartNumber: 2, Body: body.subarray(5 * 1024 * 1024) }));
+      await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'b', Key: 'exports/x.csv', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag }, { PartNumber: 2, ETag: p2.ETag }] } }));
+    } finally {
+      s3.destroy();
+      await first.stop();
+    }
+    const second = await startLocalQueue('q', { objectDir: dir });
+    try {
+      const res = await fetch(`${second.endpoint}/b/exports/x.csv`);
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
+    } finally {
+      await second.stop();
+    }
   });
 });
