@@ -23,6 +23,7 @@ import { contactEntity, type EntityDefinition } from '../shared/schemas/entities
 import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';
 import { benchImports } from './imports.js';
+import { benchExports } from './exports.js';
 import { benchLongWords } from './long-words.js';
 import { benchEvents } from './events.js';
 import { benchBatches } from './batch.js';
@@ -201,10 +202,13 @@ const webhooks = await benchWebhooks(stack, 1000).catch((error) => ({ error: Str
 // Imports: 10,000 (quick) or 100,000 contacts from a generated CSV (bench/imports.ts).
 const imports = await benchImports(stack, quick ? 10_000 : 100_000, log).catch((error) => ({ error: String(error) }));
 
+// Exports (contract §16): 10,000 (quick) or 100,000 contacts to a CSV file (bench/exports.ts).
+const exportsFigures = await benchExports(stack, quick ? 10_000 : 100_000, log).catch((error) => ({ error: String(error) }));
+
 // Batches (contract §13): 100 creates / upserts in one call against 100 single calls (bench/batch.ts).
 const batches = await benchBatches(stack, quick ? 1 : 3, log).catch((error) => ({ error: String(error) }));
 
-const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, events: eventRows, webhooks, imports, batches };
+const results = { quick, sizes, operations: operationRows, long_words: longWords, overhead: overheadRows, bundles: bundleRows, events: eventRows, webhooks, imports, exports: exportsFigures, batches };
 writeFileSync('bench-results.json', `${JSON.stringify(results, null, 2)}\n`);
 console.log('\nOperations (rcu/wcu per call; wcu = AWS-billed estimate, wcu_local = what DynamoDB Local reported)\n');
 console.log(table(operationRows));
@@ -220,6 +224,8 @@ console.log('\nWebhooks\n');
 console.log(JSON.stringify(webhooks, null, 2));
 console.log('\nImports\n');
 console.log(JSON.stringify(imports, null, 2));
+console.log('\nExports\n');
+console.log(JSON.stringify(exportsFigures, null, 2));
 console.log('\nBatches\n');
 console.log(JSON.stringify(batches, null, 2));
 await stack.stop();

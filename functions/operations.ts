@@ -62,6 +62,11 @@ export const operations: readonly OperationEntry[] = [
   // Every entity of the entity list gets its batch operations (shared/http/registry.ts `batch`).
   ...ENTITIES.flatMap(batch),
   // --- end batches ---
+  // --- exports (contract §16) ---
+  { name: 'exports-create', family: 'exports', entry: 'exports/create.ts', access: 'write', bindings: { exportsQueue: 'send' } },
+  { name: 'exports-get', family: 'exports', entry: 'exports/get.ts', access: 'read', bindings: { exportsBucket: 'read' } },
+  { name: 'exports-list', family: 'exports', entry: 'exports/list.ts', access: 'read', bindings: { exportsBucket: 'read' } },
+  // --- end exports ---
 ];
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

@@ -30,7 +30,7 @@ export type Trigger =
 export type TriggerKind = Trigger['kind'];
 
 /** The service's queues that trigger functions. */
-export type QueueName = 'delivery' | 'imports';
+export type QueueName = 'delivery' | 'imports' | 'exports';
 
 export interface FunctionSpec {
   /** Registry name for operations (`contacts-list`), else the worker's name (`stream`). */
@@ -72,6 +72,10 @@ export const WORKERS: readonly FunctionSpec[] = [
   { name: 'sweeper', entry: 'delivery/sweeper.ts', trigger: { kind: 'schedule', everyMinutes: 1 }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
   /** Applies import jobs' rows, one job per message; a long job continues in a new message. */
   { name: 'importWorker', entry: 'imports/worker.ts', trigger: { kind: 'queue', queue: 'imports', batchSize: 1, maxConcurrency: 5 }, bindings: { table: 'write', importsQueue: 'send', importsBucket: 'read' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
+  // --- exports (contract §16) ---
+  /** Writes an export job's CSV file to the bucket's exports/ prefix in multipart chunks, one job per message. */
+  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5 }, bindings: { table: 'write', exportsBucket: 'write' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
+  // --- end exports ---
   /** Parses a received email (SES → S3 → here) and logs it on the matching contacts. */
   { name: 'inbound', entry: 'inbound/process.ts', trigger: { kind: 'object', bucket: 'inbound', prefix: 'inbound/', batchSize: 5, maxConcurrency: 5 }, bindings: { table: 'write', inboundBucket: 'read', inboundDomain: 'read' }, timeoutSeconds: 60, group: 'workers' },
 ];

@@ -21,12 +21,15 @@ export interface ServiceResources {
   /** How cdk-nag names each bucket's ARN in a nested stack's policy (for the prefix grants' acknowledgements). */
   nagNames: { importsBucket: string; inboundBucket: string };
   importsQueue: sqs.IQueue;
+  /** The export job queue (contract §16; the files go to the imports bucket's `exports/` prefix). */
+  exportsQueue: sqs.IQueue;
   inbound: { bucketName: string; bucketArn: string; domain: string };
 }
 
 /** Object prefixes of the buckets (the code's object keys start with them). */
 export const IMPORT_FILES_PREFIX = 'imports/';
 export const INBOUND_PREFIX = 'inbound/';
+export const EXPORT_FILES_PREFIX = 'exports/';
 
 type Grant<B extends BindingName> = (fn: lambda.Function, mode: BindingMode<B>, r: ServiceResources, spec: FunctionSpec) => void;
 
@@ -65,6 +68,19 @@ const GRANTS: { [B in BindingName]: Grant<B> } = {
     fn.addEnvironment(bindingEnv('importsQueue'), r.importsQueue.queueUrl);
     r.importsQueue.grantSendMessages(fn);
   },
+  // --- exports (contract §16) ---
+  exportsBucket: (fn, mode, r) => {
+    fn.addEnvironment(bindingEnv('exportsBucket'), r.importsBucket.bucketName);
+    // The worker writes the file as a multipart upload (PutObject covers create, part and complete) and aborts an interrupted one;
+    // the read operations presign downloads (a presigned GET is authorized as the signer's GetObject).
+    const actions = mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : ['s3:GetObject'];
+    prefixGrant(fn, actions, r.importsBucketArn, r.nagNames.importsBucket, EXPORT_FILES_PREFIX, 'Export files are one object per export under the exports/ prefix of the imports bucket');
+  },
+  exportsQueue: (fn, _mode, r) => {
+    fn.addEnvironment(bindingEnv('exportsQueue'), r.exportsQueue.queueUrl);
+    r.exportsQueue.grantSendMessages(fn);
+  },
+  // --- end exports ---
   inboundBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundBucket'), r.inbound.bucketName);
     prefixGrant(fn, ['s3:GetObject'], r.inbound.bucketArn, r.nagNames.inboundBucket, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');

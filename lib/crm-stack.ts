@@ -19,6 +19,7 @@ import type { ServiceResources } from './bindings.js';
 import { CrmDashboard } from './dashboard.js';
 import { constructIdFor, FunctionGroup, type TriggerTargets } from './function-group.js';
 import { Imports } from './imports.js';
+import { Exports } from './exports.js';
 import { InboundEmail } from './inbound-email.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 import { removalPolicy, type StageConfig } from './stage.js';
@@ -96,6 +97,8 @@ export class CrmStack extends Stack {
     const imports = new Imports(this, 'Imports', { removalPolicy: removal, alarm: (id, p) => alarm(id, p) });
     this.imports = imports;
     const inbound = new InboundEmail(this, 'InboundEmail', { removalPolicy: removal });
+    // --- exports (contract §16): their queue; the files go to the imports bucket's exports/ prefix
+    const exportsResources = new Exports(this, 'Exports', { alarm: (id, p) => alarm(id, p) });
 
     // ---- API ------------------------------------------------------------------------------
     this.api = new apigwv2.HttpApi(this, 'Api', {
@@ -151,12 +154,13 @@ export class CrmStack extends Stack {
         inboundBucket: `arn:<AWS::Partition>:s3:::crm-inbound-<AWS::AccountId>-<AWS::Region>-${inbound.node.addr.slice(0, 8)}`,
       },
       importsQueue: imports.queue,
+      exportsQueue: exportsResources.queue,
       inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
     };
     const targets: TriggerTargets = {
       api: this.api,
       table: this.table,
-      queues: { delivery: this.deliveryQueue, imports: imports.queue },
+      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue },
       streamFailures: this.streamFailures,
       inboundEvents: inbound.queue,
     };

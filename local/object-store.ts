@@ -13,6 +13,7 @@ export interface S3StoreLike {
   createBucket(name: string): void;
   putObject(bucket: string, key: string, body: Buffer, contentType?: string, metadata?: Record<string, string>): unknown;
   deleteObject(bucket: string, key: string): void;
+  completeMultipartUpload(uploadId: string, parts: unknown[]): { key: string; body: Buffer; contentType?: string; metadata?: Record<string, string> };
 }
 
 type S3StoreClass = new () => S3StoreLike;
@@ -52,6 +53,17 @@ export async function persistentS3Store(dir: string): Promise<S3StoreLike> {
       writeDurably(file, body);
       writeDurably(`${file}.meta`, JSON.stringify({ contentType: contentType ?? 'application/octet-stream', metadata: metadata ?? {} }));
       return stored;
+    }
+    /** A completed multipart upload (an export's file) is kept on disk like a PUT. */
+    override completeMultipartUpload(uploadId: string, parts: unknown[]) {
+      const bucket = (this as unknown as { multipartUploads: Map<string, { bucket: string }> }).multipartUploads.get(uploadId)?.bucket;
+      const obj = super.completeMultipartUpload(uploadId, parts);
+      if (bucket !== undefined) {
+        const file = fileOf(dir, bucket, obj.key);
+        writeDurably(file, obj.body);
+        writeDurably(`${file}.meta`, JSON.stringify({ contentType: obj.contentType ?? 'application/octet-stream', metadata: obj.metadata ?? {} }));
+      }
+      return obj;
     }
     override deleteObject(bucket: string, key: string): void {
       super.deleteObject(bucket, key);

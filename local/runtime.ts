@@ -9,6 +9,10 @@ import { parseDeliveryRef } from '../shared/webhooks/queue.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
 import { recoverImports } from '../shared/imports/recover.js';
 import { type LocalImports, startLocalImports } from './imports.js';
+// --- exports (contract §16) ---
+import { recoverExports } from '../shared/exports/recover.js';
+import { type LocalExports, startLocalExports } from './exports.js';
+// --- end exports ---
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
@@ -72,6 +76,8 @@ export interface LocalStack {
   sweeper: LocalSweeper;
   /** Imports: the bucket and queue on the same fauxqs, and the import worker (local/imports.ts). */
   imports: LocalImports;
+  /** Exports: the export queue and worker (files in the imports bucket under exports/; local/exports.ts). */
+  exports: LocalExports;
   server: Server;
   /** The local SMTP listener (inbound email) and the inbound address of each token's account. */
   smtp: SmtpListener;
@@ -92,6 +98,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   let queueWorker: QueueWorker | undefined;
   let sweeper: LocalSweeper | undefined;
   let imports: LocalImports | undefined;
+  let exports: LocalExports | undefined;
   let smtp: SmtpListener | undefined;
   const stop = async () => {
     await smtp?.stop();
@@ -101,6 +108,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     await sweeper?.stop();
     await queueWorker?.stop();
     await imports?.stop();
+    await exports?.stop();
     await queue?.stop();
     await dynamo?.stop();
   };
@@ -136,6 +144,10 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
     // lease still held is the stopped process's: it is released and the job resumes at once.
     await recoverImports({ releaseLeases: true });
+    // --- exports (contract §16): queue and worker on the same fauxqs; interrupted jobs start their file again.
+    exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError });
+    await recoverExports({ releaseLeases: true });
+    // --- end exports
 
     // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
     sweeper = startLocalSweeper({ onError: opts.onQueueError });
@@ -157,7 +169,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, imports, server, smtp, inboundAddresses, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, imports, exports, server, smtp, inboundAddresses, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -468,6 +468,24 @@ export const OPERATIONS = [
     "prefix": "activities",
     "method": "batch-get",
     "paged": false
+  },
+  {
+    "name": "exports-create",
+    "prefix": "exports",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "exports-get",
+    "prefix": "exports",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "exports-list",
+    "prefix": "exports",
+    "method": "list",
+    "paged": true
   }
 ] as const;
 
@@ -522,6 +540,12 @@ export type DocumentedErrorCode =
   | 'events.internal'
   | 'events.invalid_cursor'
   | 'events.invalid_request'
+  | 'exports.conflict'
+  | 'exports.internal'
+  | 'exports.invalid_cursor'
+  | 'exports.invalid_id'
+  | 'exports.invalid_request'
+  | 'exports.not_found'
   | 'imports.conflict'
   | 'imports.internal'
   | 'imports.invalid_cursor'

@@ -15,6 +15,12 @@ export const BINDINGS = {
   importsBucket: { env: 'IMPORTS_BUCKET', modes: ['read', 'write'] },
   /** The import job queue. */
   importsQueue: { env: 'IMPORTS_QUEUE_URL', modes: ['send'] },
+  // --- exports (contract §16) ---
+  /** The export files: the imports bucket's `exports/` prefix only (`write`: multipart put and abort; `read`: get, for presigned downloads). */
+  exportsBucket: { env: 'EXPORTS_BUCKET', modes: ['read', 'write'] },
+  /** The export job queue. */
+  exportsQueue: { env: 'EXPORTS_QUEUE_URL', modes: ['send'] },
+  // --- end exports ---
   /** The raw inbound mail bucket, `inbound/` prefix only. */
   inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read'] },
   /** The inbound mail domain (configuration, no grant). */

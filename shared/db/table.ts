@@ -199,6 +199,16 @@ export const keys = {
   importError: (accountId: string, id: string, rowNumber: number) => ({ pk: `${acct(accountId)}#imp#${id}`, sk: importErrorSk(rowNumber) }),
   importErrorPrefix: 'E#',
   // --- end imports -----------------------------------------------------------------------------
+  // --- exports (shared/db/exports.ts; contract §16) --------------------------------------------
+  /** An export job: one item per job. */
+  exportJob: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#exp#${id}`, sk: 'EXP' }),
+  /** GSI1 attributes of an export job: the account's exports, newest first. */
+  exportGsi: (accountId: string, createdAt: string, id: string) => ({ gsi1pk: `${acct(accountId)}#exp`, gsi1sk: orderKey(createdAt, id) }),
+  exportListPartition: (accountId: string) => `${acct(accountId)}#exp`,
+  /** Queued export jobs (as `activeImport`): a restarted local mode finds and re-queues them. */
+  activeExport: (accountId: string, id: string) => ({ pk: 'EXPORTS#ACTIVE', sk: `${accountId}#${id}` }),
+  activeExportsPartition: 'EXPORTS#ACTIVE',
+  // --- end exports -----------------------------------------------------------------------------
   // --- api keys and rate limits (shared/db/api-keys.ts, shared/db/rate-limit.ts; contract §14) ---
   /** An API key's record (what api-keys-get shows); its token item is `token(hash)`. */
   apiKey: (accountId: string, id: string) => ({ pk: `${acct(accountId)}#key#${id}`, sk: 'KEY' }),

@@ -1,7 +1,12 @@
 /**
- * From CSV rows to record bodies (contract §10), pure: headers mapped to the create fields of
- * the entity (compared without case, spaces, `-` and `_`), `tags` split on `;`, a contact's
- * `company_domain`, `custom:<definition name>` columns converted to their definition's type.
+ * The CSV columns of a record family, both ways (contract §10 and §16), pure: one module defines them.
+ *
+ * - Import: headers mapped to the create fields of the entity (compared without case, spaces,
+ *   `-` and `_`), `tags` split on `;`, a contact's `company_domain`, `custom:<definition name>`
+ *   columns converted to their definition's type; the export-only columns `id`, `created_at`,
+ *   `updated_at` are accepted and ignored; a cell's formula-injection prefix `'` is stripped.
+ * - Export: the same headers in the same spelling (`exportColumns`), cells from a record
+ *   (`recordCells`), a cell that a spreadsheet would run as a formula prefixed with `'`.
  */
 import * as v from 'valibot';
 import { type CustomFieldDefinition, valueSchema } from '../domain/custom-fields.js';
@@ -27,6 +32,20 @@ export interface HeaderMapping {
 
 export const normalizeHeader = (h: string) => h.trim().toLowerCase().replace(/[\s\-_]+/g, '');
 
+/** Columns an export adds after the record's fields; an import accepts and ignores them (not even listed as unmapped). */
+export const EXPORT_ONLY_COLUMNS = ['id', 'created_at', 'updated_at'] as const;
+const EXPORT_ONLY = new Set<string>(EXPORT_ONLY_COLUMNS.map(normalizeHeader));
+
+/**
+ * Formula injection (contract §16): a cell that begins with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return is written with a leading `'`, and the import strips exactly that one `'`.
+ * A value that itself begins with `'` before such a character gets one more `'`, so every value
+ * survives the round trip unchanged (`'=x` → `''=x` → `'=x`).
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+export const escapeFormula = (cell: string): string => (FORMULA_START.test(cell) ? `'${cell}` : cell);
+export const unescapeFormula = (cell: string): string => (cell.startsWith("'") && FORMULA_START.test(cell.slice(1)) ? cell.slice(1) : cell);
+
 /** Maps a header row; `definitions` are the account's custom fields of the entity. */
 export function mapHeaders(def: EntityDefinition, headers: string[], definitions: CustomFieldDefinition[]): HeaderMapping {
   const cf = customField(def);
@@ -40,6 +59,7 @@ export function mapHeaders(def: EntityDefinition, headers: string[], definitions
     const custom = /^\s*custom\s*:(.*)$/i.exec(header);
     let target: ColumnTarget | undefined;
     let slot = '';
+    if (EXPORT_ONLY.has(normalizeHeader(header))) return;
     if (custom && cf) {
       const d = byName.get(custom[1]!.trim().toLowerCase());
       if (d) [target, slot] = [{ kind: 'custom', definition: d }, `custom:${d.id}`];
@@ -115,7 +135,7 @@ export function mapRow(def: EntityDefinition, mapping: HeaderMapping, cells: str
   const cellOf = new Map<string, string>();
   let companyDomain: string | undefined;
   for (const col of mapping.columns) {
-    const cell = (cells[col.index] ?? '').trim();
+    const cell = unescapeFormula((cells[col.index] ?? '').trim());
     if (cell === '') continue;
     const t = col.target;
     if (t.kind === 'company_domain') companyDomain = cell;
@@ -137,3 +157,49 @@ export function mapRow(def: EntityDefinition, mapping: HeaderMapping, cells: str
 
 /** A cell as shown in a row error (at most 500 characters). */
 export const shownValue = (cell: string) => (cell.length > 500 ? `${cell.slice(0, 497)}...` : cell);
+
+// --- export (contract §16) ---------------------------------------------------------------------
+
+/** A column of an exported file: its header (the import's spelling) and what fills it. */
+export interface ExportColumn {
+  header: string;
+  target: ColumnTarget | { kind: 'meta'; field: (typeof EXPORT_ONLY_COLUMNS)[number] };
+}
+
+/**
+ * The columns of an export, in order: every create field of the entity (the import's targets,
+ * custom values aside), a contact's `company_domain`, `custom:<name>` per definition of the
+ * entity's type (oldest first), then `id`, `created_at`, `updated_at`. `mapHeaders` maps every
+ * one of them back to the same target.
+ */
+export function exportColumns(def: EntityDefinition, definitions: CustomFieldDefinition[]): ExportColumn[] {
+  const cf = customField(def);
+  const columns: ExportColumn[] = settable(def, 'create')
+    .filter((f) => f !== cf)
+    .map((field) => ({ header: field, target: { kind: 'field', field } }));
+  if (def.type === 'contact') columns.push({ header: 'company_domain', target: { kind: 'company_domain' } });
+  if (cf) for (const d of [...definitions].reverse()) columns.push({ header: `custom:${d.name}`, target: { kind: 'custom', definition: d } });
+  for (const field of EXPORT_ONLY_COLUMNS) columns.push({ header: field, target: { kind: 'meta', field } });
+  return columns;
+}
+
+/** A value as its cell: "" for null, arrays (tags, multi-select, id lists) joined with `;`. */
+function cellOf(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(cellOf).join(';');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/**
+ * A record's row (formula-escaped), as `exportColumns` orders it. `companyDomain` is the domain
+ * of the contact's company ("" when none).
+ */
+export function recordCells(columns: ExportColumn[], record: Record<string, unknown>, customKey: string | undefined, companyDomain: string): string[] {
+  const custom = (customKey ? record[customKey] : undefined) as Record<string, unknown> | undefined;
+  return columns.map(({ target }) => {
+    if (target.kind === 'company_domain') return escapeFormula(companyDomain);
+    if (target.kind === 'custom') return escapeFormula(cellOf(custom?.[target.definition.id]));
+    return escapeFormula(cellOf(record[target.field]));
+  });
+}

@@ -55,5 +55,10 @@ export function parseImportMessage(body: string): ImportMessage | undefined {
 }
 
 export async function enqueueImport(message: ImportMessage): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: importsQueueUrl(), MessageBody: JSON.stringify(message) }));
+  await sendQueueMessage(importsQueueUrl(), JSON.stringify(message));
+}
+
+/** Sends one message to a queue of the service (the import and export queues share the client). */
+export async function sendQueueMessage(queueUrl: string, body: string): Promise<void> {
+  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
 }

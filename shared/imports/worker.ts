@@ -27,7 +27,7 @@ import { ApiError } from '../errors.js';
 import { companyEntity, contactEntity, customField, type Entity, type EntityDefinition } from '../schemas/entities/index.js';
 import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
-import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue } from './mapping.js';
+import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
 import { enqueueImport, fileSize, type ImportMessage, openFile } from './storage.js';
 
 export interface ImportWorkerDeps {
@@ -208,7 +208,7 @@ class JobRun {
   /** The row's duplicate key (normalized email or domain), if it has one. */
   keyOf(cells: string[]): string | undefined {
     const col = this.mapping.keyColumn;
-    const cell = col ? (cells[col.index] ?? '').trim() : '';
+    const cell = col ? unescapeFormula((cells[col.index] ?? '').trim()) : '';
     return cell ? normalizeLookupKey(cell) : undefined;
   }
 

@@ -105,6 +105,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   webhooks: 'Webhook endpoints, their deliveries, and the events they receive (signed per Standard Webhooks).',
   imports: 'CSV imports of contacts and companies, run as jobs with progress and row errors.',
   inbound_emails: "Mail sent or copied to the account's inbound address, logged on the matching contacts.",
+  exports: 'CSV exports of contacts, companies, projects and activities (any list and its filters), run as jobs; the file re-imports unchanged.',
   api_keys: 'API keys: bearer tokens with scopes, an expiry and revocation (they need `api_keys:manage`).',
 };
 

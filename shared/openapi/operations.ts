@@ -33,6 +33,7 @@ import type { OperationDoc } from './doc-types.js';
 import { webhookComponentSchemas, webhookOperationDocs } from './webhook-docs.js';
 import { inboundComponentSchemas, inboundOperationDocs } from './inbound-docs.js';
 import { importComponentSchemas, importOperationDocs } from './import-docs.js';
+import { exportComponentSchemas, exportOperationDocs } from './export-docs.js';
 import { apiKeyComponentSchemas, apiKeyOperationDocs } from './api-key-docs.js';
 import { eventComponentSchemas, eventOperationDocs } from './event-docs.js';
 import { batchComponentSchemas, batchOperationDocs } from './batch-docs.js';
@@ -71,6 +72,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   ...webhookComponentSchemas,
   ...inboundComponentSchemas,
   ...importComponentSchemas,
+  ...exportComponentSchemas,
   ...apiKeyComponentSchemas,
   ...eventComponentSchemas,
   ...batchComponentSchemas,
@@ -120,6 +122,7 @@ export const operationDocs = {
   ...webhookOperationDocs,
   ...inboundOperationDocs,
   ...importOperationDocs,
+  ...exportOperationDocs,
   ...apiKeyOperationDocs,
   ...eventOperationDocs,
   ...batchOperationDocs,

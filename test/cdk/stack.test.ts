@@ -259,6 +259,21 @@ describe('least privilege', () => {
     }
   });
 
+  // --- exports (contract §16) ---
+  it('grants the exports/ prefix of the imports bucket only: the export worker writes (multipart, abort), exports-get/-list read, nobody lists or deletes', () => {
+    const onExports = (name: string) => statementsOf(name).filter((st) => JSON.stringify(st.Resource).includes('/exports/*'));
+    expect(actionsOf(onExports('exportWorker')).sort()).toEqual(['s3:AbortMultipartUpload', 's3:PutObject']);
+    for (const name of ['exports-get', 'exports-list']) expect(actionsOf(onExports(name)), name).toEqual(['s3:GetObject']);
+    expect(envOf('exportWorker').EXPORTS_BUCKET).toBeDefined();
+    for (const name of allFunctionNames.filter((n) => !['exportWorker', 'exports-get', 'exports-list'].includes(n))) expect(onExports(name), name).toEqual([]);
+    for (const name of allFunctionNames) expect(actionsOf(statementsOf(name)).filter((a) => a === 's3:ListBucket' || a === 's3:DeleteObject'), name).toEqual([]);
+    // Only exports-create sends to the export queue; the worker is triggered by it (batch size 1).
+    const senders = allFunctionNames.filter((n) => Boolean(envOf(n).EXPORTS_QUEUE_URL));
+    expect(senders).toEqual(['exports-create']);
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 1, FunctionName: Match.anyValue(), FunctionResponseTypes: ['ReportBatchItemFailures'] });
+  });
+  // --- end exports ---
+
   it('lets only webhook writers encrypt, and only the delivery worker and replayed creates decrypt, with the secrets key', () => {
     const encrypters = operations.filter((op) => ['encrypt', 'encrypt-decrypt'].includes(bindingOf(op.name).secretsKey ?? '')).map((op) => op.name);
     const openers = operations.filter((op) => bindingOf(op.name).secretsKey === 'encrypt-decrypt').map((op) => op.name);

@@ -1,4 +1,5 @@
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
+import { type LocalExports, startLocalExports } from '../../local/exports.js';
 import { processInboundMessage } from '../../shared/domain/inbound-emails.js';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { randomUUID } from 'node:crypto';
@@ -27,6 +28,7 @@ async function call(op: string, body: unknown = {}, opts: Parameters<TestServer[
 
 let queue: FauxqsServer;
 let imports: LocalImports;
+let exportsLocal: LocalExports;
 beforeAll(async () => {
   process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true'; // as in local mode: a loopback receiver URL
   // webhooks-test / -resend / -recover queue deliveries: a local SQS-compatible queue (nothing consumes it here).
@@ -34,11 +36,14 @@ beforeAll(async () => {
   Object.assign(process.env, { DELIVERY_QUEUE_URL: queue.createQueue('openapi-responses').queueUrl, AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${queue.port}` });
   // Imports: the bucket, the import queue and its worker on the same local S3/SQS server.
   imports = await startLocalImports(`http://127.0.0.1:${queue.port}`);
+  // --- exports (contract §16): the export queue and worker on the same server.
+  exportsLocal = await startLocalExports(`http://127.0.0.1:${queue.port}`);
   server = await startServer();
 });
 afterAll(async () => {
   await server.close();
   await imports.stop();
+  await exportsLocal.stop();
   await queue.stop();
 });
 
@@ -96,6 +101,14 @@ describe('real responses match the OpenAPI document', () => {
     await call('imports-start', { id: upload.id });
     const idle = (await call('imports-create', { object_type: 'contacts' })).body.result!;
     await call('imports-cancel', { id: idle.id });
+    // --- exports (contract §16) ---
+    const exported = (await call('exports-create', { object_type: 'contacts', filters: { tags: ['vip'] } })).body.result!;
+    for (let i = 0; i < 200 && (await call('exports-get', { id: exported.id })).body.result?.status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await call('exports-get', { id: exported.id })).body.result).toMatchObject({ status: 'completed' });
+    await call('exports-list', { limit: 1 });
+    await call('exports-create', { object_type: 'contacts', filters: { tags: 'vip' } });
+    await call('exports-get', { id: randomUUID() });
+    // --- end exports ---
     const { address } = (await call('inbound-emails-address', {})).body.result as unknown as { address: string };
     const [mail] = await processInboundMessage(Buffer.from(`From: a@b.example\r\nTo: ${address}\r\nSubject: Doc\r\n\r\nx\r\n`), [address]);
     await call('inbound-emails-list', {});

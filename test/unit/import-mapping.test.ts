@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomFieldDefinition } from '../../shared/domain/custom-fields.js';
-import { mapHeaders, mapRow, normalizeHeader } from '../../shared/imports/mapping.js';
+import { escapeFormula, exportColumns, mapHeaders, mapRow, normalizeHeader, recordCells, unescapeFormula } from '../../shared/imports/mapping.js';
 import { rowRecordId } from '../../shared/imports/worker.js';
 import { companyEntity, contactEntity, type EntityDefinition } from '../../shared/schemas/entities/index.js';
 
@@ -54,5 +54,44 @@ describe('import header mapping', () => {
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(rowRecordId('imp-1', 2)).toBe(a);
     expect(new Set([a, rowRecordId('imp-1', 3), rowRecordId('imp-2', 2)]).size).toBe(3);
+  });
+
+  it('formula injection: hostile cells get one leading quote on export, and the import strips exactly that one', () => {
+    const hostile = ['=1+1', '+1 555', '-5', '@SUM(A1)', '\tx', '\rx', "'=x", "''@x", "'plain", "it's", '', 'plain', 'a=b', ' =x'];
+    expect(hostile.map(escapeFormula)).toEqual(["'=1+1", "'+1 555", "'-5", "'@SUM(A1)", "'\tx", "'\rx", "''=x", "'''@x", "'plain", "it's", '', 'plain', 'a=b', ' =x']);
+    for (const cell of hostile) expect(unescapeFormula(escapeFormula(cell))).toBe(cell);
+    // Only one quote before a formula character is stripped; a quote before anything else stays.
+    expect(unescapeFormula("'=x")).toBe('=x');
+    expect(unescapeFormula("''=x")).toBe("'=x");
+    expect(unescapeFormula("'x")).toBe("'x");
+    // Through the import's row mapping (cells are trimmed first, then unescaped).
+    const m = mapHeaders(contact, ['first_name', 'last_name', 'phone', 'tags', 'custom:score'], [def('Score', 'number')]);
+    expect(mapRow(contact, m, ["'=cmd()", "''=kept", " '+1 555 ", "'-a;@b", "'-2.5"])).toMatchObject({
+      body: { first_name: '=cmd()', last_name: "'=kept", phone: '+1 555', tags: ['-a', '@b'], custom_fields: { 'id-score': -2.5 } },
+    });
+  });
+
+  it('export columns are the import headers: each maps back to its field; id, created_at and updated_at are ignored silently', () => {
+    const defs = [def('Tier', 'select', ['gold']), def('Score', 'number')];
+    const cols = exportColumns(contact, defs);
+    const headers = cols.map((c) => c.header);
+    // Definitions come newest first (custom-fields-list): the columns list them oldest first.
+    expect(headers).toEqual([
+      'first_name', 'last_name', 'email', 'phone', 'company_id', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'tags', 'source_id',
+      'company_domain', 'custom:Score', 'custom:Tier', 'id', 'created_at', 'updated_at',
+    ]);
+    const m = mapHeaders(contact, headers, defs);
+    expect(m.unmapped).toEqual([]);
+    expect(m.columns).toHaveLength(headers.length - 3);
+    expect(m.keyColumn?.header).toBe('email');
+    expect(mapHeaders(company, exportColumns(company, []).map((c) => c.header), []).unmapped).toEqual([]);
+    expect(exportColumns(company, []).map((c) => c.header)).not.toContain('company_domain');
+
+    const record = { first_name: '=Ada', last_name: null, tags: ['-x', 'y'], custom_fields: { 'id-score': -1, 'id-tier': 'gold' }, id: 'i', created_at: 'c', updated_at: 'u', employee_count: 3 };
+    const cells = recordCells(cols, record, 'custom_fields', 'acme.example');
+    const row = Object.fromEntries(headers.map((h, i) => [h, cells[i]]));
+    expect(row).toMatchObject({ first_name: "'=Ada", last_name: '', tags: "'-x;y", company_domain: 'acme.example', 'custom:Score': "'-1", 'custom:Tier': 'gold', id: 'i', created_at: 'c', updated_at: 'u' });
+    // And back: the row maps to the record's values.
+    expect(mapRow(contact, m, cells)).toMatchObject({ body: { first_name: '=Ada', tags: ['-x', 'y'], custom_fields: { 'id-score': -1, 'id-tier': 'gold' } }, companyDomain: 'acme.example' });
   });
 });

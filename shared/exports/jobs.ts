@@ -1,0 +1,72 @@
+/**
+ * Export jobs (contract §16): create, get, list. The file itself is written by the worker
+ * (shared/exports/worker.ts), fed by the export queue.
+ */
+import { randomUUID } from 'node:crypto';
+import { type ExportItem, getExportItem, insertExport, markExportActive, queryExports } from '../db/exports.js';
+import { orderKey } from '../db/table.js';
+import type { OperationContext } from '../domain/context.js';
+import { cursorScope } from '../domain/listing.js';
+import { notFound } from '../errors.js';
+import { DOWNLOAD_URL_TTL_SECONDS, type ExportCreateInput, type ExportListInput, type ExportRecord } from '../schemas/exports.js';
+import { downloadUrl, enqueueExport, exportKeyOf } from './storage.js';
+
+/** The API view: a completed export gets a fresh presigned GET, valid 15 minutes from now. */
+export async function exportToApi(item: ExportItem, now = Date.now()): Promise<ExportRecord> {
+  const completed = item.status === 'completed';
+  return {
+    id: item.id,
+    account_id: item.account_id,
+    created_by: item.created_by,
+    object_type: item.object_type,
+    filters: item.filters ?? {},
+    status: item.status,
+    total_rows: item.total_rows,
+    processed_rows: item.processed_rows,
+    download_url: completed ? await downloadUrl(item.object_key, DOWNLOAD_URL_TTL_SECONDS) : null,
+    expires_at: completed ? new Date(now + DOWNLOAD_URL_TTL_SECONDS * 1000).toISOString() : null,
+    failure_reason: item.failure_reason,
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+}
+
+export async function createExport(ctx: OperationContext, input: ExportCreateInput): Promise<ExportRecord> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const item: ExportItem = {
+    id,
+    account_id: ctx.accountId,
+    created_by: ctx.userId,
+    object_type: input.object_type,
+    filters: input.filters,
+    status: 'queued',
+    total_rows: null,
+    processed_rows: 0,
+    failure_reason: '',
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+    object_key: exportKeyOf(ctx.accountId, id),
+    attempts: 0,
+  };
+  await insertExport(item);
+  await markExportActive(ctx.accountId, id);
+  await enqueueExport({ account_id: ctx.accountId, export_id: id });
+  return exportToApi(item);
+}
+
+export async function getExport(ctx: OperationContext, id: string): Promise<ExportRecord> {
+  const item = await getExportItem(ctx.accountId, id);
+  if (!item) throw notFound('exports', 'export');
+  return exportToApi(item);
+}
+
+/** exports-list: the account's exports, newest first. */
+export async function listExports(ctx: OperationContext, input: ExportListInput): Promise<{ items: ExportRecord[]; next_cursor: string }> {
+  const { after, next } = await cursorScope(ctx, 'exports', input.cursor, {});
+  const items = await queryExports(ctx.accountId, input.limit + 1, after);
+  const page = items.slice(0, input.limit);
+  const last = page[page.length - 1];
+  return { items: await Promise.all(page.map((i) => exportToApi(i))), next_cursor: next(items.length > input.limit && last ? orderKey(last.created_at, last.id) : undefined) };
+}
