@@ -33,7 +33,8 @@ const newDir = () => {
   return d;
 };
 
-describe('local mode after kill -9 of the service and of DynamoDB Local', () => {
+// The tests are independent (each its own data directory and processes) and mostly wait on them: run at once.
+describe.concurrent('local mode after kill -9 of the service and of DynamoDB Local', () => {
   it('keeps every transaction DynamoDB Local acknowledged when its Java process is killed right after (two rounds)', () => {
     // DynamoDB Local answers a transaction before its commit runs (shared/db/client.ts): without
     // the barrier three rounds in four lost the last acknowledged transaction.
