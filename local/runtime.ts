@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handler as deliveryHandler } from '../functions/delivery/handler.js';
 import { handler as streamHandler } from '../functions/stream/handler.js';
-import { bearerToken, issueToken, saveToken } from '../shared/auth/tokens.js';
+import { bearerToken, saveToken } from '../shared/auth/tokens.js';
+import { defaultDevToken } from './dev-token.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { parseDeliveryRef } from '../shared/webhooks/queue.js';
@@ -119,7 +120,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         tokens.push(t);
       }
     } else {
-      tokens.push({ ...DEFAULT_ACCOUNT, token: await issueToken(DEFAULT_ACCOUNT) });
+      // The same token across restarts with a data directory (local/dev-token.ts).
+      tokens.push({ ...DEFAULT_ACCOUNT, token: await defaultDevToken(DEFAULT_ACCOUNT, opts.dataDir) });
     }
 
     // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
