@@ -41,7 +41,9 @@ for (const stream of [process.stdout, process.stderr]) {
   }) as typeof stream.write;
 }
 
-const stack = await startLocalStack({ port: 0 });
+// As npm start: the workers in their own thread unless CRM_LOCAL_WORKERS=main.
+const workersInThread = (process.env.CRM_LOCAL_WORKERS ?? 'thread') !== 'main';
+const stack = await startLocalStack({ port: 0, workersInThread });
 const round = (n: number) => Math.round(n * 10) / 10;
 
 async function api<T = Record<string, unknown>>(token: string, op: string, body: unknown): Promise<T> {
@@ -152,8 +154,9 @@ try {
     b_loaded: { reads: loaded.length, p50_ms: percentile(loaded, 50), p99_ms: percentile(loaded, 99), event_loop_delay_ms: loadedLoop },
     p99_ratio: round(percentile(loaded, 99) / percentile(idle, 99)),
     p50_ratio: round(percentile(loaded, 50) / percentile(idle, 50)),
+    workers: workersInThread ? 'thread' : 'main thread',
   };
-  writeFileSync('bench-mixed-load.json', `${JSON.stringify(figures, null, 2)}\n`);
+  writeFileSync(workersInThread ? 'bench-mixed-load.json' : 'bench-mixed-load-main-thread.json', `${JSON.stringify(figures, null, 2)}\n`);
   console.log(
     table([
       { phase: 'B idle', reads: idle.length, p50_ms: figures.b_idle.p50_ms, p99_ms: figures.b_idle.p99_ms, loop_p99_ms: idleLoop.p99, loop_max_ms: idleLoop.max },

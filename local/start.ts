@@ -33,12 +33,21 @@ const workerError = (what: string) => (e: unknown) => {
   console.error(`${what} error: ${e instanceof Error ? e.message : String(e)}`);
 };
 
+const workersMode = optionalEnv('CRM_LOCAL_WORKERS') ?? 'thread';
+if (workersMode !== 'thread' && workersMode !== 'main') {
+  console.error(`CRM_LOCAL_WORKERS must be thread or main (got ${JSON.stringify(workersMode)})`);
+  process.exit(2);
+}
+
 const port = Number(optionalEnv('PORT') ?? 3000);
 const stack = await startLocalStack({
   port,
   dataDir: optionalEnv('CRM_DATA_DIR'),
   devTokens: optionalEnv('CRM_DEV_TOKENS'),
   routes: docsRoutes(),
+  // The workers in a thread of their own, so the API keeps its event loop under a big import
+  // (docs/performance.md, "Mixed load"); CRM_LOCAL_WORKERS=main runs them beside the API.
+  workersInThread: workersMode === 'thread',
   onStreamError: workerError('stream worker'),
   onQueueError: workerError('delivery worker'),
   onRequest: (entry) => {
