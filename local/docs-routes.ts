@@ -21,10 +21,22 @@ const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'index.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'swagger-ui-standalone-preset.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',
   'favicon-16x16.png': 'image/png',
 };
+
+/**
+ * The families in the order of the README's "Operations" table (test/integration/docs-page.test.ts
+ * checks it); families not named here follow in the registry's order.
+ */
+export const FAMILY_ORDER = ['contacts', 'companies', 'sources', 'custom_fields', 'projects', 'activities', 'webhooks', 'imports', 'inbound_emails', 'api_keys', 'events'];
+
+/** The document with its tags (Swagger UI's sections) in FAMILY_ORDER. */
+export function orderedTags(doc: OpenApiDocument): OpenApiDocument {
+  const rank = (name: string) => (FAMILY_ORDER.includes(name) ? FAMILY_ORDER.indexOf(name) : FAMILY_ORDER.length);
+  const tags = ((doc.tags ?? []) as Array<{ name: string }>).map((tag, i) => ({ tag, i })).sort((a, b) => rank(a.tag.name) - rank(b.tag.name) || a.i - b.i).map(({ tag }) => tag);
+  return { ...doc, tags };
+}
 
 const PAGE = `<!DOCTYPE html>
 <html lang="en">
@@ -34,25 +46,41 @@ const PAGE = `<!DOCTYPE html>
     <link rel="stylesheet" type="text/css" href="/docs/assets/swagger-ui.css" />
     <link rel="stylesheet" type="text/css" href="/docs/assets/index.css" />
     <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png" sizes="32x32" />
+    <style>
+      #token-help { max-width: 1460px; margin: 16px auto 0; padding: 0 20px; font-family: sans-serif; font-size: 14px; line-height: 1.5; }
+      #token-help code { background: #f0f0f0; padding: 1px 4px; border-radius: 3px; }
+    </style>
   </head>
   <body>
+    <section id="token-help">
+      <strong>Getting a token.</strong> Every operation needs <code>Authorization: Bearer &lt;token&gt;</code>:
+      press <em>Authorize</em> below and paste one of these:
+      <ul>
+        <li>the token <code>npm start</code> printed when it got ready (<code>token for account …: crm_…</code>;
+          the same across restarts with <code>CRM_DATA_DIR</code>);</li>
+        <li>a new key from <code>npm run token -- create --account &lt;uuid&gt; --user &lt;uuid&gt;</code>
+          (it finds this running server by itself);</li>
+        <li>a narrower key made with the <code>api-keys-create</code> operation (scope <code>api_keys:manage</code>).</li>
+      </ul>
+      Every operation is <code>POST /api/&lt;operation&gt;</code> with a JSON object body; the families below follow
+      the README's table.
+    </section>
     <div id="swagger-ui"></div>
     <script src="/docs/assets/swagger-ui-bundle.js" charset="UTF-8"></script>
-    <script src="/docs/assets/swagger-ui-standalone-preset.js" charset="UTF-8"></script>
     <script src="/docs/init.js" charset="UTF-8"></script>
   </body>
 </html>
 `;
 
+// BaseLayout: the reference without Swagger UI's top bar (an explorer box for other documents' URLs).
 const INIT = `window.onload = function () {
   window.ui = SwaggerUIBundle({
     url: '/openapi.json',
     dom_id: '#swagger-ui',
     deepLinking: true,
     persistAuthorization: true,
-    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
-    layout: 'StandaloneLayout',
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
   });
 };
 `;
@@ -68,7 +96,7 @@ export function docsRoutes(): StaticRoute[] {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/openapi.json') {
-      doc ??= buildOpenApiDocument(operations);
+      doc ??= orderedTags(buildOpenApiDocument(operations));
       const host = req.headers.host;
       const body = host ? { ...doc, servers: [{ url: `http://${host}`, description: 'this server' }] } : doc;
       reply(res, 200, 'application/json; charset=utf-8', JSON.stringify(body, null, 2));

@@ -21,6 +21,14 @@ export interface LocalExportsOptions {
   /** Seconds a failed message waits before it comes back (default: the job's lease, 120). */
   visibilityTimeoutSeconds?: number;
   onError?: (e: unknown) => void;
+  /** false: only the queue and the environment; the worker runs elsewhere (local/workers-thread.ts). */
+  worker?: boolean;
+}
+
+/** The export worker on the local queue: its message kept invisible while a job runs. */
+export function startExportWorker(endpoint: string, queueUrl: string, opts: Pick<LocalExportsOptions, 'handler' | 'visibilityTimeoutSeconds' | 'onError'> = {}): QueueWorker {
+  const visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? EXPORT_LEASE_MS / 1000;
+  return startQueueWorker({ endpoint, queueUrl, handler: opts.handler ?? exportHandler, concurrency: 2, visibilityTimeoutSeconds, extendWhileHandling: true, onError: opts.onError });
 }
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -42,8 +50,11 @@ export async function startLocalExports(endpoint: string, opts: LocalExportsOpti
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: opts.queueName ?? 'crm-exports' }));
     if (!QueueUrl) throw new Error('local export queue: no queue URL');
     Object.assign(process.env, { EXPORTS_BUCKET: bucket, EXPORTS_QUEUE_URL: QueueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-    const visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? EXPORT_LEASE_MS / 1000;
-    const worker = startQueueWorker({ endpoint, queueUrl: QueueUrl, handler: opts.handler ?? exportHandler, concurrency: 2, visibilityTimeoutSeconds, extendWhileHandling: true, onError: opts.onError });
+    if (opts.worker === false) {
+      const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
+      return { bucket, queueUrl: QueueUrl, worker: idle, stop: async () => undefined };
+    }
+    const worker = startExportWorker(endpoint, QueueUrl, opts);
     return { bucket, queueUrl: QueueUrl, worker, stop: () => worker.stop() };
   } finally {
     s3.destroy();

@@ -28,6 +28,17 @@ export interface LocalImportsOptions {
   /** Seconds a failed message waits before it comes back (default: the job's lease, 120). */
   visibilityTimeoutSeconds?: number;
   onError?: (e: unknown) => void;
+  /** false: only the bucket, the queue and the environment; the worker runs elsewhere (local/workers-thread.ts). */
+  worker?: boolean;
+}
+
+/** The import worker on the local queue: a job at a time per slot, its message kept invisible while it runs. */
+export function startImportWorker(endpoint: string, queueUrl: string, opts: Pick<LocalImportsOptions, 'handler' | 'visibilityTimeoutSeconds' | 'onError'> = {}): QueueWorker {
+  // A job runs until it ends (no Lambda time limit here); its message stays invisible meanwhile
+  // (extended while the worker runs). A message that failed, or whose job another worker's
+  // lease holds, comes back once that lease would have run out.
+  const visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? IMPORT_LEASE_MS / 1000;
+  return startQueueWorker({ endpoint, queueUrl, handler: opts.handler ?? importHandler, concurrency: 4, visibilityTimeoutSeconds, extendWhileHandling: true, onError: opts.onError });
 }
 
 export async function startLocalImports(endpoint: string, opts: LocalImportsOptions = {}): Promise<LocalImports> {
@@ -39,11 +50,11 @@ export async function startLocalImports(endpoint: string, opts: LocalImportsOpti
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: opts.queueName ?? 'crm-imports' }));
     if (!QueueUrl) throw new Error('local import queue: no queue URL');
     Object.assign(process.env, { IMPORTS_BUCKET: bucket, IMPORTS_QUEUE_URL: QueueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-    // A job runs until it ends (no Lambda time limit here); its message stays invisible meanwhile
-    // (extended while the worker runs). A message that failed, or whose job another worker's
-    // lease holds, comes back once that lease would have run out.
-    const visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? IMPORT_LEASE_MS / 1000;
-    const worker = startQueueWorker({ endpoint, queueUrl: QueueUrl, handler: opts.handler ?? importHandler, concurrency: 4, visibilityTimeoutSeconds, extendWhileHandling: true, onError: opts.onError });
+    if (opts.worker === false) {
+      const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
+      return { bucket, queueUrl: QueueUrl, worker: idle, stop: async () => undefined };
+    }
+    const worker = startImportWorker(endpoint, QueueUrl, opts);
     return { bucket, queueUrl: QueueUrl, worker, stop: () => worker.stop() };
   } finally {
     s3.destroy();

@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handler as deliveryHandler } from '../functions/delivery/handler.js';
 import { handler as streamHandler } from '../functions/stream/handler.js';
-import { bearerToken, issueToken, saveToken } from '../shared/auth/tokens.js';
+import { bearerToken, saveToken } from '../shared/auth/tokens.js';
+import { defaultDevToken } from './dev-token.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { parseDeliveryRef } from '../shared/webhooks/queue.js';
@@ -18,6 +19,7 @@ import { createApiServer, type RequestLog, type StaticRoute } from './server.js'
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 import { type StreamPoller, startStreamPoller } from './stream-poller.js';
 import { type LocalSweeper, startLocalSweeper } from './webhook-sweeper.js';
+import { startWorkersThread } from './workers.js';
 import { DEFAULT_SMTP_PORT, type SmtpListener, startSmtpListener } from './smtp.js';
 import { inboundAddress } from '../shared/domain/inbound-emails.js';
 import { currentRateLimit } from '../shared/domain/rate-limit.js';
@@ -61,6 +63,12 @@ export interface LocalStackOptions {
   smtpPort?: number;
   /** Errors of the SMTP listener or of processing a message (the client got a 4xx); default: onQueueError. */
   onSmtpError?: (e: unknown) => void;
+  /**
+   * Run the stream, delivery and import workers and the sweeper in a worker thread
+   * (local/workers-thread.ts; `npm start` with CRM_LOCAL_WORKERS=thread), so the API keeps its own
+   * event loop under a big import. Their drain() and stop() still work; sweeper.sweep() does not.
+   */
+  workersInThread?: boolean;
 }
 
 export interface LocalStack {
@@ -127,7 +135,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         tokens.push(t);
       }
     } else {
-      tokens.push({ ...DEFAULT_ACCOUNT, token: await issueToken(DEFAULT_ACCOUNT) });
+      // The same token across restarts with a data directory (local/dev-token.ts).
+      tokens.push({ ...DEFAULT_ACCOUNT, token: await defaultDevToken(DEFAULT_ACCOUNT, opts.dataDir) });
     }
 
     // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
@@ -135,25 +144,41 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     queue = await startLocalQueue('crm-webhook-deliveries', { objectDir: opts.dataDir ? `${opts.dataDir}/objects` : undefined });
     const { queueUrl, endpoint: queueEndpoint } = queue;
     Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
-    // One slow endpoint holds at most its own share of the worker (docs/webhooks.md).
-    queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: opts.onQueueError });
-
-    // Imports: S3 bucket (presigned upload URLs on 127.0.0.1), import queue and worker, same fauxqs.
-    imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError });
-    // Import jobs that were queued or running when the service last stopped (their messages died
-    // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
-    // lease still held is the stopped process's: it is released and the job resumes at once.
-    await recoverImports({ releaseLeases: true });
-    // --- exports (contract §16): queue and worker on the same fauxqs; interrupted jobs start their file again.
-    exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError });
-    await recoverExports({ releaseLeases: true });
-    // --- end exports
-
-    // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
-    sweeper = startLocalSweeper({ onError: opts.onQueueError });
-    // With a data directory, the stream resumes after the last record handled before a restart.
     const positionFile = opts.dataDir ? `${opts.dataDir}/stream-positions.json` : undefined;
-    poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError, positionFile });
+    if (opts.workersInThread) {
+      // The bucket, the queue and their environment here; the workers in their thread (which
+      // copies this environment when it starts).
+      imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError, worker: false });
+      await recoverImports({ releaseLeases: true });
+      exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError, worker: false });
+      await recoverExports({ releaseLeases: true });
+      const thread = await startWorkersThread(
+        { queueEndpoint, deliveryQueueUrl: queueUrl, importsQueueUrl: imports.queueUrl, exportsQueueUrl: exports.queueUrl, dynamoEndpoint: dynamo.endpoint, tableName, positionFile },
+        { onStreamError: opts.onStreamError, onQueueError: opts.onQueueError },
+      );
+      imports = { ...imports, worker: thread.imports, stop: thread.stop };
+      exports = { ...exports, worker: thread.exports, stop: thread.stop };
+      ({ poller, sweeper, deliveries: queueWorker } = thread);
+    } else {
+      // One slow endpoint holds at most its own share of the worker (docs/webhooks.md).
+      queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: opts.onQueueError });
+
+      // Imports: S3 bucket (presigned upload URLs on 127.0.0.1), import queue and worker, same fauxqs.
+      imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError });
+      // Import jobs that were queued or running when the service last stopped (their messages died
+      // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
+      // lease still held is the stopped process's: it is released and the job resumes at once.
+      await recoverImports({ releaseLeases: true });
+      // --- exports (contract §16): queue and worker on the same fauxqs; interrupted jobs start their file again.
+      exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError });
+      await recoverExports({ releaseLeases: true });
+      // --- end exports
+
+      // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
+      sweeper = startLocalSweeper({ onError: opts.onQueueError });
+      // With a data directory, the stream resumes after the last record handled before a restart.
+      poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError, positionFile });
+    }
     // ---- inbound email (contract §11): SMTP on 127.0.0.1, the same processing as SES → S3 → Lambda.
     process.env.CRM_INBOUND_DOMAIN ??= 'inbound.localhost';
     const smtpPort = opts.smtpPort ?? (process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : opts.port ? DEFAULT_SMTP_PORT : 0);

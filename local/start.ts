@@ -11,6 +11,7 @@ import { docsRoutes } from './docs-routes.js';
 import { SDK_QUIET_ENV } from './dynamo.js';
 import { startLocalStack } from './runtime.js';
 import { formatRequestLog } from './server.js';
+import { removeLocalState, stateFilePath, writeLocalState } from './state-file.js';
 
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 type Level = (typeof LEVELS)[number];
@@ -32,12 +33,21 @@ const workerError = (what: string) => (e: unknown) => {
   console.error(`${what} error: ${e instanceof Error ? e.message : String(e)}`);
 };
 
+const workersMode = optionalEnv('CRM_LOCAL_WORKERS') ?? 'thread';
+if (workersMode !== 'thread' && workersMode !== 'main') {
+  console.error(`CRM_LOCAL_WORKERS must be thread or main (got ${JSON.stringify(workersMode)})`);
+  process.exit(2);
+}
+
 const port = Number(optionalEnv('PORT') ?? 3000);
 const stack = await startLocalStack({
   port,
   dataDir: optionalEnv('CRM_DATA_DIR'),
   devTokens: optionalEnv('CRM_DEV_TOKENS'),
   routes: docsRoutes(),
+  // The workers in a thread of their own, so the API keeps its event loop under a big import
+  // (docs/performance.md, "Mixed load"); CRM_LOCAL_WORKERS=main runs them beside the API.
+  workersInThread: workersMode === 'thread',
   onStreamError: workerError('stream worker'),
   onQueueError: workerError('delivery worker'),
   onRequest: (entry) => {
@@ -53,6 +63,10 @@ for (const a of stack.inboundAddresses) console.log(`inbound email: smtp://127.0
 const limit = currentRateLimit();
 console.log(limit ? `rate limit per account: ${limit.rate} requests/s, bursts of ${limit.burst} (CRM_RATE_LIMIT=rate,burst; 0 turns it off)` : 'rate limit: off (CRM_RATE_LIMIT=0)');
 for (const t of stack.tokens) console.log(`token for account ${t.accountId} (user ${t.userId}): ${t.token}`);
+// `npm run token` and `npm run seed` find this server through this file (local/state-file.ts).
+writeLocalState({ pid: process.pid, baseUrl: stack.baseUrl, dynamoEndpoint: stack.dynamoEndpoint, tableName: stack.tableName, dataDir: optionalEnv('CRM_DATA_DIR') ?? null, tokens: stack.tokens, startedAt: new Date().toISOString() });
+process.once('exit', () => removeLocalState());
+console.log(`local state in ${stateFilePath()} (read by npm run token and npm run seed)`);
 console.log(`try: curl -s -X POST ${stack.baseUrl}/api/contacts-list -H 'Authorization: Bearer ${stack.tokens[0]?.token}' -H 'Content-Type: application/json' -d '{}'`);
 
 const shutdown = async (signal: string) => {
@@ -61,6 +75,7 @@ const shutdown = async (signal: string) => {
   console.log(`${signal}: stopping…`);
   // Should anything hang, do not outlive the signal by more than a few seconds.
   setTimeout(() => process.exit(1), 10_000).unref();
+  removeLocalState();
   try {
     await stack.stop();
   } catch (error) {

@@ -1,18 +1,25 @@
 /**
  * Admin command: issue and revoke API keys (contract §14) in the table it is pointed at.
  *
- *   npm run token -- create --account <uuid> --user <uuid> [--name NAME] [--scopes contacts:read,companies:write]
+ *   npm run token -- create [--account <uuid> --user <uuid>] [--name NAME] [--scopes contacts:read,companies:write]
  *                           [--expires 2027-01-01T00:00:00Z] [--table crm] [--endpoint http://127.0.0.1:8000]
  *   npm run token -- revoke <token-or-sha256-hash> [--table crm] [--endpoint …]
  *
  * Without --scopes the key holds `*` and `api_keys:manage` (everything, key management included).
- * Without --endpoint it talks to AWS with the usual credential chain (AWS_PROFILE, AWS_REGION…).
+ * Where it writes:
+ * - `--endpoint` (and `--table`): that DynamoDB (Local);
+ * - else, when no AWS setting is in the environment (TABLE_NAME, AWS_PROFILE, AWS_REGION,
+ *   AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID), the running `npm start` on this machine, found
+ *   through its state file (`.crm-local.json`, local/state-file.ts); there `--account` and
+ *   `--user` default to the printed dev token's;
+ * - else AWS, with the usual credential chain (AWS_PROFILE, AWS_REGION…) and TABLE_NAME.
  * The table stores only the token's SHA-256 hash; the token is printed once, here.
  */
 import { parseArgs } from 'node:util';
 import { issueKey, revokeToken } from '../shared/auth/tokens.js';
 import { ALL_SCOPES, FULL_SCOPES, isScope } from '../shared/schemas/api-keys.js';
 import { isUuid } from '../shared/schemas/common.js';
+import { readLocalState, stateFilePath } from '../local/state-file.js';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -30,13 +37,26 @@ const { positionals, values } = parseArgs({
 function usage(message?: string): never {
   if (message) console.error(message);
   console.error(
-    'usage: npm run token -- create --account <uuid> --user <uuid> [--name NAME] [--scopes S1,S2] [--expires ISO-TIME] [--table NAME] [--endpoint URL]\n' +
+    'usage: npm run token -- create [--account <uuid> --user <uuid>] [--name NAME] [--scopes S1,S2] [--expires ISO-TIME] [--table NAME] [--endpoint URL]\n' +
       '       npm run token -- revoke <token-or-hash> [--table NAME] [--endpoint URL]\n' +
+      `Without --endpoint and without AWS settings in the environment it uses the running \`npm start\` (found through ${stateFilePath()};\n` +
+      "there --account and --user default to the printed dev token's); with TABLE_NAME/AWS_PROFILE/AWS_REGION set, AWS.\n" +
       `scopes: ${ALL_SCOPES.join(' ')}`,
   );
   process.exit(2);
 }
 
+const AWS_SETTINGS = ['TABLE_NAME', 'AWS_PROFILE', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID'];
+const local = !values.endpoint && !AWS_SETTINGS.some((name) => process.env[name]) ? readLocalState() : undefined;
+if (local) {
+  values.endpoint = local.dynamoEndpoint;
+  values.table ??= local.tableName;
+  const owner = local.tokens[0];
+  if (owner && values.account === undefined && values.user === undefined) Object.assign(values, { account: owner.accountId, user: owner.userId });
+  console.error(`local server ${local.baseUrl} (pid ${local.pid}): DynamoDB Local ${local.dynamoEndpoint}, table ${local.tableName}`);
+} else if (!values.endpoint && !AWS_SETTINGS.some((name) => process.env[name])) {
+  console.error(`no running npm start found (${stateFilePath()}): using AWS's default credentials and table "${values.table ?? 'crm'}"; pass --endpoint for a DynamoDB Local`);
+}
 if (values.table) process.env.TABLE_NAME = values.table;
 process.env.TABLE_NAME ??= 'crm';
 if (values.endpoint) {

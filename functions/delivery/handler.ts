@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
 import { countMetric, METRIC } from '../../shared/observability/metrics.js';
+import { failureLog } from '../../shared/webhooks/failure-log.js';
 import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
 import { type DeliveryStep, processDelivery, type WorkerDeps } from '../../shared/webhooks/worker.js';
 
@@ -18,9 +19,11 @@ const OUTCOME_METRICS: Partial<Record<DeliveryStep, (typeof METRIC)[keyof typeof
  * redelivers them after the visibility timeout. A malformed message is logged and dropped.
  * `deps` replaces what the worker calls beyond the table (tests inject faults here).
  */
-export const deliveryHandler =
-  (deps: Partial<WorkerDeps> = {}) =>
-  async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const deliveryHandler = (deps: Partial<WorkerDeps> = {}) => {
+  // One line per endpoint per window, with the attempt and the status or error, then a summary (failure-log.ts).
+  const failures = failureLog((message, fields) => logger.warn(message, fields));
+  const workerDeps: Partial<WorkerDeps> = { onFailedAttempt: (f) => failures.note(f), ...deps };
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const steps: DeliveryStep[] = [];
     const failed = await Promise.all(
       event.Records.map(async (record) => {
@@ -30,13 +33,9 @@ export const deliveryHandler =
           return undefined;
         }
         try {
-          const step = await processDelivery(ref, deps);
+          const step = await processDelivery(ref, workerDeps);
           steps.push(step);
           logger.debug('delivery message handled', { deliveryId: ref.delivery_id, step });
-          // One line per failed attempt (npm start shows it; LOG_LEVEL=error hides it); the status and error are in webhooks-deliveries.
-          if (step === 'failed' || step === 'retry-scheduled') {
-            logger.warn(step === 'failed' ? 'webhook attempt failed, no attempts left' : 'webhook attempt failed, retry scheduled', { deliveryId: ref.delivery_id, endpointId: ref.endpoint_id });
-          }
           return undefined;
         } catch (error) {
           logger.error('delivery message failed', { deliveryId: ref.delivery_id, error: error as Error });
@@ -47,6 +46,7 @@ export const deliveryHandler =
     for (const [step, metric] of Object.entries(OUTCOME_METRICS)) countMetric(metric, steps.filter((s) => s === step).length);
     return { batchItemFailures: failed.filter((id): id is string => id !== undefined).map((itemIdentifier) => ({ itemIdentifier })) };
   };
+};
 
 /** Traced, with the Lambda request id on every log line (shared/http/instrumented.ts). */
 export const handler = instrumented('delivery', deliveryHandler());

@@ -2,6 +2,7 @@ import { allowInsecureWebhooks } from '../config/env.js';
 import { abandonDelivery, claimAttempt, type DeliveryRef, type EndpointItem, getDelivery, recordAttempt } from '../db/webhooks.js';
 import { attemptLeaseMs, attemptTimeoutMs, disableAfterSeconds, retryDelays } from './config.js';
 import { disableEndpoint, getStoredEndpoint, noteFailure, noteSuccess } from './endpoints.js';
+import type { FailedAttempt } from './failure-log.js';
 import { enqueueDeliveries } from './queue.js';
 import { openSecret } from './secrets.js';
 import { type AttemptResult, type PostArgs, postWebhook } from './sender.js';
@@ -15,6 +16,8 @@ export type DeliveryStep = 'missing' | 'finished' | 'abandoned' | 'rescheduled' 
 export interface WorkerDeps {
   post: (args: PostArgs) => Promise<AttemptResult>;
   enqueue: (refs: DeliveryRef[], delaySeconds?: number) => Promise<void>;
+  /** Told of every recorded failed attempt (the delivery handler logs them: failure-log.ts). */
+  onFailedAttempt?: (failure: FailedAttempt) => void;
 }
 
 const defaultDeps: WorkerDeps = { post: postWebhook, enqueue: enqueueDeliveries };
@@ -41,7 +44,7 @@ async function signingSecrets(endpoint: EndpointItem, now: number): Promise<stri
  * Throws on infrastructure errors (the message is then retried by the queue).
  */
 export async function processDelivery(ref: DeliveryRef, deps: Partial<WorkerDeps> = {}): Promise<DeliveryStep> {
-  const { post, enqueue } = { ...defaultDeps, ...deps };
+  const { post, enqueue, onFailedAttempt } = { ...defaultDeps, ...deps };
   for (let round = 0; round < 3; round++) {
     const delivery = await getDelivery(ref);
     if (!delivery) return 'missing';
@@ -72,8 +75,11 @@ export async function processDelivery(ref: DeliveryRef, deps: Partial<WorkerDeps
 
     const at = new Date();
     const delays = retryDelays();
-    const record = async (status: 'delivered' | 'failed' | 'pending', nextAttemptAt: string | null, step: DeliveryStep) =>
-      (await recordAttempt(ref, claim, { status, httpStatusCode: result.statusCode, lastError: result.error, nextAttemptAt }, at)) ? step : 'lease-lost';
+    const record = async (status: 'delivered' | 'failed' | 'pending', nextAttemptAt: string | null, step: DeliveryStep): Promise<DeliveryStep> => {
+      if (!(await recordAttempt(ref, claim, { status, httpStatusCode: result.statusCode, lastError: result.error, nextAttemptAt }, at))) return 'lease-lost';
+      if (status !== 'delivered') onFailedAttempt?.({ deliveryId: delivery.id, endpointId: endpoint.id, attempt: claim.attempt, httpStatus: result.statusCode, error: result.error, nextAttemptAt });
+      return step;
+    };
 
     if (result.ok) {
       if (!delivery.test) await noteSuccess(endpoint);

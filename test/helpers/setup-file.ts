@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, inject } from 'vitest';
 import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
 
@@ -12,6 +14,8 @@ Object.assign(process.env, LOCAL_AWS_ENV, { DYNAMODB_ENDPOINT: endpoint, TABLE_N
 // The suite sends many requests quickly from one account: rate limiting is off unless a test
 // turns it on (test/integration/rate-limit.test.ts).
 process.env.CRM_RATE_LIMIT = '0';
+// Local servers a test starts (`npm start`) write their state file here, not in the project (local/state-file.ts).
+process.env.CRM_STATE_FILE = join(tmpdir(), `crm-state-${tableName}.json`);
 
 beforeAll(async () => {
   await ensureTable(endpoint, tableName);

@@ -1,0 +1,51 @@
+/**
+ * `npm run seed`: a realistic sample account through the API of a running local server, and a
+ * second run that duplicates nothing.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../local/dynamo.js';
+import { startServer, type TestServer } from '../helpers/api.js';
+
+const REPO = join(import.meta.dirname, '..', '..');
+process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true'; // as under npm start
+let s: TestServer;
+beforeAll(async () => {
+  s = await startServer();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const count = async (op: string, body: Record<string, unknown> = {}) => {
+  const r = await s.call<{ items?: unknown[]; endpoints?: unknown[] }>(op, { ...body, ...(op === 'webhooks-list' ? {} : { limit: 100 }) });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return (r.body.result!.items ?? r.body.result!.endpoints)!.length;
+};
+
+describe('npm run seed', () => {
+  it('fills an account with companies, contacts, projects, a timeline and a webhook endpoint, once', { timeout: 60_000 }, async () => {
+    const receiver = `http://127.0.0.1:${await freePort()}/hook`; // nothing listens: deliveries just wait
+    const seed = () => promisify(execFile)(join(REPO, 'node_modules', '.bin', 'tsx'), ['scripts/seed.ts', '--url', s.baseUrl, '--token', s.token, '--receiver', receiver], { cwd: REPO });
+    const first = await seed();
+    expect(first.stdout).toMatch(/3 lead sources, 4 companies \(4 created\), 20 contacts \(20 created\)/);
+    expect(first.stdout).toMatch(/4 projects, 30 activities/);
+    expect(first.stdout).toMatch(/WEBHOOK_SECRET=whsec_\S+ npm run receiver/);
+    const figures = { companies: await count('companies-list'), contacts: await count('contacts-list'), sources: await count('sources-list'), projects: await count('projects-list'), activities: await count('activities-list'), endpoints: await count('webhooks-list') };
+    expect(figures).toEqual({ companies: 4, contacts: 20, sources: 3, projects: 4, activities: 30, endpoints: 1 });
+    // A contact's timeline has entries.
+    const ada = (await s.call<{ items: Array<{ id: string }> }>('contacts-list', { search: 'ada.lovelace@acme-robotics.example' })).body.result!.items[0]!;
+    expect(await count('activities-list', { contact_id: ada.id })).toBeGreaterThanOrEqual(2);
+
+    const second = await seed();
+    expect(second.stdout).toMatch(/already seeded/);
+    expect({ companies: await count('companies-list'), contacts: await count('contacts-list'), sources: await count('sources-list'), projects: await count('projects-list'), activities: await count('activities-list'), endpoints: await count('webhooks-list') }).toEqual(figures);
+  });
+
+  it('refuses a server that is not on this machine', async () => {
+    const run = promisify(execFile)(join(REPO, 'node_modules', '.bin', 'tsx'), ['scripts/seed.ts', '--url', 'http://example.com', '--token', 'x'], { cwd: REPO });
+    await expect(run).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/must be a local server/) });
+  });
+});
