@@ -79,6 +79,9 @@ function writePositions(file: string, positions: Positions): void {
  * Lambda-shaped batches, as the DynamoDB event source mapping does in AWS: in order per shard,
  * a failed record and everything after it retried (bisected by ReportBatchItemFailures).
  */
+/** How often the poller looks for new shards (DescribeStream). */
+const SHARD_REFRESH_MS = 1_000;
+
 export async function startStreamPoller(opts: {
   endpoint: string;
   tableName: string;
@@ -122,7 +125,18 @@ export async function startStreamPoller(opts: {
   let handled = 0;
   let inHandler = false;
 
+  /**
+   * DescribeStream at most once a second (and whenever a shard has closed): DynamoDB Local answers
+   * it by scanning the stream records of every table it holds, so a call on every 50 ms poll kept
+   * its one SQLite thread busy once a few large tables had streamed (every other call then queued
+   * behind it). New shards are rare; a second's delay in finding one is within the 2 s search lag.
+   */
+  let shardsRefreshedAt = 0;
+  let shardClosed = false;
   async function refreshShards() {
+    if (!shardClosed && Date.now() - shardsRefreshedAt < SHARD_REFRESH_MS) return;
+    shardsRefreshedAt = Date.now();
+    shardClosed = false;
     const d = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
     for (const shard of d.StreamDescription?.Shards ?? []) {
       if (!shard.ShardId || iterators.has(shard.ShardId)) continue;
@@ -187,6 +201,7 @@ export async function startStreamPoller(opts: {
         throw error;
       }
       iterators.set(shardId, out.NextShardIterator);
+      if (!out.NextShardIterator) shardClosed = true;
       const records = out.Records ?? [];
       if (records.length) {
         busy = true;
@@ -226,6 +241,8 @@ export async function startStreamPoller(opts: {
      * no batch in the handler), not the whole wait: a long backlog on a loaded machine drains as long as it keeps moving.
      */
     async drain(timeoutMs = 30_000) {
+      // The polls drain counts look for new shards too.
+      shardsRefreshedAt = 0;
       const from = ticks;
       let seen = handled;
       let since = Date.now();

@@ -18,6 +18,7 @@ import { exportKeyOf, fileUpload } from '../../shared/exports/storage.js';
 import { recoverExports } from '../../shared/exports/recover.js';
 import { type ExportWorkerDeps, MAX_EXPORT_ATTEMPTS } from '../../shared/exports/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
+import { useOwnDynamo } from '../helpers/own-dynamo.js';
 
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;
@@ -48,6 +49,9 @@ let imports: LocalImports;
 let exportsLocal: LocalExports;
 let poller: StreamPoller;
 const changes: RecordChange[] = [];
+
+// 2,000 large contacts and their stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
+useOwnDynamo();
 
 beforeAll(async () => {
   queue = await startLocalQueue('crm-webhook-deliveries');
