@@ -6,7 +6,7 @@
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import { type Access, batch, crud, type OperationEntry } from '../shared/http/registry.js';
+import { type Access, batch, crud, type OperationEntry, trash } from '../shared/http/registry.js';
 import { ENTITIES } from '../shared/schemas/entities/index.js';
 
 export type { Access, OperationEntry };
@@ -62,6 +62,11 @@ export const operations: readonly OperationEntry[] = [
   // Every entity of the entity list gets its batch operations (shared/http/registry.ts `batch`).
   ...ENTITIES.flatMap(batch),
   // --- end batches ---
+  // --- trash, restore and merge (contract §15) ---
+  // `-restore` / `-merge` of the entities whose definitions have `trash` / `merge` (shared/http/registry.ts `trash`).
+  ...ENTITIES.flatMap(trash),
+  { name: 'trash-list', family: 'trash', entry: 'trash/list.ts', access: 'read' },
+  // --- end trash ---
 ];
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));
