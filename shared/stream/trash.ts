@@ -23,9 +23,9 @@ import { SYSTEM_ACTOR } from '../schemas/events.js';
 import { inParallel, type Reference, referencesTo } from './references.js';
 
 /** Records re-pointed per stream record of a merge (one chunk). */
-export const MERGE_CHUNK = 100;
+export const MERGE_CHUNK = 250;
 /** Writes in flight at once inside a chunk. */
-const PARALLEL = 8;
+const PARALLEL = 16;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
