@@ -36,6 +36,7 @@ import { importComponentSchemas, importOperationDocs } from './import-docs.js';
 import { apiKeyComponentSchemas, apiKeyOperationDocs } from './api-key-docs.js';
 import { eventComponentSchemas, eventOperationDocs } from './event-docs.js';
 import { batchComponentSchemas, batchOperationDocs } from './batch-docs.js';
+import { trashComponentSchemas, trashOperationDocs } from './trash-docs.js';
 
 export type { OperationDoc };
 
@@ -74,6 +75,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   ...apiKeyComponentSchemas,
   ...eventComponentSchemas,
   ...batchComponentSchemas,
+  ...trashComponentSchemas,
 };
 
 type CreateInput<D extends Entity> = CreateInputOf<D>;
@@ -123,6 +125,7 @@ export const operationDocs = {
   ...apiKeyOperationDocs,
   ...eventOperationDocs,
   ...batchOperationDocs,
+  ...trashOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;
