@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
+import { measureCapacity } from '../../shared/db/capacity.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 
 type Rec = Record<string, unknown> & { id: string };
@@ -246,5 +247,22 @@ describe('trash-list', () => {
     await expectError('trash-list', { cursor: page.next_cursor, family: 'contacts' }, auth, 'trash.invalid_cursor');
     await expectError('trash-list', { cursor: page.next_cursor }, newAccount(), 'trash.invalid_cursor');
     await expectError('trash-list', { cursor: 'x.y' }, auth, 'trash.invalid_cursor');
+  });
+
+  it('reads in proportion to the page, whatever the size of the trash', async () => {
+    const auth = newAccount();
+    for (const [family, body] of [['contacts', { first_name: 'X' }], ['companies', { name: 'X' }], ['projects', { name: 'X' }], ['activities', { type: 'note' }]] as const) {
+      const created = await ok<{ results: Array<{ record: Rec }> }>(`${family}-batch-create`, { items: Array.from({ length: 50 }, () => body) }, auth);
+      await ok(`${family}-batch-delete`, { ids: created.results.map((r) => r.record.id) }, auth);
+    }
+    const pageOf = async (body: Record<string, unknown>) => measureCapacity(() => ok<TrashPage>('trash-list', { limit: 10, ...body }, auth));
+    const all = await pageOf({});
+    expect(all.result.items).toHaveLength(10);
+    expect(all.usage.itemsRead).toBeLessThanOrEqual(4 * 11);
+    const contacts = await pageOf({ family: 'contacts' });
+    expect(contacts.usage.itemsRead).toBeLessThanOrEqual(11);
+    const next = await pageOf({ cursor: all.result.next_cursor });
+    expect(next.usage.itemsRead).toBeLessThanOrEqual(4 * 11);
+    console.log(`trash-list of 200 trashed records, page of 10: ${all.usage.itemsRead} items / ${all.usage.rcu} RCU (all families), ${contacts.usage.itemsRead} items / ${contacts.usage.rcu} RCU (one family)`);
   });
 });
