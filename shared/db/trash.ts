@@ -146,7 +146,8 @@ export async function listTrash(accountId: string, types: readonly EntityType[],
     if (best < 0) break;
     const item = heads[best]!.value as Record<string, unknown>;
     if (live(item)) out.push(item);
-    heads[best] = await readers[best]!.next();
+    // A reader reads its next page only when the page still needs an item from it.
+    if (out.length < want) heads[best] = await readers[best]!.next();
   }
   await Promise.all(readers.map((r) => r.return?.(undefined)));
   const items = out.slice(0, limit) as unknown as TrashItem[];
