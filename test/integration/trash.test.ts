@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
+import { issueToken } from '../../shared/auth/tokens.js';
 import { measureCapacity } from '../../shared/db/capacity.js';
-import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
+import { invoke, newAccount, ok, startServer, startTestStreamWorker } from '../helpers/api.js';
 
 type Rec = Record<string, unknown> & { id: string };
 type TrashItem = { family: string; record: Rec; deleted_at: string; purge_at: string };
@@ -264,5 +265,49 @@ describe('trash-list', () => {
     const next = await pageOf({ cursor: all.result.next_cursor });
     expect(next.usage.itemsRead).toBeLessThanOrEqual(4 * 11 + 1); // the pages of the four partitions, and the account's META
     console.log(`trash-list of 200 trashed records, page of 10: ${all.usage.itemsRead} items / ${all.usage.rcu} RCU (all families), ${contacts.usage.itemsRead} items / ${contacts.usage.rcu} RCU (one family)`);
+  });
+});
+
+describe('events and scopes of the trash', () => {
+  it('raises contact.restored (body as *.created) into the change log with the caller as actor; re-links as system', async () => {
+    const auth = newAccount();
+    const co = await ok<Rec>('companies-create', { name: 'Acme' }, auth);
+    const c = await ok<Rec>('contacts-create', { first_name: 'C', company_id: co.id }, auth);
+    await worker.drain();
+    await ok('companies-delete', { id: co.id }, auth);
+    await worker.drain();
+    const restored = await ok<Rec>('companies-restore', { id: co.id }, auth);
+    await worker.drain();
+    type Event = { event: string; record_id: string; data: Rec; actor: { type: string; id: string | null }; previous_attributes?: Record<string, unknown> };
+    const log = await ok<{ items: Event[] }>('events-list', { types: ['company.restored'] }, auth);
+    expect(log.items).toHaveLength(1);
+    expect(log.items[0]).toMatchObject({ event: 'company.restored', record_id: co.id, data: restored, actor: { type: 'api_key' } });
+    expect(log.items[0]!.previous_attributes).toBeUndefined();
+    const history = await ok<{ items: Event[] }>('events-list', { record_id: c.id }, auth);
+    expect(history.items.map((e) => [e.event, e.actor.type, e.data.company_id])).toEqual([
+      ['contact.created', 'api_key', co.id],
+      ['contact.updated', 'system', null],
+      ['contact.updated', 'system', co.id],
+    ]);
+  });
+
+  it('trash-list needs trash:read; a restore needs its family\'s write scope', async () => {
+    const server = await startServer();
+    try {
+      const auth = server.auth;
+      const c = await ok<Rec>('contacts-create', { first_name: 'S' }, auth);
+      await ok('contacts-delete', { id: c.id }, auth);
+      const trashReader = await issueToken(auth, { scopes: ['trash:read'] });
+      const contactsWriter = await issueToken(auth, { scopes: ['contacts:write'] });
+      expect((await server.call('trash-list', {}, { token: trashReader })).status).toBe(200);
+      expect((await server.call('trash-list', {}, { token: contactsWriter })).status).toBe(403);
+      const denied = await server.call('contacts-restore', { id: c.id }, { token: trashReader });
+      expect(denied.status).toBe(403);
+      expect(JSON.stringify(denied.body)).toContain('contacts:write');
+      expect((await server.call('contacts-merge', { primary_id: c.id, secondary_id: c.id }, { token: trashReader })).status).toBe(403);
+      expect((await server.call('contacts-restore', { id: c.id }, { token: contactsWriter })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
