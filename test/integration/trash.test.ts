@@ -83,6 +83,31 @@ describe('delete moves to the trash', () => {
   });
 });
 
+describe('retention', () => {
+  it('a record past TRASH_RETENTION_DAYS is purged: gone from trash-list, restore is not_found', async () => {
+    const auth = newAccount();
+    const kept = await ok<Rec>('contacts-create', { first_name: 'Kept' }, auth);
+    await ok('contacts-delete', { id: kept.id }, auth);
+    process.env.TRASH_RETENTION_DAYS = String(1 / 86_400); // one second
+    try {
+      const c = await ok<Rec>('contacts-create', { first_name: 'Short' }, auth);
+      await ok('contacts-delete', { id: c.id }, auth);
+      const [item] = (await ok<TrashPage>('trash-list', { limit: 1 }, auth)).items;
+      expect(item!.record.id).toBe(c.id);
+      expect(Date.parse(item!.purge_at) - Date.parse(item!.deleted_at)).toBe(1000);
+      // DynamoDB Local has no TTL: readers treat an item past its purge time as gone (AWS may lag a day or two).
+      for (const deadline = Date.now() + 5_000; (await ok<TrashPage>('trash-list', {}, auth)).items.length > 1; ) {
+        if (Date.now() > deadline) throw new Error('still in the trash');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((await ok<TrashPage>('trash-list', {}, auth)).items.map((t) => t.record.id)).toEqual([kept.id]);
+      await expectError('contacts-restore', { id: c.id }, auth, 'contacts.not_found');
+    } finally {
+      delete process.env.TRASH_RETENTION_DAYS;
+    }
+  });
+});
+
 describe('restore', () => {
   it('brings the record back with its id, fields and created_at; a second restore is not_found', async () => {
     const auth = newAccount();
