@@ -6,7 +6,7 @@
  */
 import { type AccountMeta, currentRef, readMeta, readRecordWithMeta, setOverrideItem } from '../db/meta.js';
 import { batchGetRecords, getRecord, type StoredRecord, type TransactItem as TransactItemOf } from '../db/items.js';
-import { createRecord, deleteRecord, type EntityModel, updateRecord, WriteConflict } from '../db/writes.js';
+import { createRecord, deleteRecord, deletionItems, type EntityModel, updateRecord, WriteConflict } from '../db/writes.js';
 import { type EntityType, indexName } from '../db/table.js';
 import { clearOverrideItem, getTrash, mergePut, recordExistsCheck, restoreRecord, trashPut } from '../db/trash.js';
 import { ApiError, type Family, notFound } from '../errors.js';
@@ -253,7 +253,13 @@ export function entityService<D extends Entity>(entity: D) {
   }
 
   /** An update up to the stored record (the API view needs the account's meta); `changed`: false when nothing had to be written. */
-  async function applyUpdate(ctx: OperationContext, { id, fields: sent }: ParsedBody, pre?: Preloaded): Promise<{ stored: StoredRecord; changed: boolean }> {
+  async function applyUpdate(
+    ctx: OperationContext,
+    { id, fields: sent }: ParsedBody,
+    pre?: Preloaded,
+    /** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
+    also?: { load: () => Promise<void>; items: (current: StoredRecord, next: StoredRecord) => TransactItemOf[] },
+  ): Promise<{ stored: StoredRecord; changed: boolean }> {
     const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
     const cf = cfField && cfInput ? await checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>, pre?.definitions) : undefined;
     let resolved: Resolved[] = [];
@@ -265,6 +271,7 @@ export function entityService<D extends Entity>(entity: D) {
         actor: actorOf(ctx),
         compute: async (current) => {
           readVer = current.ver;
+          await also?.load();
           const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => refs.some((r) => r.field === k)));
           const out = await resolveRefs(ctx.accountId, changedRefs, pre);
           resolved = out.resolved;
@@ -276,7 +283,10 @@ export function entityService<D extends Entity>(entity: D) {
         },
         // A rename shows on every referencing record at once (meta override) while the stream
         // worker rewrites their stored names and search entries.
-        extra: (current, next) => (named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
+        extra: (current, next) => [
+          ...(named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
+          ...(also?.items(current, next) ?? []),
+        ],
       }),
     );
     if (!updated) throw notFound(family, def.label);
@@ -382,14 +392,28 @@ export function entityService<D extends Entity>(entity: D) {
         sent[field] = secondary[field];
       }
     }
-    const { stored } = await applyUpdate(ctx, { id: primaryId, fields: sent });
-    const old = await trashOrDelete(
-      ctx,
-      secondaryId,
-      (current) => [mergePut(ctx.accountId, def.type as EntityType, current, stored, actorOf(ctx)), recordExistsCheck(ctx.accountId, def.type as EntityType, primaryId)],
-      primaryId,
-    );
-    if (!old) throw new ApiError(`${family}.not_found`, `${def.label} not found: secondary_id`);
+    // One transaction when the primary changes: its update, the secondary's deletion with its
+    // trash item, and the merge item (re-read on every attempt of the optimistic write).
+    const type = def.type as EntityType;
+    const missing = () => new ApiError(`${family}.not_found`, `${def.label} not found: secondary_id`);
+    let second: StoredRecord | undefined;
+    const secondaryItems = (sec: StoredRecord, primaryNext: StoredRecord) => [
+      ...(named ? [setOverrideItem(ctx.accountId, type, secondaryId, null, sec.ver + 1)] : []),
+      trashPut(ctx.accountId, type, sec, new Date().toISOString(), primaryId),
+      mergePut(ctx.accountId, type, sec, primaryNext, actorOf(ctx)),
+    ];
+    const { stored, changed } = await applyUpdate(ctx, { id: primaryId, fields: sent }, undefined, {
+      load: async () => {
+        second = await getRecord(type, ctx.accountId, secondaryId);
+        if (!second) throw missing();
+      },
+      items: (_current, next) => deletionItems(model, ctx.accountId, second!, secondaryItems(second!, next), actorOf(ctx)),
+    });
+    if (!changed) {
+      // Nothing to take from the secondary: its deletion alone, guarded by the primary's existence.
+      const old = await trashOrDelete(ctx, secondaryId, (current) => [mergePut(ctx.accountId, type, current, stored, actorOf(ctx)), recordExistsCheck(ctx.accountId, type, primaryId)], primaryId);
+      if (!old) throw missing();
+    }
     return toApi(stored, await readMeta(ctx.accountId));
   }
   // --- end trash ---

@@ -128,6 +128,19 @@ describe('contacts-merge', () => {
     }
   });
 
+  it('merges a secondary that adds nothing: the primary unchanged, the secondary in the trash, its links moved', async () => {
+    const auth = newAccount();
+    const primary = await ok<Rec>('contacts-create', { first_name: 'Ada', last_name: 'L', tags: ['a'] }, auth);
+    const secondary = await ok<Rec>('contacts-create', { first_name: 'Ada', tags: ['a'] }, auth);
+    const act = await ok<Rec>('activities-create', { type: 'note', contact_ids: [secondary.id] }, auth);
+    expect(await ok<Rec>('contacts-merge', { primary_id: primary.id, secondary_id: secondary.id }, auth)).toEqual(primary);
+    await pipeline.poller!.drain();
+    expect((await ok<Rec>('activities-get', { id: act.id }, auth)).contact_ids).toEqual([primary.id]);
+    expect((await ok<{ items: Array<{ record: Rec }> }>('trash-list', {}, auth)).items.map((t) => t.record.id)).toEqual([secondary.id]);
+    const log = await ok<{ items: Payload[] }>('events-list', { record_id: primary.id }, auth);
+    expect(log.items.map((e) => e.event)).toEqual(['contact.created', 'contact.merged']);
+  });
+
   it('rejects the same id twice, missing records and bad ids', async () => {
     const auth = newAccount();
     const a = await ok<Rec>('contacts-create', { first_name: 'A' }, auth);
