@@ -299,15 +299,16 @@ export function entityService<D extends Entity>(entity: D) {
    * family with a trash (contract §15) keeps the record's last image in the trash item, written in
    * the same transaction (`mergedInto`: the deletion is the secondary's side of a merge).
    */
-  async function trashOrDelete(ctx: OperationContext, id: string, more?: (current: StoredRecord) => TransactItemOf[], mergedInto?: string): Promise<StoredRecord | undefined> {
+  async function trashOrDelete(ctx: OperationContext, id: string, more?: (current: StoredRecord) => TransactItemOf[], mergedInto?: { id: string; name: string }): Promise<StoredRecord | undefined> {
     return writing(() =>
       deleteRecord(
         model,
         ctx.accountId,
         id,
         (current) => [
-          ...(named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, null, current.ver + 1)] : []),
-          ...(def.trash ? [trashPut(ctx.accountId, def.type as EntityType, current, new Date().toISOString(), mergedInto)] : []),
+          // Reads stop showing a deleted record's name at once; a merged one shows as its primary.
+          ...(named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, mergedInto ? mergedInto.name : null, current.ver + 1, mergedInto?.id)] : []),
+          ...(def.trash ? [trashPut(ctx.accountId, def.type as EntityType, current, new Date().toISOString(), mergedInto?.id)] : []),
           ...(more?.(current) ?? []),
         ],
         actorOf(ctx),
@@ -398,7 +399,7 @@ export function entityService<D extends Entity>(entity: D) {
     const missing = () => new ApiError(`${family}.not_found`, `${def.label} not found: secondary_id`);
     let second: StoredRecord | undefined;
     const secondaryItems = (sec: StoredRecord, primaryNext: StoredRecord) => [
-      ...(named ? [setOverrideItem(ctx.accountId, type, secondaryId, null, sec.ver + 1)] : []),
+      ...(named ? [setOverrideItem(ctx.accountId, type, secondaryId, String(primaryNext.name ?? ''), sec.ver + 1, primaryId)] : []),
       trashPut(ctx.accountId, type, sec, new Date().toISOString(), primaryId),
       mergePut(ctx.accountId, type, sec, primaryNext, actorOf(ctx)),
     ];
@@ -411,7 +412,7 @@ export function entityService<D extends Entity>(entity: D) {
     });
     if (!changed) {
       // Nothing to take from the secondary: its deletion alone, guarded by the primary's existence.
-      const old = await trashOrDelete(ctx, secondaryId, (current) => [mergePut(ctx.accountId, type, current, stored, actorOf(ctx)), recordExistsCheck(ctx.accountId, type, primaryId)], primaryId);
+      const old = await trashOrDelete(ctx, secondaryId, (current) => [mergePut(ctx.accountId, type, current, stored, actorOf(ctx)), recordExistsCheck(ctx.accountId, type, primaryId)], { id: primaryId, name: String(stored.name ?? '') });
       if (!old) throw missing();
     }
     return toApi(stored, await readMeta(ctx.accountId));

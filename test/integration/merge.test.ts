@@ -194,6 +194,9 @@ describe('companies-merge', () => {
     const a = await ok<Rec>('activities-create', { type: 'note', company_id: secondary.id }, auth);
     const merged = await ok<Rec>('companies-merge', { primary_id: primary.id, secondary_id: secondary.id }, auth);
     expect(merged).toMatchObject({ id: primary.id, name: 'Acme', domain: 'acme.com', industry: 'Engines' });
+    // Reads show the primary at once, before the stream worker has moved the links (never the secondary's name).
+    expect(await ok<Rec>('contacts-get', { id: c.id }, auth)).toMatchObject({ company_id: primary.id, company_name: 'Acme' });
+    expect(await ok<Rec>('projects-get', { id: p.id }, auth)).toMatchObject({ company_id: primary.id, company_name: 'Acme' });
     await pipeline.poller!.drain();
     expect(await ok<Rec>('contacts-get', { id: c.id }, auth)).toMatchObject({ company_id: primary.id, company_name: 'Acme' });
     expect(await ok<Rec>('projects-get', { id: p.id }, auth)).toMatchObject({ company_id: primary.id, company_name: 'Acme' });
