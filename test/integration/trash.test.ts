@@ -127,6 +127,17 @@ describe('restore', () => {
     await expectError('contacts-restore', { id: ada.id }, auth, 'contacts.not_found');
   });
 
+  it('restores an activity with 100 contacts (more index entries than one transaction holds)', async () => {
+    const auth = newAccount();
+    const { results } = await ok<{ results: Array<{ record: Rec }> }>('contacts-batch-create', { items: Array.from({ length: 100 }, (_, i) => ({ first_name: `C${i}` })) }, auth);
+    const ids = results.map((r) => r.record.id);
+    const act = await ok<Rec>('activities-create', { type: 'call', contact_ids: ids }, auth);
+    await ok('activities-delete', { id: act.id }, auth);
+    const back = await ok<Rec>('activities-restore', { id: act.id }, auth);
+    expect(back.contact_ids).toEqual(ids);
+    expect((await ok<{ items: Rec[] }>('activities-list', { contact_id: ids[99] }, auth)).items.map((x) => x.id)).toEqual([act.id]);
+  });
+
   it('drops links to records that are gone', async () => {
     const auth = newAccount();
     const co = await ok<Rec>('companies-create', { name: 'Acme' }, auth);
