@@ -6,7 +6,7 @@
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import { type Access, batch, crud, type OperationEntry } from '../shared/http/registry.js';
+import { type Access, batch, crud, type OperationEntry, trash } from '../shared/http/registry.js';
 import { ENTITIES } from '../shared/schemas/entities/index.js';
 
 export type { Access, OperationEntry };
@@ -67,6 +67,11 @@ export const operations: readonly OperationEntry[] = [
   { name: 'exports-get', family: 'exports', entry: 'exports/get.ts', access: 'read', bindings: { exportsBucket: 'read' } },
   { name: 'exports-list', family: 'exports', entry: 'exports/list.ts', access: 'read', bindings: { exportsBucket: 'read' } },
   // --- end exports ---
+  // --- trash, restore and merge (contract §15) ---
+  // `-restore` / `-merge` of the entities whose definitions have `trash` / `merge` (shared/http/registry.ts `trash`).
+  ...ENTITIES.flatMap(trash),
+  { name: 'trash-list', family: 'trash', entry: 'trash/list.ts', access: 'read' },
+  // --- end trash ---
 ];
 
 export const operationByName = new Map(operations.map((op) => [op.name, op]));

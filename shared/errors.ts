@@ -12,7 +12,9 @@ import type { EntityFamily } from './schemas/entities/index.js';
 /** Error families (contract §1): one per entity of the entity list, plus the non-record families. */
 export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | 'inbound_emails' | 'api' | 'auth' | 'api_keys' | 'events'
   // --- exports (contract §16) ---
-  | 'exports';
+  | 'exports'
+  // --- trash (contract §15) ---
+  | 'trash';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);

@@ -486,6 +486,48 @@ export const OPERATIONS = [
     "prefix": "exports",
     "method": "list",
     "paged": true
+  },
+  {
+    "name": "companies-restore",
+    "prefix": "companies",
+    "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "companies-merge",
+    "prefix": "companies",
+    "method": "merge",
+    "paged": false
+  },
+  {
+    "name": "contacts-restore",
+    "prefix": "contacts",
+    "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "contacts-merge",
+    "prefix": "contacts",
+    "method": "merge",
+    "paged": false
+  },
+  {
+    "name": "projects-restore",
+    "prefix": "projects",
+    "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "activities-restore",
+    "prefix": "activities",
+    "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "trash-list",
+    "prefix": "trash",
+    "method": "list",
+    "paged": true
   }
 ] as const;
 
@@ -574,6 +616,9 @@ export type DocumentedErrorCode =
   | 'sources.invalid_request'
   | 'sources.name_required'
   | 'sources.not_found'
+  | 'trash.internal'
+  | 'trash.invalid_cursor'
+  | 'trash.invalid_request'
   | 'webhooks.conflict'
   | 'webhooks.endpoint_inactive'
   | 'webhooks.events_required'

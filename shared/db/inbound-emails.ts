@@ -297,3 +297,47 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
   });
   return current;
 }
+
+// --- merges (contract §15) ---------------------------------------------------------------------
+
+/**
+ * A contact merge moves an email's match from `from` to `to` (its `matched_contact_ids` and its
+ * `contact_id` index entries), in one transaction guarded by the list read. Idempotent: an
+ * email that no longer names `from` only loses the stale entry.
+ */
+export async function repointInboundEmailContact(accountId: string, entry: { sk: string; id: string }, from: string, to: string): Promise<void> {
+  const id = entry.id;
+  for (let attempt = 0; ; attempt++) {
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundEmail(accountId, id), ConsistentRead: true, ProjectionExpression: 'matched_contact_ids, created_at' }));
+    const current = out.Item as { matched_contact_ids?: string[]; created_at?: string } | undefined;
+    const ids = current?.matched_contact_ids ?? [];
+    if (!current || !ids.includes(from)) {
+      await db().send(new DeleteCommand({ TableName: tableName(), Key: { pk: keys.inboundEmailByContactPartition(accountId, from), sk: entry.sk } }));
+      return;
+    }
+    const next = [...new Set(ids.map((c) => (c === from ? to : c)))];
+    const createdAt = String(current.created_at);
+    try {
+      await db().send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: keys.inboundEmail(accountId, id),
+                UpdateExpression: 'SET matched_contact_ids = :n',
+                ConditionExpression: 'matched_contact_ids = :o',
+                ExpressionAttributeValues: { ':n': next, ':o': ids },
+              },
+            },
+            { Delete: { TableName: tableName(), Key: keys.inboundEmailByContact(accountId, from, createdAt, id) } },
+            { Put: { TableName: tableName(), Item: { ...keys.inboundEmailByContact(accountId, to, createdAt, id), id } } },
+          ],
+        }),
+      );
+      return;
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed' || attempt >= 10) throw error;
+    }
+  }
+}

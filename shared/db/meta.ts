@@ -15,7 +15,8 @@ import { type EntityType, keys, metaAttr } from './table.js';
 export type RefKind = EntityType;
 
 export interface AccountMeta {
-  overrides: Map<string, { name: string | null; v: number }>;
+  /** `to`: a merged record (contract §15) shows as the record it was merged into until its links have moved. */
+  overrides: Map<string, { name: string | null; v: number; to?: string }>;
   deletedFields: Set<string>;
 }
 
@@ -27,8 +28,8 @@ export async function readMeta(accountId: string): Promise<AccountMeta> {
 }
 
 function metaFromItem(item: Record<string, unknown> = {}): AccountMeta {
-  const overrides = new Map<string, { name: string | null; v: number }>();
-  for (const [k, v] of Object.entries(item)) if (metaAttr.isOverride(k)) overrides.set(k, v as { name: string | null; v: number });
+  const overrides = new Map<string, { name: string | null; v: number; to?: string }>();
+  for (const [k, v] of Object.entries(item)) if (metaAttr.isOverride(k)) overrides.set(k, v as { name: string | null; v: number; to?: string });
   return { overrides, deletedFields: new Set((item[metaAttr.deletedFields] as Set<string> | undefined) ?? []) };
 }
 
@@ -49,17 +50,18 @@ export function currentRef(meta: AccountMeta, kind: RefKind, id: unknown, stored
   if (typeof id !== 'string' || id === '') return { id: null, name: '' };
   const o = meta.overrides.get(overrideAttr(kind, id));
   if (!o) return { id, name: String(storedName ?? '') };
-  return o.name === null ? { id: null, name: '' } : { id, name: o.name };
+  if (o.name === null) return { id: null, name: '' };
+  return { id: typeof o.to === 'string' ? o.to : id, name: o.name };
 }
 
-export function setOverrideItem(accountId: string, kind: RefKind, id: string, name: string | null, v: number): TransactItem {
+export function setOverrideItem(accountId: string, kind: RefKind, id: string, name: string | null, v: number, to?: string): TransactItem {
   return {
     Update: {
       TableName: tableName(),
       Key: keys.accountMeta(accountId),
       UpdateExpression: 'SET #o = :o',
       ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
-      ExpressionAttributeValues: { ':o': { name, v } },
+      ExpressionAttributeValues: { ':o': { name, v, ...(to ? { to } : {}) } },
     },
   };
 }

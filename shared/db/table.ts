@@ -56,6 +56,13 @@ export function createTableInput(tableName: string) {
 export type { EntityType };
 
 export const RECORD_SK = 'R';
+/** Sort key of a merge item (keys.merge): its stream records are merges, not record changes. */
+export const MERGE_SK = 'M';
+/**
+ * Attribute of a record item written by a restore (contract §15): the version the record had when
+ * it was deleted. Its insert is a `restored` change, not a `created` one.
+ */
+export const RESTORED_ATTR = 'rst';
 
 /** Every key of account data starts with the account: tenant isolation lives in the key. */
 const acct = (accountId: string) => `A#${accountId}`;
@@ -245,4 +252,31 @@ export const keys = {
    */
   recordDeletion: (accountId: string, type: EntityType, id: string) => ({ pk: `${acct(accountId)}#${type}#${id}`, sk: 'D' }),
   // --- end change log -----------------------------------------------------------------------------
+  // --- trash, restore and merge (shared/db/trash.ts, contract §15) -------------------------------
+  /**
+   * A trashed record (sk `T`, beside where the record was): its last stored image, `deleted_at`,
+   * `purge_at` and `ttl` (the table's TTL purges it). GSI1 lists the account's trash of one type,
+   * most recently deleted first.
+   */
+  trash: (accountId: string, type: EntityType, id: string) => ({ pk: `${acct(accountId)}#${type}#${id}`, sk: 'T' }),
+  trashGsi: (accountId: string, type: EntityType, deletedAt: string, id: string) => ({ gsi1pk: `${acct(accountId)}#trash#${type}`, gsi1sk: orderKey(deletedAt, id) }),
+  trashPartition: (accountId: string, type: EntityType) => `${acct(accountId)}#trash#${type}`,
+  /**
+   * What a deletion's cascade changed on one referencing record (sk `C#<type>#<id>#<field>`, in the
+   * deleted record's partition): the value the cascade wrote, so a restore re-links only where it
+   * is still that value.
+   */
+  cascadeLog: (accountId: string, target: EntityType, targetId: string, type: EntityType, id: string, field: string) => ({
+    pk: `${acct(accountId)}#${target}#${targetId}`,
+    sk: `C#${type}#${id}#${field}`,
+  }),
+  cascadeLogPartition: (accountId: string, target: EntityType, targetId: string) => `${acct(accountId)}#${target}#${targetId}`,
+  cascadeLogPrefix: 'C#',
+  /**
+   * A merge (sk `M`, in the secondary's partition): the primary's image after the merge and the
+   * progress of the re-pointing of the secondary's links. Its stream records raise `<type>.merged`
+   * (insert) and drive the re-pointing, one bounded chunk per record (shared/stream/merge.ts).
+   */
+  merge: (accountId: string, type: EntityType, secondaryId: string) => ({ pk: `${acct(accountId)}#${type}#${secondaryId}`, sk: MERGE_SK }),
+  // --- end trash ---------------------------------------------------------------------------------
 } as const;

@@ -246,23 +246,30 @@ export async function deleteRecord(
   return retryingConflicts(async () => {
     const current = await getRecord(model.type, accountId, id);
     if (!current) return undefined;
-    await guarded(() =>
-        transact([
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.record(accountId, model.type, id),
-              ConditionExpression: '#ver = :ver',
-              ExpressionAttributeNames: { '#ver': 'ver' },
-              ExpressionAttributeValues: { ':ver': current.ver },
-            },
-          },
-          ...(extra?.(current) ?? []),
-          ...(actor ? [deletionItem(accountId, model.type, id, actor)] : []),
-          ...current.idx.map((n) => indexDelete(accountId, model.type, n, current)),
-        ]),
-      );
+    await guarded(() => transact(deletionItems(model, accountId, current, extra?.(current) ?? [], actor)));
     return current;
   });
+}
+
+/**
+ * The items of a record's deletion (the record, guarded by the version read; `extra`; who
+ * deleted it; its index entries), for deleteRecord and for writes that delete a record in their
+ * own transaction (a merge's secondary, contract §15).
+ */
+export function deletionItems(model: EntityModel, accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] {
+  return [
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.record(accountId, model.type, current.id),
+        ConditionExpression: '#ver = :ver',
+        ExpressionAttributeNames: { '#ver': 'ver' },
+        ExpressionAttributeValues: { ':ver': current.ver },
+      },
+    },
+    ...extra,
+    ...(actor ? [deletionItem(accountId, model.type, current.id, actor)] : []),
+    ...current.idx.map((n) => indexDelete(accountId, model.type, n, current)),
+  ];
 }
 

@@ -5,9 +5,10 @@
  * and search). A family with nothing special needs nothing but its definition.
  */
 import { type AccountMeta, currentRef, readMeta, readRecordWithMeta, setOverrideItem } from '../db/meta.js';
-import { batchGetRecords, getRecord, type StoredRecord } from '../db/items.js';
-import { createRecord, deleteRecord, type EntityModel, updateRecord, WriteConflict } from '../db/writes.js';
+import { batchGetRecords, getRecord, type StoredRecord, type TransactItem as TransactItemOf } from '../db/items.js';
+import { createRecord, deleteRecord, deletionItems, type EntityModel, updateRecord, WriteConflict } from '../db/writes.js';
 import { type EntityType, indexName } from '../db/table.js';
+import { clearOverrideItem, getTrash, mergePut, recordExistsCheck, restoreRecord, trashPut } from '../db/trash.js';
 import { ApiError, type Family, notFound } from '../errors.js';
 import {
   customField,
@@ -18,6 +19,7 @@ import {
   recordFields,
   type RecordOf,
   refFields,
+  settable,
   tagsField,
 } from '../schemas/entities/index.js';
 import { isUuid } from '../schemas/primitives.js';
@@ -251,7 +253,13 @@ export function entityService<D extends Entity>(entity: D) {
   }
 
   /** An update up to the stored record (the API view needs the account's meta); `changed`: false when nothing had to be written. */
-  async function applyUpdate(ctx: OperationContext, { id, fields: sent }: ParsedBody, pre?: Preloaded): Promise<{ stored: StoredRecord; changed: boolean }> {
+  async function applyUpdate(
+    ctx: OperationContext,
+    { id, fields: sent }: ParsedBody,
+    pre?: Preloaded,
+    /** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
+    also?: { load: () => Promise<void>; items: (current: StoredRecord, next: StoredRecord) => TransactItemOf[] },
+  ): Promise<{ stored: StoredRecord; changed: boolean }> {
     const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
     const cf = cfField && cfInput ? await checkCustomFields(family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>, pre?.definitions) : undefined;
     let resolved: Resolved[] = [];
@@ -263,6 +271,7 @@ export function entityService<D extends Entity>(entity: D) {
         actor: actorOf(ctx),
         compute: async (current) => {
           readVer = current.ver;
+          await also?.load();
           const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => refs.some((r) => r.field === k)));
           const out = await resolveRefs(ctx.accountId, changedRefs, pre);
           resolved = out.resolved;
@@ -274,7 +283,10 @@ export function entityService<D extends Entity>(entity: D) {
         },
         // A rename shows on every referencing record at once (meta override) while the stream
         // worker rewrites their stored names and search entries.
-        extra: (current, next) => (named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
+        extra: (current, next) => [
+          ...(named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
+          ...(also?.items(current, next) ?? []),
+        ],
       }),
     );
     if (!updated) throw notFound(family, def.label);
@@ -282,13 +294,130 @@ export function entityService<D extends Entity>(entity: D) {
     return { stored, changed: updated.ver !== readVer };
   }
 
-  async function remove(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
-    const old = await writing(() =>
-      deleteRecord(model, ctx.accountId, id, (current) => (named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, null, current.ver + 1)] : []), actorOf(ctx)),
+  /**
+   * Deletes a record: its `*.deleted` event and cascades follow from the stream as always; a
+   * family with a trash (contract §15) keeps the record's last image in the trash item, written in
+   * the same transaction (`mergedInto`: the deletion is the secondary's side of a merge).
+   */
+  async function trashOrDelete(ctx: OperationContext, id: string, more?: (current: StoredRecord) => TransactItemOf[], mergedInto?: { id: string; name: string }): Promise<StoredRecord | undefined> {
+    return writing(() =>
+      deleteRecord(
+        model,
+        ctx.accountId,
+        id,
+        (current) => [
+          // Reads stop showing a deleted record's name at once; a merged one shows as its primary.
+          ...(named ? [setOverrideItem(ctx.accountId, def.type as EntityType, id, mergedInto ? mergedInto.name : null, current.ver + 1, mergedInto?.id)] : []),
+          ...(def.trash ? [trashPut(ctx.accountId, def.type as EntityType, current, new Date().toISOString(), mergedInto?.id)] : []),
+          ...(more?.(current) ?? []),
+        ],
+        actorOf(ctx),
+      ),
     );
+  }
+
+  async function remove(ctx: OperationContext, id: string): Promise<{ deleted: true }> {
+    const old = await trashOrDelete(ctx, id);
     if (!old) throw notFound(family, def.label);
     return { deleted: true };
   }
+
+  // --- trash, restore and merge (contract §15) ---
+
+  /**
+   * Brings a trashed record back: same id, fields and `created_at`, its own links where the
+   * linked record still exists (others dropped, names current). The stream worker then undoes
+   * the deletion's cascades where nothing changed them since (shared/stream/restore.ts).
+   */
+  async function restore(ctx: OperationContext, id: string): Promise<Rec> {
+    const trashed = def.trash ? await getTrash(ctx.accountId, def.type as EntityType, id) : undefined;
+    if (!trashed) throw notFound(family, def.label);
+    const stored = trashed.record as Record<string, unknown>;
+    const set: Record<string, unknown> = {};
+    const resolved: Resolved[] = [];
+    await Promise.all(
+      refs.map(async (ref) => {
+        const value = stored[ref.field];
+        if (ref.many) {
+          const ids = Array.isArray(value) ? (value as string[]) : [];
+          const found = ids.length ? await batchGetRecords(ref.target as EntityType, ctx.accountId, ids) : new Map<string, StoredRecord>();
+          const kept = ids.filter((x) => found.has(x));
+          set[ref.field] = kept;
+          if (kept.length) resolved.push({ field: ref.field, target: ref.target, linked: kept.map((x) => ({ id: x, ver: found.get(x)!.ver, name: String(found.get(x)!.name ?? '') })) });
+          return;
+        }
+        if (typeof value !== 'string' || value === '') return;
+        const target = await getRecord(ref.target as EntityType, ctx.accountId, value);
+        if (!target) {
+          set[ref.field] = null;
+          if (ref.nameField) set[ref.nameField] = '';
+          return;
+        }
+        if (ref.nameField) set[ref.nameField] = String(target.name ?? '');
+        resolved.push({ field: ref.field, target: ref.target, linked: [{ id: value, ver: target.ver, name: String(target.name ?? '') }] });
+      }),
+    );
+    const extra = named ? [clearOverrideItem(ctx.accountId, def.type as EntityType, id)] : [];
+    const record = await restoreRecord(model, ctx.accountId, trashed, set, new Date().toISOString(), actorOf(ctx), extra);
+    if (!record) throw notFound(family, def.label);
+    const current = await writing(() => reconcile(ctx.accountId, record, resolved, actorOf(ctx)));
+    return toApi(current, await readMeta(ctx.accountId));
+  }
+
+  /**
+   * Merges a duplicate (`secondary`) into `primary`: the primary keeps its non-empty fields and
+   * takes the secondary's where its own are empty, tags are the union (primary's first),
+   * custom fields merge by key (primary wins); then the secondary goes to the trash with a merge
+   * item, whose stream records re-point the secondary's links in bounded chunks
+   * (shared/stream/merge.ts). Answers the primary.
+   */
+  async function merge(ctx: OperationContext, primaryId: string, secondaryId: string): Promise<Rec> {
+    if (!def.merge) throw notFound(family, def.label);
+    if (primaryId === secondaryId) throw new ApiError(`${family}.invalid_request`, 'primary_id and secondary_id must be different records', [{ path: 'secondary_id', message: 'is the same as primary_id' }]);
+    const [p, s] = await Promise.all([readRecordWithMeta(def.type as EntityType, ctx.accountId, primaryId), readRecordWithMeta(def.type as EntityType, ctx.accountId, secondaryId)]);
+    if (!p.record || !s.record) throw new ApiError(`${family}.not_found`, `${def.label} not found: ${!p.record ? 'primary_id' : 'secondary_id'}`);
+    const primary = toApi(p.record, p.meta) as Record<string, unknown>;
+    const secondary = toApi(s.record, s.meta) as Record<string, unknown>;
+    const tags = tagsField(def);
+    const isEmpty = (x: unknown) => x === null || x === undefined || x === '' || (Array.isArray(x) && x.length === 0) || (typeof x === 'object' && !Array.isArray(x) && Object.keys(x as object).length === 0);
+    const sent: Record<string, unknown> = {};
+    for (const field of settable(def, 'update')) {
+      if (field === tags) {
+        const union = [...new Set([...((primary[field] as string[]) ?? []), ...((secondary[field] as string[]) ?? [])])].slice(0, 50);
+        if (union.length !== (primary[field] as string[]).length) sent[field] = union;
+      } else if (field === cfField) {
+        const mine = (primary[field] ?? {}) as Record<string, unknown>;
+        const theirs = Object.fromEntries(Object.entries((secondary[field] ?? {}) as Record<string, unknown>).filter(([k]) => !(k in mine)));
+        if (Object.keys(theirs).length) sent[field] = theirs;
+      } else if (isEmpty(primary[field]) && !isEmpty(secondary[field])) {
+        sent[field] = secondary[field];
+      }
+    }
+    // One transaction when the primary changes: its update, the secondary's deletion with its
+    // trash item, and the merge item (re-read on every attempt of the optimistic write).
+    const type = def.type as EntityType;
+    const missing = () => new ApiError(`${family}.not_found`, `${def.label} not found: secondary_id`);
+    let second: StoredRecord | undefined;
+    const secondaryItems = (sec: StoredRecord, primaryNext: StoredRecord) => [
+      ...(named ? [setOverrideItem(ctx.accountId, type, secondaryId, String(primaryNext.name ?? ''), sec.ver + 1, primaryId)] : []),
+      trashPut(ctx.accountId, type, sec, new Date().toISOString(), primaryId),
+      mergePut(ctx.accountId, type, sec, primaryNext, actorOf(ctx)),
+    ];
+    const { stored, changed } = await applyUpdate(ctx, { id: primaryId, fields: sent }, undefined, {
+      load: async () => {
+        second = await getRecord(type, ctx.accountId, secondaryId);
+        if (!second) throw missing();
+      },
+      items: (_current, next) => deletionItems(model, ctx.accountId, second!, secondaryItems(second!, next), actorOf(ctx)),
+    });
+    if (!changed) {
+      // Nothing to take from the secondary: its deletion alone, guarded by the primary's existence.
+      const old = await trashOrDelete(ctx, secondaryId, (current) => [mergePut(ctx.accountId, type, current, stored, actorOf(ctx)), recordExistsCheck(ctx.accountId, type, primaryId)], { id: primaryId, name: String(stored.name ?? '') });
+      if (!old) throw missing();
+    }
+    return toApi(stored, await readMeta(ctx.accountId));
+  }
+  // --- end trash ---
 
   async function list(ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Rec>> {
     const query = def.search ? parseQuery(input.search as string | undefined, { exactEmail: def.exactEmailSearch }) : undefined;
@@ -349,7 +478,7 @@ export function entityService<D extends Entity>(entity: D) {
     );
   }
 
-  return { definition: entity, model, toApi, create, get, update, delete: remove, list, draftOf, applyUpdate, reconcile, writing };
+  return { definition: entity, model, toApi, create, get, update, delete: remove, restore, merge, list, draftOf, applyUpdate, reconcile, writing };
 }
 
 export type EntityService<D extends Entity = Entity> = ReturnType<typeof entityService<D>>;

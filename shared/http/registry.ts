@@ -51,3 +51,19 @@ export const batch = (entity: Entity): OperationEntry[] => {
     ...('lookup' in entity && entity.lookup ? [{ name: `${p}-batch-upsert`, family, entry: `${p}/batch-upsert.ts`, access: 'write' as const }] : []),
   ];
 };
+
+// --- trash, restore and merge (contract §15) ---
+/**
+ * `<prefix>-restore` for an entity whose deletions go to the trash, and `<prefix>-merge` for one
+ * whose duplicates merge (flags `trash` / `merge` of its definition). Handlers in
+ * `functions/<prefix>/restore.ts`, `merge.ts`.
+ */
+export const trash = (entity: Entity): OperationEntry[] => {
+  const family = entity.family as Family;
+  const p = entity.family;
+  return [
+    ...('trash' in entity && entity.trash ? [{ name: `${p}-restore`, family, entry: `${p}/restore.ts`, access: 'write' as const }] : []),
+    ...('merge' in entity && entity.merge ? [{ name: `${p}-merge`, family, entry: `${p}/merge.ts`, access: 'write' as const }] : []),
+  ];
+};
+// --- end trash ---

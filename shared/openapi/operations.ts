@@ -37,6 +37,7 @@ import { exportComponentSchemas, exportOperationDocs } from './export-docs.js';
 import { apiKeyComponentSchemas, apiKeyOperationDocs } from './api-key-docs.js';
 import { eventComponentSchemas, eventOperationDocs } from './event-docs.js';
 import { batchComponentSchemas, batchOperationDocs } from './batch-docs.js';
+import { trashComponentSchemas, trashOperationDocs } from './trash-docs.js';
 
 export type { OperationDoc };
 
@@ -76,6 +77,7 @@ export const componentSchemas: Record<string, v.GenericSchema> = {
   ...apiKeyComponentSchemas,
   ...eventComponentSchemas,
   ...batchComponentSchemas,
+  ...trashComponentSchemas,
 };
 
 type CreateInput<D extends Entity> = CreateInputOf<D>;
@@ -126,6 +128,7 @@ export const operationDocs = {
   ...apiKeyOperationDocs,
   ...eventOperationDocs,
   ...batchOperationDocs,
+  ...trashOperationDocs,
 } satisfies Record<string, OperationDoc>;
 
 export type OperationName = keyof typeof operationDocs;

@@ -3,10 +3,11 @@
  * event of every entity that raises events, `{ id, event, timestamp, record_id, data, actor }` (the
  * change log's event, contract §12) where `data` is the
  * record exactly as the API returns it (for `*.deleted`, as it was just before deletion), and
- * `previous_attributes` on `*.updated` (the changed fields with their values before the change).
+ * `previous_attributes` on `*.updated` (the changed fields with their values before the change),
+ * `*.restored` (body as `*.created`) and `*.merged` (with `merged_id`) where the entity has them (§15).
  */
 import * as v from 'valibot';
-import { CHANGES, EVENT_ENTITIES, type EntityDefinition, recordSchema } from '../schemas/entities/index.js';
+import { changesOf, EVENT_ENTITIES, type EntityDefinition, recordSchema } from '../schemas/entities/index.js';
 import { actorSchema } from '../schemas/events.js';
 
 export interface WebhookEventDoc {
@@ -21,7 +22,7 @@ const pascal = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
 const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
   const schema = recordSchema(entity as EntityDefinition);
-  return CHANGES.map((change) => ({
+  return changesOf(entity as EntityDefinition).map((change) => ({
     event: `${entity.type}.${change}`,
     component: `${pascal(entity.type)}${pascal(change)}Event`,
     summary: `${pascal(entity.label)} ${change}`,
@@ -32,6 +33,8 @@ const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
       record_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record that changed' })),
       data: schema,
       actor: actorSchema,
+      // `<type>.merged` (contract §15): `data` is the primary, `merged_id` the record merged into it.
+      ...(change === 'merged' ? { merged_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record merged into `data` (now in the trash)' })) } : {}),
       ...(change === 'updated'
         ? {
             previous_attributes: v.pipe(

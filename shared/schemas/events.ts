@@ -52,6 +52,7 @@ export const eventSchema = v.object({
   record_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record that changed' })),
   data: v.pipe(v.record(v.string(), v.unknown()), v.metadata({ description: 'The record as the API returned it after the change; for `*.deleted` as it was just before' })),
   previous_attributes: v.optional(v.pipe(v.record(v.string(), v.unknown()), v.metadata({ description: '`*.updated` only: the fields that changed, with their values before' }))),
+  merged_id: v.optional(v.pipe(v.string(), v.metadata({ description: '`*.merged` only: the id of the record merged into `data` (now in the trash)' }))),
   actor: actorSchema,
 });
 export type LogEntryEvent = v.InferOutput<typeof eventSchema>;

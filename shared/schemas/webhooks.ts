@@ -135,6 +135,8 @@ export const webhookPayloadSchema = v.object({
   /** Record events (§12): the record's id and who made the change (absent on `webhook.test`). */
   record_id: v.optional(v.string()),
   previous_attributes: v.optional(v.record(v.string(), v.unknown())),
+  /** `<type>.merged` (contract §15): the id of the record merged into `data`. */
+  merged_id: v.optional(v.string()),
   actor: v.optional(actorSchema),
 });
 export type WebhookPayload = v.InferOutput<typeof webhookPayloadSchema>;

@@ -2,22 +2,16 @@ import { clearOverride, overrideAttr, readMeta } from '../db/meta.js';
 import { getRecord, queryPartition } from '../db/items.js';
 import { updateRecord } from '../db/writes.js';
 import { type EntityType, indexName, keys } from '../db/table.js';
+import { cascadeRecordPut, getTrash } from '../db/trash.js';
 import { modelOf, NAMED_TARGETS } from '../domain/entity-service.js';
-import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/index.js';
+import { entityByType } from '../schemas/entities/index.js';
 import type { RecordChange } from '../db/changes.js';
 import { projectSearch } from './search.js';
 import { SYSTEM_ACTOR } from '../schemas/events.js';
+import { referencesTo } from './references.js';
+import { repointMerge, undoCascades } from './trash.js';
 
-type Reference = { entity: EntityDefinition; ref: ReturnType<typeof refFields>[number] };
-
-/** Every reference field of every entity, by the entity type it points at (derived once from the entity list). */
-const REFERENCES = new Map<string, Reference[]>();
-for (const e of ENTITIES) {
-  for (const ref of refFields(e as EntityDefinition)) REFERENCES.set(ref.target, [...(REFERENCES.get(ref.target) ?? []), { entity: e as EntityDefinition, ref }]);
-}
-
-/** Every reference field of every entity that points at `target`. */
-export const referencesTo = (target: string): Reference[] => REFERENCES.get(target) ?? [];
+export { referencesTo };
 
 async function referencingIds(entityType: string, accountId: string, target: EntityType, refId: string): Promise<string[]> {
   const entries = await queryPartition<{ id: string }>(keys.indexPartition(accountId, entityType as EntityType, indexName.ref(target, refId)), { projection: 'id' });
@@ -30,7 +24,11 @@ async function referencingIds(entityType: string, accountId: string, target: Ent
  * null, an id leaves an id array). Each update raises the record's `*.updated` event.
  * Idempotent; when done it removes the meta override that kept reads current meanwhile.
  */
-export async function fanOutReference(target: EntityType, accountId: string, refId: string, kind: 'renamed' | 'deleted'): Promise<number> {
+export async function fanOutReference(target: EntityType, accountId: string, refId: string, kind: 'renamed' | 'deleted', deletedVer?: number): Promise<number> {
+  // Contract §15: a record restored before its deletion's cascade ran keeps its links, and a
+  // merged one has them re-pointed to the primary instead (shared/stream/trash.ts).
+  const trashable = kind === 'deleted' && Boolean(entityByType(target)?.trash);
+  if (trashable && ((await getRecord(target, accountId, refId)) || (await getTrash(accountId, target, refId))?.merged_into)) return 0;
   const ref = kind === 'deleted' ? undefined : await getRecord(target, accountId, refId);
   const meta = NAMED_TARGETS.has(target) ? await readMeta(accountId) : undefined;
   const pending = meta?.overrides.get(overrideAttr(target, refId));
@@ -53,6 +51,14 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
           if (ref) return { set: { [field.nameField!]: ref.name } };
           return { set: { [field.field]: null, ...(field.nameField ? { [field.nameField]: '' } : {}) } };
         },
+        // What the cascade wrote, so a restore can undo exactly that (contract §15).
+        extra: trashable
+          ? (current, next) => {
+              const before = current[field.field];
+              const pos = field.many && Array.isArray(before) ? (before as string[]).indexOf(refId) : -1;
+              return [cascadeRecordPut(accountId, target, refId, { type: entity.type as EntityType, id, field: field.field, after: next[field.field] ?? null, pos, dver: deletedVer ?? 0 })];
+            }
+          : undefined,
       });
       if (updated) changed++;
     }
@@ -63,9 +69,11 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
 
 /** Projections kept by the stream worker (the webhook pipeline consumes the same changes). */
 export async function applyProjections(change: RecordChange): Promise<void> {
+  if (change.op === 'merged' || change.op === 'merging') return repointMerge(change);
   await projectSearch(change);
+  if (change.op === 'restored') return undoCascades(change);
   if (referencesTo(change.type).length === 0) return;
-  if (change.op === 'deleted') await fanOutReference(change.type, change.accountId, change.id, 'deleted');
+  if (change.op === 'deleted') await fanOutReference(change.type, change.accountId, change.id, 'deleted', Number(change.old?.ver ?? 0));
   else if (change.op === 'updated' && change.old?.name !== change.new?.name && NAMED_TARGETS.has(change.type)) {
     await fanOutReference(change.type, change.accountId, change.id, 'renamed');
   }

@@ -27,7 +27,7 @@ export class WebhookBatchCache {
 
 /** The event a record change raises, if its entity raises events (from the entity list). */
 export function eventOf(change: RecordChange): WebhookEvent | undefined {
-  if (!entityByType(change.type)?.events) return undefined;
+  if (!entityByType(change.type)?.events || change.op === 'merging') return undefined;
   return `${change.type}.${change.op}` as WebhookEvent;
 }
 
@@ -61,6 +61,8 @@ export function buildPayload(change: RecordChange, event: WebhookEvent, meta: Ac
   const data = service.toApi(image, deleted ? stored : meta) as Record<string, unknown>;
   const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
   const actor = storedActor(change.actor);
+  // `<type>.merged` (contract §15): `data` the primary, `merged_id` the secondary.
+  if (change.op === 'merged') return { id: change.eventId, event, timestamp, record_id: change.id, data, merged_id: change.mergedId, actor };
   if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, record_id: change.id, data, actor };
   const before = service.toApi(change.old, stored) as Record<string, unknown>;
   const previous = Object.fromEntries(Object.entries(before).filter(([k, v]) => k !== 'updated_at' && !same(v, data[k])));

@@ -137,6 +137,28 @@ describe('real responses match the OpenAPI document', () => {
     expect((await call('companies-batch-upsert', { items: [{ domain: 'other.example' }] }, { headers: { 'idempotency-key': key } })).status).toBe(409);
   }, 120_000);
 
+  // --- trash, restore and merge (contract §15) ---
+  it('trash, restore and merge of every family that has them', async () => {
+    const bodies = { contacts: { first_name: 'T' }, companies: { name: 'T' }, projects: { name: 'T' }, activities: { type: 'note' } };
+    for (const [family, body] of Object.entries(bodies)) {
+      const r = (await call(`${family}-create`, body)).body.result!;
+      await call(`${family}-delete`, { id: r.id });
+      await call('trash-list', { family, limit: 1 });
+      await call(`${family}-restore`, { id: r.id });
+      expect((await call(`${family}-restore`, { id: r.id })).status).toBe(404);
+    }
+    for (const [family, body] of Object.entries({ contacts: bodies.contacts, companies: bodies.companies })) {
+      const a = (await call(`${family}-create`, body)).body.result!;
+      const b = (await call(`${family}-create`, body)).body.result!;
+      expect((await call(`${family}-merge`, { primary_id: a.id, secondary_id: a.id })).status).toBe(400);
+      expect((await call(`${family}-merge`, { primary_id: a.id, secondary_id: randomUUID() })).status).toBe(404);
+      expect((await call(`${family}-merge`, { primary_id: a.id, secondary_id: b.id })).status).toBe(200);
+    }
+    await call('trash-list', {});
+    expect((await call('trash-list', { family: 'sources' })).status).toBe(400);
+  });
+  // --- end trash ---
+
   it('successes of the api-keys operations', async () => {
     const created = (await call('api-keys-create', { name: 'Doc key', scopes: ['contacts:read'], expires_at: '2099-01-01T00:00:00.000Z' })).body.result as unknown as { api_key: { id: string } };
     await call('api-keys-list', { limit: 1 });

@@ -112,7 +112,9 @@ describe('webhook endpoints API', () => {
     ['events missing', { url: 'https://hooks.example.com/' }, 'webhooks.events_required'],
     ['events empty', { url: 'https://hooks.example.com/', events: [] }, 'webhooks.events_required'],
     ['events before address check', { url: 'https://10.0.0.1/' }, 'webhooks.events_required'],
-    ['unknown event', { url: 'https://hooks.example.com/', events: ['contact.created', 'contact.merged'] }, 'webhooks.invalid_events'],
+    // (`contact.merged` is an event since contract §15; `source.merged` is not: sources do not merge.)
+    ['unknown event', { url: 'https://hooks.example.com/', events: ['contact.created', 'contact.archived'] }, 'webhooks.invalid_events'],
+    ['event of a family without it', { url: 'https://hooks.example.com/', events: ['source.merged'] }, 'webhooks.invalid_events'],
     ['wildcard', { url: 'https://hooks.example.com/', events: ['*'] }, 'webhooks.invalid_events'],
     ['events not an array', { url: 'https://hooks.example.com/', events: 'contact.created' }, 'webhooks.invalid_request'],
     ['url not a string', { url: 42, events: ['contact.created'] }, 'webhooks.invalid_request'],

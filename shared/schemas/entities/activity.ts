@@ -42,6 +42,7 @@ export const activityEntity = defineEntity({
     completed: { kind: 'bool', field: 'completed' },
   },
   events: true,
+  trash: true,
   rules: (next, sent) => {
     const out: Violation[] = [];
     for (const key of sent) {

@@ -32,6 +32,8 @@ export const companyEntity = defineEntity({
   lookup: { field: 'domain', index: 'domain' },
   filters: { tags: { kind: 'tags', field: 'tags' } },
   events: true,
+  trash: true,
+  merge: true,
   docs: {
     list: 'List companies, newest first (search by name and domain, tags, cursor pagination)',
     delete: 'Delete a company (its contacts, projects and activities lose their link to it)',

@@ -39,6 +39,8 @@ export const contactEntity = defineEntity({
     source_ids: { kind: 'refs', field: 'source_id', max: 50 },
   },
   events: true,
+  trash: true,
+  merge: true,
   docs: {
     list: 'List contacts, newest first (search across name, email, phone and company name; tags, company and source filters; cursor pagination)',
     delete: 'Delete a contact (it is removed from projects and activities within seconds)',

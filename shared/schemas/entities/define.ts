@@ -57,6 +57,13 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   filters: Record<string, ListFilter>;
   /** Raises `<type>.created/updated/deleted` webhook events. */
   events: boolean;
+  /**
+   * Deletion moves a record to the trash (contract §15): `<family>-restore` brings it back and
+   * `<type>.restored` is raised.
+   */
+  trash?: boolean;
+  /** Duplicates can be merged (contract §15): `<family>-merge`, `<type>.merged`. */
+  merge?: boolean;
   /** Cross-field rules over the record as it would be after the write; `sent` are the body's fields. */
   rules?: (next: Record<string, unknown>, sent: readonly string[]) => Violation[];
   /** Read-only fields derived on every write (`closed_at`, `completed_at`); `prev` is undefined on create. */
@@ -243,3 +250,11 @@ export const tagsField = (def: EntityDefinition): string | undefined => Object.e
 
 export const CHANGES = ['created', 'updated', 'deleted'] as const;
 export type Change = (typeof CHANGES)[number];
+
+// --- trash, restore and merge (contract §15) ---
+/** Changes beyond CRUD: a restore from the trash, a merge of duplicates. */
+export const EXTRA_CHANGES = ['restored', 'merged'] as const;
+export type AnyChange = Change | (typeof EXTRA_CHANGES)[number];
+/** The changes a definition raises events for: CRUD, `restored` when it has a trash, `merged` when it merges. */
+export const changesOf = (def: Pick<EntityDefinition, 'trash' | 'merge'>): AnyChange[] => [...CHANGES, ...(def.trash ? (['restored'] as const) : []), ...(def.merge ? (['merged'] as const) : [])];
+// --- end trash ---

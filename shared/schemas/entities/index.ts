@@ -6,7 +6,7 @@
 import { activityEntity } from './activity.js';
 import { companyEntity } from './company.js';
 import { contactEntity } from './contact.js';
-import { CHANGES } from './define.js';
+import { type AnyChange, changesOf } from './define.js';
 import { projectEntity } from './project.js';
 import { sourceEntity } from './source.js';
 
@@ -21,8 +21,16 @@ export const entityByType = (type: string): Entity | undefined => ENTITIES.find(
 /** Entities whose changes raise webhook events. */
 export const EVENT_ENTITIES = ENTITIES.filter((e) => e.events);
 
-/** Every event an endpoint may subscribe to: `<type>.created/updated/deleted` of each event entity. */
-export const ENTITY_EVENTS = EVENT_ENTITIES.flatMap((e) => CHANGES.map((c) => `${e.type}.${c}` as const));
+/**
+ * Every event an endpoint may subscribe to: `<type>.created/updated/deleted` of each event entity,
+ * `<type>.restored` of those with a trash and `<type>.merged` of those that merge (contract §15).
+ */
+export const ENTITY_EVENTS = EVENT_ENTITIES.flatMap((e) => changesOf(e).map((c) => `${e.type}.${c}` as `${Entity['type']}.${AnyChange}`));
+
+/** Entities whose deletions go to the trash (contract §15). */
+export const TRASH_ENTITIES = ENTITIES.filter((e) => 'trash' in e && e.trash);
+/** Entities whose duplicates can be merged (contract §15). */
+export const MERGE_ENTITIES = ENTITIES.filter((e) => 'merge' in e && e.merge);
 
 /** Entity types custom-field definitions may target (those with a custom_fields field). */
 export type CustomFieldEntityType = Extract<Entity, { fields: { custom_fields: unknown } }>['type'];

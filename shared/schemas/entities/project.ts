@@ -36,6 +36,7 @@ export const projectEntity = defineEntity({
     tags: { kind: 'tags', field: 'tags' },
   },
   events: true,
+  trash: true,
   rules: (next) => {
     const out: Violation[] = [];
     const start = String(next.start_date ?? '');

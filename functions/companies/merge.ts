@@ -1,0 +1,4 @@
+import { mergeHandler } from '../../shared/http/trash.js';
+import { companyEntity } from '../../shared/schemas/entities/index.js';
+
+export const handler = mergeHandler(companyEntity);

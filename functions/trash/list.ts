@@ -1,0 +1,3 @@
+import { trashListHandler } from '../../shared/http/trash.js';
+
+export const handler = trashListHandler();

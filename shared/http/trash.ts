@@ -1,0 +1,31 @@
+/**
+ * Handlers of the trash operations (contract §15), derived from an entity definition like the
+ * CRUD ones: `export const handler = restoreHandler(contactEntity);`.
+ */
+import { services } from '../domain/records.js';
+import { listTrashed } from '../domain/trash.js';
+import type { Family } from '../errors.js';
+import { parseIdOnly } from '../schemas/common.js';
+import type { Entity } from '../schemas/entities/index.js';
+import { parseMerge, parseTrashList } from '../schemas/trash.js';
+import { operation } from './operation.js';
+
+const serviceFor = <D extends Entity>(entity: D) => services[entity.type] as unknown as ReturnType<typeof import('../domain/entity-service.js').entityService<D>>;
+
+export const restoreHandler = <D extends Entity>(entity: D) =>
+  operation({
+    name: `${entity.family}-restore`,
+    family: entity.family as Family,
+    parse: (body) => parseIdOnly(entity.family as Family, body),
+    run: ({ id }, ctx) => serviceFor(entity).restore(ctx, id),
+  });
+
+export const mergeHandler = <D extends Entity>(entity: D) =>
+  operation({
+    name: `${entity.family}-merge`,
+    family: entity.family as Family,
+    parse: (body) => parseMerge(entity.family as Family, body),
+    run: (input, ctx) => serviceFor(entity).merge(ctx, input.primary_id, input.secondary_id),
+  });
+
+export const trashListHandler = () => operation({ name: 'trash-list', family: 'trash', parse: parseTrashList, run: (input, ctx) => listTrashed(ctx, input) });
