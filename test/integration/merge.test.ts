@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpListener } from '../../local/smtp.js';
 import { ENTITY_EVENTS } from '../../shared/schemas/entities/index.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
+import { useOwnDynamo } from '../helpers/own-dynamo.js';
 import { type Pipeline, Receiver, registerEndpoint, type Received, startPipeline, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
@@ -17,6 +18,9 @@ process.env.WEBHOOK_RETRY_DELAYS = '0,0,0';
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;
 type Payload = NonNullable<Received['payload']> & { previous_attributes?: Record<string, unknown>; merged_id?: string; record_id?: string; actor?: unknown };
+
+// A contact on 2,000 activities and its stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
+useOwnDynamo();
 
 let pipeline: Pipeline;
 let receiver: Receiver;
