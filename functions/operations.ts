@@ -41,6 +41,11 @@ export const operations: readonly OperationEntry[] = [
   { name: 'imports-cancel', family: 'imports', entry: 'imports/cancel.ts', access: 'write' },
   { name: 'imports-errors', family: 'imports', entry: 'imports/errors.ts', access: 'read' },
   // --- end imports ---
+  // --- exports (contract §16) ---
+  { name: 'exports-create', family: 'exports', entry: 'exports/create.ts', access: 'write', bindings: { exportsQueue: 'send' } },
+  { name: 'exports-get', family: 'exports', entry: 'exports/get.ts', access: 'read', bindings: { exportsBucket: 'read' } },
+  { name: 'exports-list', family: 'exports', entry: 'exports/list.ts', access: 'read', bindings: { exportsBucket: 'read' } },
+  // --- end exports ---
   // --- inbound emails (contract §11) ---
   { name: 'inbound-emails-address', family: 'inbound_emails', entry: 'inbound-emails/address.ts', access: 'write', bindings: { inboundDomain: 'read' } },
   { name: 'inbound-emails-list', family: 'inbound_emails', entry: 'inbound-emails/list.ts', access: 'read', bindings: { inboundDomain: 'read' } },
@@ -62,11 +67,6 @@ export const operations: readonly OperationEntry[] = [
   // Every entity of the entity list gets its batch operations (shared/http/registry.ts `batch`).
   ...ENTITIES.flatMap(batch),
   // --- end batches ---
-  // --- exports (contract §16) ---
-  { name: 'exports-create', family: 'exports', entry: 'exports/create.ts', access: 'write', bindings: { exportsQueue: 'send' } },
-  { name: 'exports-get', family: 'exports', entry: 'exports/get.ts', access: 'read', bindings: { exportsBucket: 'read' } },
-  { name: 'exports-list', family: 'exports', entry: 'exports/list.ts', access: 'read', bindings: { exportsBucket: 'read' } },
-  // --- end exports ---
   // --- trash, restore and merge (contract §15) ---
   // `-restore` / `-merge` of the entities whose definitions have `trash` / `merge` (shared/http/registry.ts `trash`).
   ...ENTITIES.flatMap(trash),

@@ -29,7 +29,7 @@ const ASSETS: Record<string, string> = {
  * The families in the order of the README's "Operations" table (test/integration/docs-page.test.ts
  * checks it); families not named here follow in the registry's order.
  */
-export const FAMILY_ORDER = ['contacts', 'companies', 'sources', 'custom_fields', 'projects', 'activities', 'webhooks', 'imports', 'inbound_emails', 'api_keys', 'events'];
+export const FAMILY_ORDER = ['contacts', 'companies', 'sources', 'custom_fields', 'projects', 'activities', 'webhooks', 'imports', 'exports', 'inbound_emails', 'api_keys', 'events', 'trash'];
 
 /** The document with its tags (Swagger UI's sections) in FAMILY_ORDER. */
 export function orderedTags(doc: OpenApiDocument): OpenApiDocument {

@@ -1196,6 +1196,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/exports-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a list (contacts, companies, projects or activities, with its filters) as a CSV file
+         * @description Starts a job (status `queued`); poll `exports-get` until `completed`, then GET `download_url` (presigned, valid 15 minutes from that answer). `filters` is the object's `-list` body without `cursor`/`limit`, checked by the same rules (`exports.invalid_request`, paths under `filters.`). The file: UTF-8 with a BOM, RFC 4180 quoting, CRLF, a header row with the import's headers: every create field, `tags` joined with `;`, a contact's `company_domain`, `custom:<definition name>` per custom-field definition of the type, then `id`, `created_at`, `updated_at`. A cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (the import strips it), so a contacts or companies file re-imports unchanged.
+         *
+         *     Called as `POST /api/exports-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `exports:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.conflict`.
+         */
+        post: operations["exports-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get an export: status, progress (processed_rows), and once completed a fresh download_url valid 15 minutes
+         * @description Get an export: status, progress (processed_rows), and once completed a fresh download_url valid 15 minutes.
+         *
+         *     Called as `POST /api/exports-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `exports:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.invalid_id`, `exports.not_found`.
+         */
+        post: operations["exports-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List exports, newest first (cursor pagination); completed ones carry a fresh download_url
+         * @description List exports, newest first (cursor pagination); completed ones carry a fresh download_url.
+         *
+         *     Called as `POST /api/exports-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `exports:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.invalid_cursor`.
+         */
+        post: operations["exports-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/inbound-emails-address": {
         parameters: {
             query?: never;
@@ -2022,84 +2100,6 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`.
          */
         post: operations["activities-batch-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/exports-create": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Export a list (contacts, companies, projects or activities, with its filters) as a CSV file
-         * @description Starts a job (status `queued`); poll `exports-get` until `completed`, then GET `download_url` (presigned, valid 15 minutes from that answer). `filters` is the object's `-list` body without `cursor`/`limit`, checked by the same rules (`exports.invalid_request`, paths under `filters.`). The file: UTF-8 with a BOM, RFC 4180 quoting, CRLF, a header row with the import's headers: every create field, `tags` joined with `;`, a contact's `company_domain`, `custom:<definition name>` per custom-field definition of the type, then `id`, `created_at`, `updated_at`. A cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (the import strips it), so a contacts or companies file re-imports unchanged.
-         *
-         *     Called as `POST /api/exports-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `exports:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.conflict`.
-         */
-        post: operations["exports-create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/exports-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Get an export: status, progress (processed_rows), and once completed a fresh download_url valid 15 minutes
-         * @description Get an export: status, progress (processed_rows), and once completed a fresh download_url valid 15 minutes.
-         *
-         *     Called as `POST /api/exports-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `exports:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.invalid_id`, `exports.not_found`.
-         */
-        post: operations["exports-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/exports-list": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * List exports, newest first (cursor pagination); completed ones carry a fresh download_url
-         * @description List exports, newest first (cursor pagination); completed ones carry a fresh download_url.
-         *
-         *     Called as `POST /api/exports-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `exports:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.invalid_cursor`.
-         */
-        post: operations["exports-list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -18991,6 +18991,797 @@ export interface operations {
             };
         };
     };
+    "exports-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `exports.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExportCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Export"];
+                    };
+                };
+            };
+            /** @description Error: exports.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: exports.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: exports.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "exports-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExportIdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Export"];
+                    };
+                };
+            };
+            /** @description Error: exports.invalid_request, exports.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.invalid_request" | "exports.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: exports.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: exports.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "exports-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExportListInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ExportList"];
+                    };
+                };
+            };
+            /** @description Error: exports.invalid_request, exports.invalid_cursor */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.invalid_request" | "exports.invalid_cursor";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: exports.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "exports.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "inbound-emails-address": {
         parameters: {
             query?: never;
@@ -27153,797 +27944,6 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "activities.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "exports-create": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `exports.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ExportCreateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Export"];
-                    };
-                };
-            };
-            /** @description Error: exports.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: exports.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: exports.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "exports-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ExportIdInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Export"];
-                    };
-                };
-            };
-            /** @description Error: exports.invalid_request, exports.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.invalid_request" | "exports.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: exports.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: exports.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "exports-list": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ExportListInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ExportList"];
-                    };
-                };
-            };
-            /** @description Error: exports.invalid_request, exports.invalid_cursor */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.invalid_request" | "exports.invalid_cursor";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: exports.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "exports.internal";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

@@ -278,6 +278,24 @@ export const OPERATIONS = [
     "paged": true
   },
   {
+    "name": "exports-create",
+    "prefix": "exports",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "exports-get",
+    "prefix": "exports",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "exports-list",
+    "prefix": "exports",
+    "method": "list",
+    "paged": true
+  },
+  {
     "name": "inbound-emails-address",
     "prefix": "inbound-emails",
     "method": "address",
@@ -468,24 +486,6 @@ export const OPERATIONS = [
     "prefix": "activities",
     "method": "batch-get",
     "paged": false
-  },
-  {
-    "name": "exports-create",
-    "prefix": "exports",
-    "method": "create",
-    "paged": false
-  },
-  {
-    "name": "exports-get",
-    "prefix": "exports",
-    "method": "get",
-    "paged": false
-  },
-  {
-    "name": "exports-list",
-    "prefix": "exports",
-    "method": "list",
-    "paged": true
   },
   {
     "name": "companies-restore",

@@ -60,7 +60,7 @@ async function guarded(fn: () => Promise<void>): Promise<void> {
     await fn();
   } catch (error) {
     const codes = cancellationCodes(error);
-    if (codes && (codes.includes('ConditionalCheckFailed') || codes.includes('TransactionConflict'))) throw new WriteConflict();
+    if (codes && (codes.includes('ConditionalCheckFailed') || codes.includes('TransactionConflict'))) throw new WriteConflict(undefined, { cause: error });
     if (isConditionFailure(error)) throw new WriteConflict();
     throw error;
   }
@@ -104,14 +104,25 @@ export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'check
 
 export async function createRecord(model: EntityModel, args: CreateArgs): Promise<StoredRecord> {
   const { record, item, entries } = newRecordItems(model, args, args.now, args.id);
-  await guarded(() =>
-    transact([
-      ...(args.checks ?? []),
-      { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-      ...entries.map((Item) => ({ Put: { TableName: tableName(), Item } })),
-    ]),
-  );
-  return record;
+  const items: TransactItem[] = [
+    ...(args.checks ?? []),
+    { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ...entries.map((Item) => ({ Put: { TableName: tableName(), Item } })),
+  ];
+  // A transaction conflict with no failed condition (another transaction held one of the items,
+  // e.g. DynamoDB Local under concurrent writers) is retried: nothing was written, and the new
+  // record's items are its own. A failed condition is not retried (it is the caller's conflict).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await guarded(() => transact(items));
+      return record;
+    } catch (error) {
+      const codes = error instanceof WriteConflict ? cancellationCodes((error as Error).cause) : undefined;
+      const onlyConflict = codes !== undefined && codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+      if (!onlyConflict || attempt >= 8) throw error;
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 10 * 2 ** attempt)));
+    }
+  }
 }
 
 export interface Change {

@@ -237,7 +237,8 @@ export function entityService<D extends Entity>(entity: D) {
 
   async function create(ctx: OperationContext, body: ParsedBody, opts: { readOnly?: Record<string, unknown> } = {}): Promise<Rec> {
     const { draft, resolved, now } = await draftOf(ctx, body, opts);
-    const record = await createRecord(model, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) });
+    // A conflict beyond the data layer's retries is the contract's 409, never a 500.
+    const record = await writing(() => createRecord(model, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) }));
     return toApi(await writing(() => reconcile(ctx.accountId, record, resolved, actorOf(ctx))));
   }
 
