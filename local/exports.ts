@@ -1,16 +1,9 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { handler as exportHandler } from '../functions/exports/worker.js';
 import { EXPORT_LEASE_MS } from '../shared/exports/worker.js';
+import { type LocalJobQueue, startLocalJobQueue } from './job-queue.js';
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 
-export interface LocalExports {
-  bucket: string;
-  queueUrl: string;
-  /** The export worker on the local queue (drain() waits until it is idle). */
-  worker: QueueWorker;
-  stop(): Promise<void>;
-}
+export type LocalExports = LocalJobQueue;
 
 export interface LocalExportsOptions {
   /** The bucket (default: the imports bucket, `crm-imports`; files under `exports/`). */
@@ -31,8 +24,6 @@ export function startExportWorker(endpoint: string, queueUrl: string, opts: Pick
   return startQueueWorker({ endpoint, queueUrl, handler: opts.handler ?? exportHandler, concurrency: 2, visibilityTimeoutSeconds, extendWhileHandling: true, onError: opts.onError });
 }
 
-const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
-
 /**
  * Exports in local mode (contract §16), on the in-process fauxqs that serves the other queues and
  * S3 (multipart uploads included): the export queue and its worker; the files go to the imports
@@ -40,24 +31,10 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * presigned download URLs point at http://127.0.0.1:<port>/<bucket>/exports/….
  */
 export async function startLocalExports(endpoint: string, opts: LocalExportsOptions = {}): Promise<LocalExports> {
-  const bucket = opts.bucket ?? 'crm-imports';
-  const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  try {
-    await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: { name?: string }) => {
-      if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
-    });
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: opts.queueName ?? 'crm-exports' }));
-    if (!QueueUrl) throw new Error('local export queue: no queue URL');
-    Object.assign(process.env, { EXPORTS_BUCKET: bucket, EXPORTS_QUEUE_URL: QueueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-    if (opts.worker === false) {
-      const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
-      return { bucket, queueUrl: QueueUrl, worker: idle, stop: async () => undefined };
-    }
-    const worker = startExportWorker(endpoint, QueueUrl, opts);
-    return { bucket, queueUrl: QueueUrl, worker, stop: () => worker.stop() };
-  } finally {
-    s3.destroy();
-    sqs.destroy();
-  }
+  return startLocalJobQueue(endpoint, {
+    bucket: opts.bucket ?? 'crm-imports',
+    queueName: opts.queueName ?? 'crm-exports',
+    env: (bucket, queueUrl) => ({ EXPORTS_BUCKET: bucket, EXPORTS_QUEUE_URL: queueUrl }),
+    startWorker: opts.worker !== false && ((queueUrl) => startExportWorker(endpoint, queueUrl, opts)),
+  });
 }

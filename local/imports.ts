@@ -1,18 +1,9 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { handler as importHandler } from '../functions/imports/worker.js';
 import { IMPORT_LEASE_MS } from '../shared/imports/worker.js';
+import { type LocalJobQueue, startLocalJobQueue } from './job-queue.js';
 import { type QueueWorker, startQueueWorker } from './queue-worker.js';
 
-export interface LocalImports {
-  bucket: string;
-  queueUrl: string;
-  /** The import worker on the local queue (drain() waits until it is idle). */
-  worker: QueueWorker;
-  stop(): Promise<void>;
-}
-
-const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+export type LocalImports = LocalJobQueue;
 
 /**
  * Imports in local mode, on the in-process fauxqs that already serves the delivery queue (it
@@ -42,22 +33,10 @@ export function startImportWorker(endpoint: string, queueUrl: string, opts: Pick
 }
 
 export async function startLocalImports(endpoint: string, opts: LocalImportsOptions = {}): Promise<LocalImports> {
-  const bucket = opts.bucket ?? 'crm-imports';
-  const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  try {
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: opts.queueName ?? 'crm-imports' }));
-    if (!QueueUrl) throw new Error('local import queue: no queue URL');
-    Object.assign(process.env, { IMPORTS_BUCKET: bucket, IMPORTS_QUEUE_URL: QueueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-    if (opts.worker === false) {
-      const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
-      return { bucket, queueUrl: QueueUrl, worker: idle, stop: async () => undefined };
-    }
-    const worker = startImportWorker(endpoint, QueueUrl, opts);
-    return { bucket, queueUrl: QueueUrl, worker, stop: () => worker.stop() };
-  } finally {
-    s3.destroy();
-    sqs.destroy();
-  }
+  return startLocalJobQueue(endpoint, {
+    bucket: opts.bucket ?? 'crm-imports',
+    queueName: opts.queueName ?? 'crm-imports',
+    env: (bucket, queueUrl) => ({ IMPORTS_BUCKET: bucket, IMPORTS_QUEUE_URL: queueUrl }),
+    startWorker: opts.worker !== false && ((queueUrl) => startImportWorker(endpoint, queueUrl, opts)),
+  });
 }

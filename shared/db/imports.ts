@@ -5,11 +5,11 @@
  * job stops its worker at the next chunk and two deliveries of one queue message cannot both
  * save the same chunk.
  */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { putItems } from './batch.js';
-import { isConditionFailure, queryPartition } from './items.js';
-import { keys, TABLE_DEFINITION } from './table.js';
+import { type JobCondition, jobStore } from './jobs.js';
+import { keys } from './table.js';
 
 export type ImportStatus = 'awaiting_upload' | 'queued' | 'processing' | 'completed' | 'failed' | 'canceled';
 
@@ -52,101 +52,22 @@ export interface RowErrorItem {
   created_at: string;
 }
 
-export async function insertImport(item: ImportItem): Promise<void> {
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.importJob(item.account_id, item.id), ...keys.importGsi(item.account_id, item.created_at, item.id), ...item },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-}
+const store = jobStore<ImportItem, 'import_id'>({
+  job: keys.importJob,
+  gsi: keys.importGsi,
+  listPartition: keys.importListPartition,
+  active: keys.activeImport,
+  activePartition: keys.activeImportsPartition,
+  activeIdAttr: 'import_id',
+});
 
-const strip = (item: Record<string, unknown> | undefined): ImportItem | undefined => {
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
-  return rest as unknown as ImportItem;
-};
-
-export async function getImportItem(accountId: string, id: string): Promise<ImportItem | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.importJob(accountId, id), ConsistentRead: true }));
-  return strip(out.Item);
-}
-
+export type ImportCondition = JobCondition<ImportStatus>;
+export const insertImport = store.insert;
+export const getImportItem = store.get;
 /** One page of the account's jobs, newest first, after `after` (a `created_at#id` position). */
-export async function queryImports(accountId: string, limit: number, after?: string): Promise<ImportItem[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: TABLE_DEFINITION.gsi1.name,
-      KeyConditionExpression: after ? 'gsi1pk = :p AND gsi1sk < :a' : 'gsi1pk = :p',
-      ExpressionAttributeValues: { ':p': keys.importListPartition(accountId), ...(after ? { ':a': after } : {}) },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []).map((i) => strip(i)!);
-}
-
-export interface ImportCondition {
-  /** The job's status must be one of these. */
-  statusIn: readonly ImportStatus[];
-  /** The job's saved position must be this (a chunk's progress is saved once). */
-  position?: number;
-  /** The worker must hold the job's lease (`held`), or may take it (`take`: free, run out at `now`, or its own). */
-  lease?: { owner: string; mode: 'held' | 'take'; now: number };
-}
-
-/**
- * Sets fields of a job when `cond` holds; returns the job as written, or undefined when the
- * job is missing or the condition failed.
- */
-export async function updateImportItem(accountId: string, id: string, set: Partial<ImportItem>, cond: ImportCondition): Promise<ImportItem | undefined> {
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = {};
-  const sets = Object.entries(set).map(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:f${i}`] = v;
-    return `#f${i} = :f${i}`;
-  });
-  const statuses = cond.statusIn.map((s, i) => {
-    values[`:s${i}`] = s;
-    return `:s${i}`;
-  });
-  let condition = `attribute_exists(pk) AND #status IN (${statuses.join(', ')})`;
-  if (cond.position !== undefined) {
-    names['#pos'] = 'position';
-    values[':pos'] = cond.position;
-    condition += ' AND #pos = :pos';
-  }
-  if (cond.lease) {
-    names['#lo'] = 'lease_owner';
-    values[':owner'] = cond.lease.owner;
-    if (cond.lease.mode === 'held') condition += ' AND #lo = :owner';
-    else {
-      names['#lu'] = 'lease_until';
-      values[':now'] = cond.lease.now;
-      condition += ' AND (attribute_not_exists(#lu) OR #lu < :now OR #lo = :owner)';
-    }
-  }
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.importJob(accountId, id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return strip(out.Attributes);
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
-}
+export const queryImports = store.query;
+/** Sets fields of a job when the condition holds; the job as written, or undefined (missing, or the condition failed). */
+export const updateImportItem = (accountId: string, id: string, set: Partial<ImportItem>, cond: ImportCondition) => store.update(accountId, id, set, cond);
 
 /** Writes row errors (one item per row: writing a row's error again overwrites it). */
 export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {
@@ -175,16 +96,7 @@ export async function queryRowErrors(accountId: string, importId: string, limit:
     .map(({ sk: _sk, ...e }) => e as RowErrorItem);
 }
 
-/** Marks a queued job (see `keys.activeImport`). */
-export async function markImportActive(accountId: string, id: string): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.activeImport(accountId, id), account_id: accountId, import_id: id } }));
-}
-
-/** Every job marked active (a handful: markers are cleared once their job has ended). */
-export async function listActiveImports(): Promise<{ account_id: string; import_id: string }[]> {
-  return queryPartition<{ account_id: string; import_id: string }>(keys.activeImportsPartition);
-}
-
-export async function clearActiveImport(accountId: string, id: string): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.activeImport(accountId, id) }));
-}
+/** Queued jobs' markers (see `keys.activeImport`). */
+export const markImportActive = store.markActive;
+export const listActiveImports = store.listActive;
+export const clearActiveImport = store.clearActive;

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { beforeAll, inject } from 'vitest';
 import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
 
 /**
@@ -22,17 +21,3 @@ beforeAll(async () => {
   await ensureTable(endpoint, tableName);
 });
 
-// The file's table goes when the file ends (its own afterAll hooks, which stop its workers, run
-// first). DynamoDB Local answers every stream call by scanning the stream records of all the
-// tables it holds: left in place, the tables of the files before (a 2,000-contact export's, say)
-// slowed every later file's stream worker several-fold.
-afterAll(async () => {
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  try {
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
-  } catch {
-    // gone already, or DynamoDB Local stopped: nothing to clean
-  } finally {
-    client.destroy();
-  }
-});

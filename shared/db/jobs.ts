@@ -1,0 +1,150 @@
+/**
+ * Asynchronous jobs (imports §10, exports §16): one item per job, listed newest first on GSI1,
+ * changed only by conditional updates (on its status, a saved position, a worker's lease), and a
+ * marker per queued job that a restarted local mode finds. One store per job family, from its keys.
+ */
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { isConditionFailure, queryPartition } from './items.js';
+import { TABLE_DEFINITION } from './table.js';
+
+type Key = { pk: string; sk: string };
+
+/** Where a family's jobs live (from `keys` in table.ts). */
+export interface JobKeys {
+  job: (accountId: string, id: string) => Key;
+  gsi: (accountId: string, createdAt: string, id: string) => { gsi1pk: string; gsi1sk: string };
+  listPartition: (accountId: string) => string;
+  active: (accountId: string, id: string) => Key;
+  activePartition: string;
+  /** The job id's attribute on an active marker (`import_id`, `export_id`). */
+  activeIdAttr: string;
+}
+
+export interface JobCondition<S extends string> {
+  /** The job's status must be one of these. */
+  statusIn: readonly S[];
+  /** The job's saved position must be this (a chunk's progress is saved once). */
+  position?: number;
+  /** The worker must hold the job's lease (`held`), or may take it (`take`: free, run out at `now`, or its own). */
+  lease?: { owner: string; mode: 'held' | 'take'; now: number };
+}
+
+interface Job<S extends string> {
+  id: string;
+  account_id: string;
+  created_at: string;
+  status: S;
+}
+
+export function jobStore<T extends Job<S>, A extends string, S extends string = T['status']>(k: JobKeys & { activeIdAttr: A }) {
+  type Marker = { account_id: string } & Record<A, string>;
+  const strip = (item: Record<string, unknown> | undefined): T | undefined => {
+    if (!item) return undefined;
+    const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
+    return rest as unknown as T;
+  };
+
+  async function insert(item: T): Promise<void> {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...k.job(item.account_id, item.id), ...k.gsi(item.account_id, item.created_at, item.id), ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async function get(accountId: string, id: string): Promise<T | undefined> {
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: k.job(accountId, id), ConsistentRead: true }));
+    return strip(out.Item);
+  }
+
+  /** One page of the account's jobs, newest first, after `after` (a `created_at#id` position). */
+  async function query(accountId: string, limit: number, after?: string): Promise<T[]> {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: TABLE_DEFINITION.gsi1.name,
+        KeyConditionExpression: after ? 'gsi1pk = :p AND gsi1sk < :a' : 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': k.listPartition(accountId), ...(after ? { ':a': after } : {}) },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((i) => strip(i)!);
+  }
+
+  /**
+   * Sets fields of a job (and adds `add` to counters) when `cond` holds; returns the job as
+   * written, or undefined when the job is missing or the condition failed.
+   */
+  async function update(accountId: string, id: string, set: Partial<T>, cond: JobCondition<S>, add: Record<string, number> = {}): Promise<T | undefined> {
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = {};
+    const sets = Object.entries(set).map(([f, v], i) => {
+      names[`#f${i}`] = f;
+      values[`:f${i}`] = v;
+      return `#f${i} = :f${i}`;
+    });
+    const adds = Object.entries(add).map(([f, v], i) => {
+      names[`#a${i}`] = f;
+      values[`:a${i}`] = v;
+      return `#a${i} :a${i}`;
+    });
+    const statuses = cond.statusIn.map((s, i) => {
+      values[`:s${i}`] = s;
+      return `:s${i}`;
+    });
+    let condition = `attribute_exists(pk) AND #status IN (${statuses.join(', ')})`;
+    if (cond.position !== undefined) {
+      names['#pos'] = 'position';
+      values[':pos'] = cond.position;
+      condition += ' AND #pos = :pos';
+    }
+    if (cond.lease) {
+      names['#lo'] = 'lease_owner';
+      values[':owner'] = cond.lease.owner;
+      if (cond.lease.mode === 'held') condition += ' AND #lo = :owner';
+      else {
+        names['#lu'] = 'lease_until';
+        values[':now'] = cond.lease.now;
+        condition += ' AND (attribute_not_exists(#lu) OR #lu < :now OR #lo = :owner)';
+      }
+    }
+    const expression = [sets.length ? `SET ${sets.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : ''].filter(Boolean).join(' ');
+    try {
+      const out = await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: k.job(accountId, id),
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return strip(out.Attributes);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Marks a queued job: a restarted local mode finds it (its queue lived in memory). */
+  async function markActive(accountId: string, id: string): Promise<void> {
+    await db().send(new PutCommand({ TableName: tableName(), Item: { ...k.active(accountId, id), account_id: accountId, [k.activeIdAttr]: id } }));
+  }
+
+  /** Every job marked active (a handful: markers are cleared once their job has ended). */
+  async function listActive(): Promise<Marker[]> {
+    return queryPartition<Marker>(k.activePartition);
+  }
+
+  async function clearActive(accountId: string, id: string): Promise<void> {
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: k.active(accountId, id) }));
+  }
+
+  return { insert, get, query, update, markActive, listActive, clearActive };
+}
