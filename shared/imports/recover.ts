@@ -1,32 +1,54 @@
 /**
- * Re-queues import jobs whose queue message is gone. Local mode's queue lives in memory, so a
- * restart with a data directory (even after a crash) loses the messages of queued and running
- * jobs; contract §7 wants them carried out after it. Each queued job left a marker
- * (`keys.activeImport`); a job still `queued` or `processing` is queued again (the worker's
- * lease and per-chunk progress make a second message harmless: it resumes after the last saved
- * chunk), and the markers of jobs that have ended are removed.
+ * Re-queues jobs whose queue message is gone. Local mode's queue lives in memory, so a restart
+ * with a data directory (even after a crash) loses the messages of queued and running jobs;
+ * contract §7 wants them carried out after it. Each queued job left a marker
+ * (`keys.activeImport`, `keys.activeExport`); a job still `queued` or `processing` is queued
+ * again (the worker's lease makes a second message harmless: an import resumes after its last
+ * saved chunk, an export starts its file again), and the markers of jobs that have ended are
+ * removed.
  */
 import { clearActiveImport, getImportItem, listActiveImports, updateImportItem } from '../db/imports.js';
 import { enqueueImport } from './storage.js';
+
+/** What recovery needs of a job family (its data-layer store and its queue). */
+export interface RecoverableJobs {
+  listActive(): Promise<Array<{ account_id: string; id: string }>>;
+  get(accountId: string, id: string): Promise<{ status: string } | undefined>;
+  releaseLease(accountId: string, id: string): Promise<unknown>;
+  clearActive(accountId: string, id: string): Promise<void>;
+  enqueue(accountId: string, id: string): Promise<void>;
+}
 
 /**
  * `releaseLeases`: the caller knows no worker is alive (local mode at start: one process, the
  * previous one is gone), so a running job's lease is released and the job is taken over at once
  * instead of after the lease runs out.
  */
-export async function recoverImports(opts: { releaseLeases?: boolean } = {}): Promise<{ requeued: number; cleared: number }> {
+export async function recoverJobs(jobs: RecoverableJobs, opts: { releaseLeases?: boolean } = {}): Promise<{ requeued: number; cleared: number }> {
   let requeued = 0;
   let cleared = 0;
-  for (const { account_id, import_id } of await listActiveImports()) {
-    const job = await getImportItem(account_id, import_id);
+  for (const { account_id, id } of await jobs.listActive()) {
+    const job = await jobs.get(account_id, id);
     if (job && (job.status === 'queued' || job.status === 'processing')) {
-      if (opts.releaseLeases && job.status === 'processing') await updateImportItem(account_id, import_id, { lease_until: 0 }, { statusIn: ['processing'] });
-      await enqueueImport({ account_id, import_id });
+      if (opts.releaseLeases && job.status === 'processing') await jobs.releaseLease(account_id, id);
+      await jobs.enqueue(account_id, id);
       requeued++;
     } else {
-      await clearActiveImport(account_id, import_id);
+      await jobs.clearActive(account_id, id);
       cleared++;
     }
   }
   return { requeued, cleared };
 }
+
+export const recoverImports = (opts: { releaseLeases?: boolean } = {}) =>
+  recoverJobs(
+    {
+      listActive: async () => (await listActiveImports()).map((m) => ({ account_id: m.account_id, id: m.import_id })),
+      get: getImportItem,
+      releaseLease: (accountId, id) => updateImportItem(accountId, id, { lease_until: 0 }, { statusIn: ['processing'] }),
+      clearActive: clearActiveImport,
+      enqueue: (account_id, import_id) => enqueueImport({ account_id, import_id }),
+    },
+    opts,
+  );
