@@ -9,7 +9,8 @@ import { type Entity, listSchema } from '../schemas/entities/index.js';
 import { parseRecordBody } from '../schemas/record-body.js';
 import { operation, type RunWrapper } from './operation.js';
 
-const serviceFor = <D extends Entity>(entity: D) => services[entity.type] as unknown as ReturnType<typeof import('../domain/entity-service.js').entityService<D>>;
+/** An entity's domain service, typed by its definition (crud.ts, trash.ts). */
+export const serviceFor = <D extends Entity>(entity: D) => services[entity.type] as unknown as ReturnType<typeof import('../domain/entity-service.js').entityService<D>>;
 
 export const createHandler = <D extends Entity>(entity: D, opts: { wrap?: RunWrapper } = {}) =>
   operation({

@@ -2,15 +2,13 @@
  * Handlers of the trash operations (contract §15), derived from an entity definition like the
  * CRUD ones: `export const handler = restoreHandler(contactEntity);`.
  */
-import { services } from '../domain/records.js';
 import { listTrashed } from '../domain/trash.js';
 import type { Family } from '../errors.js';
 import { parseIdOnly } from '../schemas/common.js';
 import type { Entity } from '../schemas/entities/index.js';
 import { parseMerge, parseTrashList } from '../schemas/trash.js';
+import { serviceFor } from './crud.js';
 import { operation } from './operation.js';
-
-const serviceFor = <D extends Entity>(entity: D) => services[entity.type] as unknown as ReturnType<typeof import('../domain/entity-service.js').entityService<D>>;
 
 export const restoreHandler = <D extends Entity>(entity: D) =>
   operation({
