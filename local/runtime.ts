@@ -1,12 +1,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { handler as deliveryHandler } from '../functions/delivery/handler.js';
-import { handler as streamHandler } from '../functions/stream/handler.js';
 import { bearerToken, saveToken } from '../shared/auth/tokens.js';
 import { defaultDevToken } from './dev-token.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
-import { parseDeliveryRef } from '../shared/webhooks/queue.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
 import { recoverImports } from '../shared/imports/recover.js';
 import { type LocalImports, startLocalImports } from './imports.js';
@@ -16,10 +13,11 @@ import { type LocalExports, startLocalExports } from './exports.js';
 // --- end exports ---
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
-import { type QueueWorker, startQueueWorker } from './queue-worker.js';
-import { type StreamPoller, startStreamPoller } from './stream-poller.js';
-import { type LocalSweeper, startLocalSweeper } from './webhook-sweeper.js';
+import type { QueueWorker } from './queue-worker.js';
+import type { StreamPoller } from './stream-poller.js';
+import type { LocalSweeper } from './webhook-sweeper.js';
 import { startWorkersThread } from './workers.js';
+import { startBackgroundWorkers } from './background-workers.js';
 import { DEFAULT_SMTP_PORT, type SmtpListener, startSmtpListener } from './smtp.js';
 import { inboundAddress } from '../shared/domain/inbound-emails.js';
 import { currentRateLimit } from '../shared/domain/rate-limit.js';
@@ -145,40 +143,20 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     const { queueUrl, endpoint: queueEndpoint } = queue;
     Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
     const positionFile = opts.dataDir ? `${opts.dataDir}/stream-positions.json` : undefined;
-    if (opts.workersInThread) {
-      // The bucket, the queue and their environment here; the workers in their thread (which
-      // copies this environment when it starts).
-      imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError, worker: false });
-      await recoverImports({ releaseLeases: true });
-      exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError, worker: false });
-      await recoverExports({ releaseLeases: true });
-      const thread = await startWorkersThread(
-        { queueEndpoint, deliveryQueueUrl: queueUrl, importsQueueUrl: imports.queueUrl, exportsQueueUrl: exports.queueUrl, dynamoEndpoint: dynamo.endpoint, tableName, positionFile },
-        { onStreamError: opts.onStreamError, onQueueError: opts.onQueueError },
-      );
-      imports = { ...imports, worker: thread.imports, stop: thread.stop };
-      exports = { ...exports, worker: thread.exports, stop: thread.stop };
-      ({ poller, sweeper, deliveries: queueWorker } = thread);
-    } else {
-      // One slow endpoint holds at most its own share of the worker (docs/webhooks.md).
-      queueWorker = startQueueWorker({ endpoint: queueEndpoint, queueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: opts.onQueueError });
-
-      // Imports: S3 bucket (presigned upload URLs on 127.0.0.1), import queue and worker, same fauxqs.
-      imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError });
-      // Import jobs that were queued or running when the service last stopped (their messages died
-      // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
-      // lease still held is the stopped process's: it is released and the job resumes at once.
-      await recoverImports({ releaseLeases: true });
-      // --- exports (contract §16): queue and worker on the same fauxqs; interrupted jobs start their file again.
-      exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError });
-      await recoverExports({ releaseLeases: true });
-      // --- end exports
-
-      // Pending deliveries whose queue message is gone (the queue above starts empty) are re-enqueued.
-      sweeper = startLocalSweeper({ onError: opts.onQueueError });
-      // With a data directory, the stream resumes after the last record handled before a restart.
-      poller = await startStreamPoller({ endpoint: dynamo.endpoint, tableName, handler: streamHandler, onError: opts.onStreamError, positionFile });
-    }
+    // The buckets, queues and their environment here (a workers thread copies this environment
+    // when it starts); jobs queued or running when the service last stopped (their messages died
+    // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
+    // lease still held is the stopped process's: it is released and the job resumes at once.
+    imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError, worker: false });
+    await recoverImports({ releaseLeases: true });
+    exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError, worker: false });
+    await recoverExports({ releaseLeases: true });
+    const resources = { queueEndpoint, deliveryQueueUrl: queueUrl, importsQueueUrl: imports.queueUrl, exportsQueueUrl: exports.queueUrl, dynamoEndpoint: dynamo.endpoint, tableName, positionFile };
+    const on = { onStreamError: opts.onStreamError, onQueueError: opts.onQueueError };
+    const workers = opts.workersInThread ? await startWorkersThread(resources, on) : await startBackgroundWorkers(resources, on);
+    imports = { ...imports, worker: workers.imports, stop: () => workers.imports.stop() };
+    exports = { ...exports, worker: workers.exports, stop: () => workers.exports.stop() };
+    ({ poller, sweeper, deliveries: queueWorker } = workers);
     // ---- inbound email (contract §11): SMTP on 127.0.0.1, the same processing as SES → S3 → Lambda.
     process.env.CRM_INBOUND_DOMAIN ??= 'inbound.localhost';
     const smtpPort = opts.smtpPort ?? (process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : opts.port ? DEFAULT_SMTP_PORT : 0);

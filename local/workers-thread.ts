@@ -6,24 +6,10 @@
  * (docs/performance.md, "Mixed load"). Messages: `drain` (poller | deliveries | imports | exports), `stop`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { handler as deliveryHandler } from '../functions/delivery/handler.js';
-import { handler as streamHandler } from '../functions/stream/handler.js';
-import { parseDeliveryRef } from '../shared/webhooks/queue.js';
-import { startExportWorker } from './exports.js';
-import { startImportWorker } from './imports.js';
-import { startQueueWorker } from './queue-worker.js';
-import { startStreamPoller } from './stream-poller.js';
-import { startLocalSweeper } from './webhook-sweeper.js';
+import { startBackgroundWorkers, type WorkerResources } from './background-workers.js';
 
-export interface WorkersThreadData {
+export interface WorkersThreadData extends WorkerResources {
   entry: string;
-  queueEndpoint: string;
-  deliveryQueueUrl: string;
-  importsQueueUrl: string;
-  exportsQueueUrl: string;
-  dynamoEndpoint: string;
-  tableName: string;
-  positionFile?: string;
 }
 
 export type WorkersMessage = { type: 'drain'; id: number; what: 'poller' | 'deliveries' | 'imports' | 'exports'; timeoutMs?: number } | { type: 'stop'; id: number };
@@ -33,23 +19,15 @@ const data = workerData as WorkersThreadData;
 const port = parentPort!;
 const report = (what: 'stream' | 'queue') => (e: unknown) => port.postMessage({ type: 'error', what, message: e instanceof Error ? e.message : String(e) } satisfies WorkersReply);
 
-const deliveries = startQueueWorker({ endpoint: data.queueEndpoint, queueUrl: data.deliveryQueueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: report('queue') });
-const imports = startImportWorker(data.queueEndpoint, data.importsQueueUrl, { onError: report('queue') });
-const exports = startExportWorker(data.queueEndpoint, data.exportsQueueUrl, { onError: report('queue') });
-const sweeper = startLocalSweeper({ onError: report('queue') });
-const poller = await startStreamPoller({ endpoint: data.dynamoEndpoint, tableName: data.tableName, handler: streamHandler, onError: report('stream'), positionFile: data.positionFile });
+const workers = await startBackgroundWorkers(data, { onStreamError: report('stream'), onQueueError: report('queue') });
 
 port.on('message', (message: WorkersMessage) => {
   const run = async () => {
     if (message.type === 'stop') {
-      await poller.stop();
-      await sweeper.stop();
-      await deliveries.stop();
-      await imports.stop();
-      await exports.stop();
+      await workers.stop();
       return;
     }
-    await { poller, deliveries, imports, exports }[message.what].drain(message.timeoutMs);
+    await { poller: workers.poller, deliveries: workers.deliveries, imports: workers.imports, exports: workers.exports }[message.what].drain(message.timeoutMs);
   };
   run().then(
     () => port.postMessage({ type: 'done', id: message.id } satisfies WorkersReply),
