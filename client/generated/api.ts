@@ -130,6 +130,188 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/companies-batch-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create 1 to 100 companies in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/companies-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.conflict`.
+         */
+        post: operations["companies-batch-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update 1 to 100 companies in one call (partial, as `companies-update`)
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `companies.duplicate_in_batch` on the later item; `action` is `unchanged` when the company already held every value sent.
+         *
+         *     Called as `POST /api/companies-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`.
+         */
+        post: operations["companies-batch-update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete 1 to 100 companies in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `companies.duplicate_in_batch` on the later item.
+         *
+         *     Called as `POST /api/companies-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`.
+         */
+        post: operations["companies-batch-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get 1 to 100 companies by id in one call
+         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not companies of the account. An id that is not a UUID is `companies.invalid_id` for the whole call.
+         *
+         *     Called as `POST /api/companies-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`.
+         */
+        post: operations["companies-batch-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies-batch-upsert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update 1 to 100 companies matched by `domain` (without case)
+         * @description As an upsert import: an item whose `domain` matches a company of the account (several: the most recently created) updates it with the item's fields (the stored spelling of `domain` stays); otherwise a company is created. An item without `domain` is `companies.invalid_request`; a key that occurs again later in the call is `companies.duplicate_in_batch` on the later item. Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/companies-batch-upsert` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.conflict`.
+         */
+        post: operations["companies-batch-upsert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a company from the trash
+         * @description Brings a deleted company back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `company.restored` (body as `company.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `companies.not_found`.
+         *
+         *     Called as `POST /api/companies-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`.
+         */
+        post: operations["companies-restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies-merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a duplicate company into another
+         * @description The primary keeps its non-empty fields and takes the secondary's where its own are empty; `tags` are the union (the primary's first); `custom_fields` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (contacts', projects' and activities' `company_id`): the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). Events: `company.updated` for the primary (with `previous_attributes`), `company.deleted` for the secondary, `*.updated` for every re-pointed record, and `company.merged` (`data` the primary, `merged_id` the secondary's id). The same id twice: `companies.invalid_request`; either missing: `companies.not_found`.
+         *
+         *     Called as `POST /api/companies-merge` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.conflict`.
+         */
+        post: operations["companies-merge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/contacts-list": {
         parameters: {
             query?: never;
@@ -254,6 +436,188 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
          */
         post: operations["contacts-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-batch-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create 1 to 100 contacts in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/contacts-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.conflict`.
+         */
+        post: operations["contacts-batch-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update 1 to 100 contacts in one call (partial, as `contacts-update`)
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `contacts.duplicate_in_batch` on the later item; `action` is `unchanged` when the contact already held every value sent.
+         *
+         *     Called as `POST /api/contacts-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`.
+         */
+        post: operations["contacts-batch-update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete 1 to 100 contacts in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `contacts.duplicate_in_batch` on the later item.
+         *
+         *     Called as `POST /api/contacts-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`.
+         */
+        post: operations["contacts-batch-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get 1 to 100 contacts by id in one call
+         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not contacts of the account. An id that is not a UUID is `contacts.invalid_id` for the whole call.
+         *
+         *     Called as `POST /api/contacts-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`.
+         */
+        post: operations["contacts-batch-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-batch-upsert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update 1 to 100 contacts matched by `email` (without case)
+         * @description As an upsert import: an item whose `email` matches a contact of the account (several: the most recently created) updates it with the item's fields (the stored spelling of `email` stays); otherwise a contact is created. An item without `email` is `contacts.invalid_request`; a key that occurs again later in the call is `contacts.duplicate_in_batch` on the later item. Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/contacts-batch-upsert` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.conflict`.
+         */
+        post: operations["contacts-batch-upsert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a contact from the trash
+         * @description Brings a deleted contact back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `contact.restored` (body as `contact.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `contacts.not_found`.
+         *
+         *     Called as `POST /api/contacts-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
+         */
+        post: operations["contacts-restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a duplicate contact into another
+         * @description The primary keeps its non-empty fields and takes the secondary's where its own are empty; `tags` are the union (the primary's first); `custom_fields` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (activities' and projects' `contact_ids`, inbound emails' `matched_contact_ids`): the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). Events: `contact.updated` for the primary (with `previous_attributes`), `contact.deleted` for the secondary, `*.updated` for every re-pointed record, and `contact.merged` (`data` the primary, `merged_id` the secondary's id). The same id twice: `contacts.invalid_request`; either missing: `contacts.not_found`.
+         *
+         *     Called as `POST /api/contacts-merge` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.conflict`.
+         */
+        post: operations["contacts-merge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -390,6 +754,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sources-batch-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create 1 to 100 sources in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/sources-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.conflict`.
+         */
+        post: operations["sources-batch-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sources-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update 1 to 100 sources in one call (partial, as `sources-update`)
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `sources.duplicate_in_batch` on the later item; `action` is `unchanged` when the lead source already held every value sent.
+         *
+         *     Called as `POST /api/sources-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`.
+         */
+        post: operations["sources-batch-update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sources-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete 1 to 100 sources in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `sources.duplicate_in_batch` on the later item.
+         *
+         *     Called as `POST /api/sources-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`.
+         */
+        post: operations["sources-batch-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sources-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get 1 to 100 sources by id in one call
+         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not sources of the account. An id that is not a UUID is `sources.invalid_id` for the whole call.
+         *
+         *     Called as `POST /api/sources-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `sources:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`.
+         */
+        post: operations["sources-batch-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects-list": {
         parameters: {
             query?: never;
@@ -520,6 +988,136 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects-batch-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create 1 to 100 projects in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/projects-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.conflict`.
+         */
+        post: operations["projects-batch-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update 1 to 100 projects in one call (partial, as `projects-update`)
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `projects.duplicate_in_batch` on the later item; `action` is `unchanged` when the project already held every value sent.
+         *
+         *     Called as `POST /api/projects-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`.
+         */
+        post: operations["projects-batch-update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete 1 to 100 projects in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `projects.duplicate_in_batch` on the later item.
+         *
+         *     Called as `POST /api/projects-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`.
+         */
+        post: operations["projects-batch-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get 1 to 100 projects by id in one call
+         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not projects of the account. An id that is not a UUID is `projects.invalid_id` for the whole call.
+         *
+         *     Called as `POST /api/projects-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`.
+         */
+        post: operations["projects-batch-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a project from the trash
+         * @description Brings a deleted project back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `project.restored` (body as `project.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `projects.not_found`.
+         *
+         *     Called as `POST /api/projects-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
+         */
+        post: operations["projects-restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/activities-list": {
         parameters: {
             query?: never;
@@ -644,6 +1242,136 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
          */
         post: operations["activities-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-batch-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create 1 to 100 activities in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
+         *
+         *     Called as `POST /api/activities-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.conflict`.
+         */
+        post: operations["activities-batch-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update 1 to 100 activities in one call (partial, as `activities-update`)
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `activities.duplicate_in_batch` on the later item; `action` is `unchanged` when the activity already held every value sent.
+         *
+         *     Called as `POST /api/activities-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`.
+         */
+        post: operations["activities-batch-update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete 1 to 100 activities in one call
+         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `activities.duplicate_in_batch` on the later item.
+         *
+         *     Called as `POST /api/activities-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`.
+         */
+        post: operations["activities-batch-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get 1 to 100 activities by id in one call
+         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not activities of the account. An id that is not a UUID is `activities.invalid_id` for the whole call.
+         *
+         *     Called as `POST /api/activities-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`.
+         */
+        post: operations["activities-batch-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a activity from the trash
+         * @description Brings a deleted activity back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `activity.restored` (body as `activity.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `activities.not_found`.
+         *
+         *     Called as `POST /api/activities-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
+         */
+        post: operations["activities-restore"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1034,6 +1762,32 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.endpoint_inactive`.
          */
         post: operations["webhooks-recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks-replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an endpoint the log's events of a time range again, as new deliveries
+         * @description Every retained event of the account whose `timestamp` is in [`since`, `until`) (`until` defaults to now), whose name the endpoint subscribes to (and within `types`), is sent to the endpoint as a new delivery — including events raised while it was disabled or before it existed. The body is the event as first raised (same `id`), so receivers dedupe by it. Returns `{ queued: n }`. An inactive endpoint is `webhooks.endpoint_inactive`: enable it first.
+         *
+         *     Called as `POST /api/webhooks-replay` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.endpoint_inactive`.
+         */
+        post: operations["webhooks-replay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1508,760 +2262,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/webhooks-replay": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send an endpoint the log's events of a time range again, as new deliveries
-         * @description Every retained event of the account whose `timestamp` is in [`since`, `until`) (`until` defaults to now), whose name the endpoint subscribes to (and within `types`), is sent to the endpoint as a new delivery — including events raised while it was disabled or before it existed. The body is the event as first raised (same `id`), so receivers dedupe by it. Returns `{ queued: n }`. An inactive endpoint is `webhooks.endpoint_inactive`: enable it first.
-         *
-         *     Called as `POST /api/webhooks-replay` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `webhooks:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `webhooks.invalid_request`, `webhooks.internal`, `webhooks.invalid_id`, `webhooks.not_found`, `webhooks.endpoint_inactive`.
-         */
-        post: operations["webhooks-replay"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-batch-create": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create 1 to 100 companies in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/companies-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.conflict`.
-         */
-        post: operations["companies-batch-create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Update 1 to 100 companies in one call (partial, as `companies-update`)
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `companies.duplicate_in_batch` on the later item; `action` is `unchanged` when the company already held every value sent.
-         *
-         *     Called as `POST /api/companies-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`.
-         */
-        post: operations["companies-batch-update"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete 1 to 100 companies in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `companies.duplicate_in_batch` on the later item.
-         *
-         *     Called as `POST /api/companies-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`.
-         */
-        post: operations["companies-batch-delete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Get 1 to 100 companies by id in one call
-         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not companies of the account. An id that is not a UUID is `companies.invalid_id` for the whole call.
-         *
-         *     Called as `POST /api/companies-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`.
-         */
-        post: operations["companies-batch-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-batch-upsert": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create or update 1 to 100 companies matched by `domain` (without case)
-         * @description As an upsert import: an item whose `domain` matches a company of the account (several: the most recently created) updates it with the item's fields (the stored spelling of `domain` stays); otherwise a company is created. An item without `domain` is `companies.invalid_request`; a key that occurs again later in the call is `companies.duplicate_in_batch` on the later item. Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/companies-batch-upsert` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.conflict`.
-         */
-        post: operations["companies-batch-upsert"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-batch-create": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create 1 to 100 contacts in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/contacts-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.conflict`.
-         */
-        post: operations["contacts-batch-create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Update 1 to 100 contacts in one call (partial, as `contacts-update`)
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `contacts.duplicate_in_batch` on the later item; `action` is `unchanged` when the contact already held every value sent.
-         *
-         *     Called as `POST /api/contacts-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`.
-         */
-        post: operations["contacts-batch-update"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete 1 to 100 contacts in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `contacts.duplicate_in_batch` on the later item.
-         *
-         *     Called as `POST /api/contacts-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`.
-         */
-        post: operations["contacts-batch-delete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Get 1 to 100 contacts by id in one call
-         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not contacts of the account. An id that is not a UUID is `contacts.invalid_id` for the whole call.
-         *
-         *     Called as `POST /api/contacts-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`.
-         */
-        post: operations["contacts-batch-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-batch-upsert": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create or update 1 to 100 contacts matched by `email` (without case)
-         * @description As an upsert import: an item whose `email` matches a contact of the account (several: the most recently created) updates it with the item's fields (the stored spelling of `email` stays); otherwise a contact is created. An item without `email` is `contacts.invalid_request`; a key that occurs again later in the call is `contacts.duplicate_in_batch` on the later item. Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/contacts-batch-upsert` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.conflict`.
-         */
-        post: operations["contacts-batch-upsert"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sources-batch-create": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create 1 to 100 sources in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/sources-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.conflict`.
-         */
-        post: operations["sources-batch-create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sources-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Update 1 to 100 sources in one call (partial, as `sources-update`)
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `sources.duplicate_in_batch` on the later item; `action` is `unchanged` when the lead source already held every value sent.
-         *
-         *     Called as `POST /api/sources-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`.
-         */
-        post: operations["sources-batch-update"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sources-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete 1 to 100 sources in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `sources.duplicate_in_batch` on the later item.
-         *
-         *     Called as `POST /api/sources-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `sources:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`.
-         */
-        post: operations["sources-batch-delete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/sources-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Get 1 to 100 sources by id in one call
-         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not sources of the account. An id that is not a UUID is `sources.invalid_id` for the whole call.
-         *
-         *     Called as `POST /api/sources-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `sources:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_id`.
-         */
-        post: operations["sources-batch-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects-batch-create": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create 1 to 100 projects in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/projects-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.conflict`.
-         */
-        post: operations["projects-batch-create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Update 1 to 100 projects in one call (partial, as `projects-update`)
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `projects.duplicate_in_batch` on the later item; `action` is `unchanged` when the project already held every value sent.
-         *
-         *     Called as `POST /api/projects-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`.
-         */
-        post: operations["projects-batch-update"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete 1 to 100 projects in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `projects.duplicate_in_batch` on the later item.
-         *
-         *     Called as `POST /api/projects-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`.
-         */
-        post: operations["projects-batch-delete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Get 1 to 100 projects by id in one call
-         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not projects of the account. An id that is not a UUID is `projects.invalid_id` for the whole call.
-         *
-         *     Called as `POST /api/projects-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`.
-         */
-        post: operations["projects-batch-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/activities-batch-create": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create 1 to 100 activities in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. Send `Idempotency-Key` to make a retry safe.
-         *
-         *     Called as `POST /api/activities-batch-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.conflict`.
-         */
-        post: operations["activities-batch-create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/activities-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Update 1 to 100 activities in one call (partial, as `activities-update`)
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id that occurs again later in the call is `activities.duplicate_in_batch` on the later item; `action` is `unchanged` when the activity already held every value sent.
-         *
-         *     Called as `POST /api/activities-batch-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`.
-         */
-        post: operations["activities-batch-update"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/activities-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Delete 1 to 100 activities in one call
-         * @description Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. Every landed item raises its usual event. An id given twice is `activities.duplicate_in_batch` on the later item.
-         *
-         *     Called as `POST /api/activities-batch-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`.
-         */
-        post: operations["activities-batch-delete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/activities-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Get 1 to 100 activities by id in one call
-         * @description Answers `{ items, not_found }`: the records in input order, and the ids that are not activities of the account. An id that is not a UUID is `activities.invalid_id` for the whole call.
-         *
-         *     Called as `POST /api/activities-batch-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`.
-         */
-        post: operations["activities-batch-get"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restore a company from the trash
-         * @description Brings a deleted company back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `company.restored` (body as `company.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `companies.not_found`.
-         *
-         *     Called as `POST /api/companies-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`.
-         */
-        post: operations["companies-restore"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/companies-merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Merge a duplicate company into another
-         * @description The primary keeps its non-empty fields and takes the secondary's where its own are empty; `tags` are the union (the primary's first); `custom_fields` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (contacts', projects' and activities' `company_id`): the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). Events: `company.updated` for the primary (with `previous_attributes`), `company.deleted` for the secondary, `*.updated` for every re-pointed record, and `company.merged` (`data` the primary, `merged_id` the secondary's id). The same id twice: `companies.invalid_request`; either missing: `companies.not_found`.
-         *
-         *     Called as `POST /api/companies-merge` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.conflict`.
-         */
-        post: operations["companies-merge"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restore a contact from the trash
-         * @description Brings a deleted contact back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `contact.restored` (body as `contact.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `contacts.not_found`.
-         *
-         *     Called as `POST /api/contacts-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`.
-         */
-        post: operations["contacts-restore"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/contacts-merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Merge a duplicate contact into another
-         * @description The primary keeps its non-empty fields and takes the secondary's where its own are empty; `tags` are the union (the primary's first); `custom_fields` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (activities' and projects' `contact_ids`, inbound emails' `matched_contact_ids`): the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). Events: `contact.updated` for the primary (with `previous_attributes`), `contact.deleted` for the secondary, `*.updated` for every re-pointed record, and `contact.merged` (`data` the primary, `merged_id` the secondary's id). The same id twice: `contacts.invalid_request`; either missing: `contacts.not_found`.
-         *
-         *     Called as `POST /api/contacts-merge` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.conflict`.
-         */
-        post: operations["contacts-merge"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/projects-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restore a project from the trash
-         * @description Brings a deleted project back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `project.restored` (body as `project.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `projects.not_found`.
-         *
-         *     Called as `POST /api/projects-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
-         */
-        post: operations["projects-restore"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/activities-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Restore a activity from the trash
-         * @description Brings a deleted activity back with its id, fields, `created_at` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their `*.updated` events). Raises `activity.restored` (body as `activity.created`). Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): `activities.not_found`.
-         *
-         *     Called as `POST /api/activities-restore` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
-         *
-         *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
-         *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
-         */
-        post: operations["activities-restore"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/trash-list": {
         parameters: {
             query?: never;
@@ -2616,6 +2616,21 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        Deleted: {
+            /**
+             * @description Always true on success
+             * @constant
+             */
+            deleted: true;
+        };
+        IdInput: {
+            /**
+             * Format: uuid
+             * @description Id of the record
+             * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+             */
+            id: string;
+        };
         Company: {
             /**
              * Format: uuid
@@ -2940,6 +2955,265 @@ export interface components {
             custom_fields?: {
                 [key: string]: unknown;
             };
+        };
+        CompanyBatchCreateInput: {
+            /** @description 1 to 100 create bodies, as `companies-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["CompanyCreateInput"][];
+        };
+        CompanyBatchUpdateInput: {
+            /** @description 1 to 100 update bodies (`id` and the fields to change), as `companies-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["CompanyUpdateInput"][];
+        };
+        CompanyBatchResults: {
+            /** @description One result per item, in input order */
+            results: ({
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: true;
+                /**
+                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
+                 * @enum {string}
+                 */
+                action: "created" | "updated" | "unchanged" | "deleted";
+                /** @description The record as the single operation returns it (absent on delete) */
+                record?: {
+                    /**
+                     * Format: uuid
+                     * @description Unique identifier (lowercase UUID)
+                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+                     */
+                    id: string;
+                    /**
+                     * Format: uuid
+                     * @description Account the record belongs to
+                     * @example 00000000-0000-4000-8000-000000000001
+                     */
+                    account_id: string;
+                    /**
+                     * Format: uuid
+                     * @description User who created it
+                     * @example 00000000-0000-4000-8000-000000000002
+                     */
+                    created_by: string;
+                    /**
+                     * @description Company name (required on create, 1–200 characters)
+                     * @example Analytical Engines Ltd
+                     */
+                    name: string;
+                    /**
+                     * @description Primary domain
+                     * @example analytical-engines.example
+                     */
+                    domain: string;
+                    /**
+                     * @description Industry
+                     * @example Computing
+                     */
+                    industry: string;
+                    /**
+                     * @description Free text, at most 10,000 characters
+                     * @example Key account since 1842.
+                     */
+                    notes: string;
+                    /**
+                     * @description Phone number
+                     * @example +44 20 7946 0000
+                     */
+                    phone: string;
+                    /**
+                     * @description Website ("" or an http(s) URL of at most 2,048 characters)
+                     * @example https://analytical-engines.example
+                     */
+                    website: string;
+                    /**
+                     * @description Social-network profile URL ("" or an http(s) URL)
+                     * @example https://social.example/analytical-engines
+                     */
+                    social_url: string;
+                    /**
+                     * @description Street address
+                     * @example 12 St James Square
+                     */
+                    address: string;
+                    /**
+                     * @description City
+                     * @example London
+                     */
+                    city: string;
+                    /**
+                     * @description State or province
+                     * @example Greater London
+                     */
+                    state: string;
+                    /**
+                     * @description ZIP or postal code
+                     * @example SW1Y 4JH
+                     */
+                    zip_code: string;
+                    /**
+                     * @description Country
+                     * @example United Kingdom
+                     */
+                    country: string;
+                    /**
+                     * @description Number of employees (null, or an integer ≥ 0)
+                     * @example 120
+                     */
+                    employee_count: number | null;
+                    /**
+                     * @description Annual revenue in cents (null, or an integer ≥ 0)
+                     * @example 1250000000
+                     */
+                    annual_revenue: number | null;
+                    /**
+                     * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
+                     * @example [
+                     *       "enterprise"
+                     *     ]
+                     */
+                    tags: string[];
+                    /**
+                     * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
+                     * @example {
+                     *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "EMEA"
+                     *     }
+                     */
+                    custom_fields: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description Creation timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    created_at: string;
+                    /**
+                     * Format: date-time
+                     * @description Last update timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    updated_at: string;
+                };
+            } | {
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: false;
+                error: {
+                    /**
+                     * @description The code the single operation would give, or `companies.duplicate_in_batch`: `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_id`, `companies.not_found`, `companies.duplicate_in_batch`
+                     * @example companies.invalid_request
+                     */
+                    code: string;
+                    message: string;
+                    details?: {
+                        path: string;
+                        message: string;
+                    }[];
+                };
+            })[];
+        };
+        CompanyBatchGetResult: {
+            /** @description The records found, in input order (an id given twice is answered once) */
+            items: components["schemas"]["Company"][];
+            /** @description Ids that are not records of the account, in input order */
+            not_found: string[];
+        };
+        CompanyBatchUpsertInput: {
+            /** @description 1 to 100 create bodies with `domain` (the key matched without case); otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: {
+                /**
+                 * @description Company name (required on create, 1–200 characters)
+                 * @example Analytical Engines Ltd
+                 */
+                name?: string;
+                /**
+                 * @description Primary domain
+                 * @example analytical-engines.example
+                 */
+                domain?: string;
+                /**
+                 * @description Industry
+                 * @example Computing
+                 */
+                industry?: string;
+                /**
+                 * @description Free text, at most 10,000 characters
+                 * @example Key account since 1842.
+                 */
+                notes?: string;
+                /**
+                 * @description Phone number
+                 * @example +44 20 7946 0000
+                 */
+                phone?: string;
+                /**
+                 * @description Website ("" or an http(s) URL of at most 2,048 characters)
+                 * @example https://analytical-engines.example
+                 */
+                website?: string;
+                /**
+                 * @description Social-network profile URL ("" or an http(s) URL)
+                 * @example https://social.example/analytical-engines
+                 */
+                social_url?: string;
+                /**
+                 * @description Street address
+                 * @example 12 St James Square
+                 */
+                address?: string;
+                /**
+                 * @description City
+                 * @example London
+                 */
+                city?: string;
+                /**
+                 * @description State or province
+                 * @example Greater London
+                 */
+                state?: string;
+                /**
+                 * @description ZIP or postal code
+                 * @example SW1Y 4JH
+                 */
+                zip_code?: string;
+                /**
+                 * @description Country
+                 * @example United Kingdom
+                 */
+                country?: string;
+                /**
+                 * @description Number of employees (null, or an integer ≥ 0)
+                 * @example 120
+                 */
+                employee_count?: number | null;
+                /**
+                 * @description Annual revenue in cents (null, or an integer ≥ 0)
+                 * @example 1250000000
+                 */
+                annual_revenue?: number | null;
+                /**
+                 * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
+                 * @example [
+                 *       "enterprise"
+                 *     ]
+                 */
+                tags?: string[];
+                /**
+                 * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
+                 * @example {
+                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "EMEA"
+                 *     }
+                 */
+                custom_fields?: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
+        BatchIdsInput: {
+            /** @description 1 to 100 record ids; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            ids: string[];
         };
         Contact: {
             /**
@@ -3273,6 +3547,263 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        ContactBatchCreateInput: {
+            /** @description 1 to 100 create bodies, as `contacts-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["ContactCreateInput"][];
+        };
+        ContactBatchUpdateInput: {
+            /** @description 1 to 100 update bodies (`id` and the fields to change), as `contacts-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["ContactUpdateInput"][];
+        };
+        ContactBatchResults: {
+            /** @description One result per item, in input order */
+            results: ({
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: true;
+                /**
+                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
+                 * @enum {string}
+                 */
+                action: "created" | "updated" | "unchanged" | "deleted";
+                /** @description The record as the single operation returns it (absent on delete) */
+                record?: {
+                    /**
+                     * Format: uuid
+                     * @description Unique identifier (lowercase UUID)
+                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+                     */
+                    id: string;
+                    /**
+                     * Format: uuid
+                     * @description Account the record belongs to
+                     * @example 00000000-0000-4000-8000-000000000001
+                     */
+                    account_id: string;
+                    /**
+                     * Format: uuid
+                     * @description User who created it
+                     * @example 00000000-0000-4000-8000-000000000002
+                     */
+                    created_by: string;
+                    /**
+                     * @description First name (required on create, 1–200 characters)
+                     * @example Ada
+                     */
+                    first_name: string;
+                    /**
+                     * @description Last name
+                     * @example Lovelace
+                     */
+                    last_name: string;
+                    /**
+                     * @description Email address ("" or a valid address of at most 254 characters)
+                     * @example ada@example.com
+                     */
+                    email: string;
+                    /**
+                     * @description Phone number
+                     * @example +1 (555) 123-4567
+                     */
+                    phone: string;
+                    /**
+                     * @description Company the contact works for (a company of the account), or null
+                     * @example 9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b
+                     */
+                    company_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the company
+                     * @example Analytical Engines Ltd
+                     */
+                    company_name: string;
+                    /**
+                     * @description Job title
+                     * @example Head of Research
+                     */
+                    job_title: string;
+                    /**
+                     * @description Street address
+                     * @example 12 St James Square
+                     */
+                    address: string;
+                    /**
+                     * @description City
+                     * @example London
+                     */
+                    city: string;
+                    /**
+                     * @description State or province
+                     * @example Greater London
+                     */
+                    state: string;
+                    /**
+                     * @description ZIP or postal code
+                     * @example SW1Y 4JH
+                     */
+                    zip_code: string;
+                    /**
+                     * @description Country
+                     * @example United Kingdom
+                     */
+                    country: string;
+                    /**
+                     * @description Free text, at most 10,000 characters
+                     * @example Met at the 1843 conference.
+                     */
+                    notes: string;
+                    /**
+                     * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
+                     * @example [
+                     *       "vip",
+                     *       "newsletter"
+                     *     ]
+                     */
+                    tags: string[];
+                    /**
+                     * @description Lead source (a source of the account), or null
+                     * @example 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+                     */
+                    source_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the lead source
+                     * @example Conference
+                     */
+                    source_name: string;
+                    /**
+                     * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
+                     * @example {
+                     *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "Gold"
+                     *     }
+                     */
+                    custom_fields: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description Creation timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    created_at: string;
+                    /**
+                     * Format: date-time
+                     * @description Last update timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    updated_at: string;
+                };
+            } | {
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: false;
+                error: {
+                    /**
+                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
+                     * @example contacts.invalid_request
+                     */
+                    code: string;
+                    message: string;
+                    details?: {
+                        path: string;
+                        message: string;
+                    }[];
+                };
+            })[];
+        };
+        ContactBatchGetResult: {
+            /** @description The records found, in input order (an id given twice is answered once) */
+            items: components["schemas"]["Contact"][];
+            /** @description Ids that are not records of the account, in input order */
+            not_found: string[];
+        };
+        ContactBatchUpsertInput: {
+            /** @description 1 to 100 create bodies with `email` (the key matched without case); otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: {
+                /**
+                 * @description First name (required on create, 1–200 characters)
+                 * @example Ada
+                 */
+                first_name?: string;
+                /**
+                 * @description Last name
+                 * @example Lovelace
+                 */
+                last_name?: string;
+                /**
+                 * @description Email address ("" or a valid address of at most 254 characters)
+                 * @example ada@example.com
+                 */
+                email?: string;
+                /**
+                 * @description Phone number
+                 * @example +1 (555) 123-4567
+                 */
+                phone?: string;
+                /**
+                 * @description Company the contact works for (a company of the account), or null
+                 * @example 9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b
+                 */
+                company_id?: string | null;
+                /**
+                 * @description Job title
+                 * @example Head of Research
+                 */
+                job_title?: string;
+                /**
+                 * @description Street address
+                 * @example 12 St James Square
+                 */
+                address?: string;
+                /**
+                 * @description City
+                 * @example London
+                 */
+                city?: string;
+                /**
+                 * @description State or province
+                 * @example Greater London
+                 */
+                state?: string;
+                /**
+                 * @description ZIP or postal code
+                 * @example SW1Y 4JH
+                 */
+                zip_code?: string;
+                /**
+                 * @description Country
+                 * @example United Kingdom
+                 */
+                country?: string;
+                /**
+                 * @description Free text, at most 10,000 characters
+                 * @example Met at the 1843 conference.
+                 */
+                notes?: string;
+                /**
+                 * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
+                 * @example [
+                 *       "vip",
+                 *       "newsletter"
+                 *     ]
+                 */
+                tags?: string[];
+                /**
+                 * @description Lead source (a source of the account), or null
+                 * @example 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+                 */
+                source_id?: string | null;
+                /**
+                 * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
+                 * @example {
+                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "Gold"
+                 *     }
+                 */
+                custom_fields?: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
         Source: {
             /**
              * Format: uuid
@@ -3342,6 +3873,89 @@ export interface components {
              * @example Conference
              */
             name?: string;
+        };
+        SourceBatchCreateInput: {
+            /** @description 1 to 100 create bodies, as `sources-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["SourceCreateInput"][];
+        };
+        SourceBatchUpdateInput: {
+            /** @description 1 to 100 update bodies (`id` and the fields to change), as `sources-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["SourceUpdateInput"][];
+        };
+        SourceBatchResults: {
+            /** @description One result per item, in input order */
+            results: ({
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: true;
+                /**
+                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
+                 * @enum {string}
+                 */
+                action: "created" | "updated" | "unchanged" | "deleted";
+                /** @description The record as the single operation returns it (absent on delete) */
+                record?: {
+                    /**
+                     * Format: uuid
+                     * @description Unique identifier (lowercase UUID)
+                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+                     */
+                    id: string;
+                    /**
+                     * Format: uuid
+                     * @description Account the record belongs to
+                     * @example 00000000-0000-4000-8000-000000000001
+                     */
+                    account_id: string;
+                    /**
+                     * Format: uuid
+                     * @description User who created it
+                     * @example 00000000-0000-4000-8000-000000000002
+                     */
+                    created_by: string;
+                    /**
+                     * @description Name of the lead source (required, 1–200 characters)
+                     * @example Conference
+                     */
+                    name: string;
+                    /**
+                     * Format: date-time
+                     * @description Creation timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    created_at: string;
+                    /**
+                     * Format: date-time
+                     * @description Last update timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    updated_at: string;
+                };
+            } | {
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: false;
+                error: {
+                    /**
+                     * @description The code the single operation would give, or `sources.duplicate_in_batch`: `sources.invalid_request`, `sources.internal`, `sources.name_required`, `sources.conflict`, `sources.invalid_id`, `sources.not_found`, `sources.duplicate_in_batch`
+                     * @example sources.invalid_request
+                     */
+                    code: string;
+                    message: string;
+                    details?: {
+                        path: string;
+                        message: string;
+                    }[];
+                };
+            })[];
+        };
+        SourceBatchGetResult: {
+            /** @description The records found, in input order (an id given twice is answered once) */
+            items: components["schemas"]["Source"][];
+            /** @description Ids that are not records of the account, in input order */
+            not_found: string[];
         };
         Project: {
             /**
@@ -3639,6 +4253,163 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        ProjectBatchCreateInput: {
+            /** @description 1 to 100 create bodies, as `projects-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["ProjectCreateInput"][];
+        };
+        ProjectBatchUpdateInput: {
+            /** @description 1 to 100 update bodies (`id` and the fields to change), as `projects-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["ProjectUpdateInput"][];
+        };
+        ProjectBatchResults: {
+            /** @description One result per item, in input order */
+            results: ({
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: true;
+                /**
+                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
+                 * @enum {string}
+                 */
+                action: "created" | "updated" | "unchanged" | "deleted";
+                /** @description The record as the single operation returns it (absent on delete) */
+                record?: {
+                    /**
+                     * Format: uuid
+                     * @description Unique identifier (lowercase UUID)
+                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+                     */
+                    id: string;
+                    /**
+                     * Format: uuid
+                     * @description Account the record belongs to
+                     * @example 00000000-0000-4000-8000-000000000001
+                     */
+                    account_id: string;
+                    /**
+                     * Format: uuid
+                     * @description User who created it
+                     * @example 00000000-0000-4000-8000-000000000002
+                     */
+                    created_by: string;
+                    /**
+                     * @description Project name (required on create, 1–200 characters)
+                     * @example Difference Engine No. 2
+                     */
+                    name: string;
+                    /**
+                     * @description Free text, at most 10,000 characters
+                     * @example Build and deliver the engine.
+                     */
+                    description: string;
+                    /**
+                     * @description open (default), completed or canceled; any transition is allowed
+                     * @example open
+                     * @enum {string}
+                     */
+                    status: "open" | "completed" | "canceled";
+                    /**
+                     * @description A pipeline step, free text of at most 100 characters
+                     * @example proposal
+                     */
+                    stage: string;
+                    /**
+                     * @description Value in cents (null, or an integer ≥ 0)
+                     * @example 1500000
+                     */
+                    amount: number | null;
+                    /**
+                     * @description "" or an ISO 4217 code (three upper-case letters)
+                     * @example GBP
+                     */
+                    currency: string;
+                    /**
+                     * @description Company of the project (a company of the account), or null
+                     * @example 9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b
+                     */
+                    company_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the company
+                     * @example Analytical Engines Ltd
+                     */
+                    company_name: string;
+                    /**
+                     * @description Contacts of the account on the project (at most 100, distinct)
+                     * @example [
+                     *       "3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b"
+                     *     ]
+                     */
+                    contact_ids: string[];
+                    /**
+                     * @description "" or YYYY-MM-DD
+                     * @example 2026-12-01
+                     */
+                    start_date: string;
+                    /**
+                     * @description "" or YYYY-MM-DD, not before start_date
+                     * @example 2027-03-31
+                     */
+                    due_date: string;
+                    /**
+                     * @description Read-only: when status left open; null while open
+                     * @example null
+                     */
+                    closed_at: string | null;
+                    /**
+                     * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
+                     * @example [
+                     *       "q1"
+                     *     ]
+                     */
+                    tags: string[];
+                    /**
+                     * @description Custom field values keyed by custom-field definition id (entity_type project), not by name; null removes a key on update
+                     * @example {
+                     *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "High"
+                     *     }
+                     */
+                    custom_fields: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * Format: date-time
+                     * @description Creation timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    created_at: string;
+                    /**
+                     * Format: date-time
+                     * @description Last update timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    updated_at: string;
+                };
+            } | {
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: false;
+                error: {
+                    /**
+                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
+                     * @example projects.invalid_request
+                     */
+                    code: string;
+                    message: string;
+                    details?: {
+                        path: string;
+                        message: string;
+                    }[];
+                };
+            })[];
+        };
+        ProjectBatchGetResult: {
+            /** @description The records found, in input order (an id given twice is answered once) */
+            items: components["schemas"]["Project"][];
+            /** @description Ids that are not records of the account, in input order */
+            not_found: string[];
+        };
         Activity: {
             /**
              * Format: uuid
@@ -3895,6 +4666,154 @@ export interface components {
              */
             project_id?: string | null;
         };
+        ActivityBatchCreateInput: {
+            /** @description 1 to 100 create bodies, as `activities-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["ActivityCreateInput"][];
+        };
+        ActivityBatchUpdateInput: {
+            /** @description 1 to 100 update bodies (`id` and the fields to change), as `activities-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
+            items: components["schemas"]["ActivityUpdateInput"][];
+        };
+        ActivityBatchResults: {
+            /** @description One result per item, in input order */
+            results: ({
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: true;
+                /**
+                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
+                 * @enum {string}
+                 */
+                action: "created" | "updated" | "unchanged" | "deleted";
+                /** @description The record as the single operation returns it (absent on delete) */
+                record?: {
+                    /**
+                     * Format: uuid
+                     * @description Unique identifier (lowercase UUID)
+                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+                     */
+                    id: string;
+                    /**
+                     * Format: uuid
+                     * @description Account the record belongs to
+                     * @example 00000000-0000-4000-8000-000000000001
+                     */
+                    account_id: string;
+                    /**
+                     * Format: uuid
+                     * @description User who created it
+                     * @example 00000000-0000-4000-8000-000000000002
+                     */
+                    created_by: string;
+                    /**
+                     * @description note, task, call, meeting or email (required on create, then read-only)
+                     * @example call
+                     * @enum {string}
+                     */
+                    type: "note" | "task" | "call" | "meeting" | "email";
+                    /**
+                     * @description Subject, at most 500 characters
+                     * @example Discovery call
+                     */
+                    subject: string;
+                    /**
+                     * @description Body, at most 65,536 characters
+                     * @example Discussed the rollout plan.
+                     */
+                    body: string;
+                    /**
+                     * Format: date-time
+                     * @description When it happened (ISO 8601); defaults to created_at
+                     * @example 2026-11-22T09:30:00.000Z
+                     */
+                    occurred_at: string;
+                    /**
+                     * @description Tasks only: null or when it is due
+                     * @example null
+                     */
+                    due_at: string | null;
+                    /**
+                     * @description Tasks only: whether it is done (default false)
+                     * @example false
+                     */
+                    completed: boolean;
+                    /**
+                     * @description Read-only: when completed turned true; null while not completed
+                     * @example null
+                     */
+                    completed_at: string | null;
+                    /**
+                     * @description Calls and emails only: "", inbound or outbound
+                     * @example outbound
+                     * @enum {string}
+                     */
+                    direction: "" | "inbound" | "outbound";
+                    /**
+                     * @description Calls and meetings only: null or 0–86,400 seconds
+                     * @example 900
+                     */
+                    duration_seconds: number | null;
+                    /**
+                     * @description Contacts of the account it concerns (at most 100, distinct)
+                     * @example [
+                     *       "3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b"
+                     *     ]
+                     */
+                    contact_ids: string[];
+                    /**
+                     * @description Company it concerns (a company of the account), or null
+                     * @example null
+                     */
+                    company_id: string | null;
+                    /**
+                     * @description Project it concerns (a project of the account), or null
+                     * @example null
+                     */
+                    project_id: string | null;
+                    /**
+                     * @description Read-only: the inbound email it was logged from, else null
+                     * @example null
+                     */
+                    inbound_email_id: string | null;
+                    /**
+                     * Format: date-time
+                     * @description Creation timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    created_at: string;
+                    /**
+                     * Format: date-time
+                     * @description Last update timestamp (ISO 8601 UTC)
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    updated_at: string;
+                };
+            } | {
+                /** @description Position of the item in the request */
+                index: number;
+                /** @constant */
+                ok: false;
+                error: {
+                    /**
+                     * @description The code the single operation would give, or `activities.duplicate_in_batch`: `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_id`, `activities.not_found`, `activities.duplicate_in_batch`
+                     * @example activities.invalid_request
+                     */
+                    code: string;
+                    message: string;
+                    details?: {
+                        path: string;
+                        message: string;
+                    }[];
+                };
+            })[];
+        };
+        ActivityBatchGetResult: {
+            /** @description The records found, in input order (an id given twice is answered once) */
+            items: components["schemas"]["Activity"][];
+            /** @description Ids that are not records of the account, in input order */
+            not_found: string[];
+        };
         CustomField: {
             /**
              * Format: uuid
@@ -3957,23 +4876,8 @@ export interface components {
              */
             updated_at: string;
         };
-        Deleted: {
-            /**
-             * @description Always true on success
-             * @constant
-             */
-            deleted: true;
-        };
         CustomFieldList: {
             items: components["schemas"]["CustomField"][];
-        };
-        IdInput: {
-            /**
-             * Format: uuid
-             * @description Id of the record
-             * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
-             */
-            id: string;
         };
         CustomFieldListInput: {
             /**
@@ -4149,110 +5053,25 @@ export interface components {
         WebhookRecovered: {
             queued: number;
         };
-        InboundEmail: {
+        WebhookReplayInput: {
             /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            account_id: string;
-            /** @description The Message-ID header without angle brackets ("" when the message had none) */
-            message_id: string;
-            /** @description The From address; null when the message had none */
-            from: {
-                /**
-                 * @description The address as written (case kept)
-                 * @example ada@acme.com
-                 */
-                address: string;
-                /**
-                 * @description The display name, "" when none
-                 * @example Ada Lovelace
-                 */
-                name: string;
-            } | null;
-            to: {
-                /**
-                 * @description The address as written (case kept)
-                 * @example ada@acme.com
-                 */
-                address: string;
-                /**
-                 * @description The display name, "" when none
-                 * @example Ada Lovelace
-                 */
-                name: string;
-            }[];
-            cc: {
-                /**
-                 * @description The address as written (case kept)
-                 * @example ada@acme.com
-                 */
-                address: string;
-                /**
-                 * @description The display name, "" when none
-                 * @example Ada Lovelace
-                 */
-                name: string;
-            }[];
-            subject: string;
-            /** @description The plain text (an HTML-only message gives the text of its HTML); at most 1 MB of UTF-8 */
-            text: string;
-            /** @description True when the text was longer than 1 MB and the rest was cut */
-            truncated: boolean;
-            /** @description Attachments' metadata (contents are not kept) */
-            attachments: {
-                filename: string;
-                content_type: string;
-                size_bytes: number;
-            }[];
-            /** @description The message's Date header; null when absent or unreadable */
-            sent_at: string | null;
+            endpoint_id: string;
             /**
              * Format: date-time
-             * @description When the service received the message
+             * @description Events whose timestamp is at or after this time
              */
-            received_at: string;
-            /** @description Size of the raw message */
-            size_bytes: number;
-            /** @description Contacts whose email is in From, To or Cc (at most 100) */
-            matched_contact_ids: string[];
-            /** @description The `email` activity logged on the matched contacts; null when none matched */
-            activity_id: string | null;
-            /** Format: date-time */
-            created_at: string;
-        };
-        InboundEmailPage: {
-            items: components["schemas"]["InboundEmail"][];
-            /** @description Pass as `cursor` for the next page; "" on the last page */
-            next_cursor: string;
-        };
-        InboundEmailListInput: {
+            since: string;
             /**
-             * Format: uuid
-             * @description Only emails matched to this contact
+             * Format: date-time
+             * @description Events whose timestamp is before this time (default: now)
              */
-            contact_id?: string;
-            /** @description The `next_cursor` of the previous page (opaque) */
-            cursor?: string;
-            /**
-             * @description Items per page, 1–100 (default 25)
-             * @example 25
-             */
-            limit?: number;
+            until?: string;
+            /** @description Only these event names (and only those the endpoint subscribes to) */
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
-        InboundAddress: {
-            /**
-             * @description The account's inbound address: `<key>@<CRM_INBOUND_DOMAIN>`, a random key of 24 characters, created once and stable
-             * @example k3v9q2m8x4t7w1z5r6y0p2h8@inbound.example.com
-             */
-            address: string;
-        };
-        InboundAddressInput: Record<string, never>;
-        InboundEmailDeleted: {
-            /**
-             * @description Always true on success
-             * @constant
-             */
-            deleted: true;
+        WebhookReplayed: {
+            /** @description New deliveries queued */
+            queued: number;
         };
         Import: {
             /**
@@ -4515,6 +5334,111 @@ export interface components {
             /** @default 25 */
             limit: number;
         };
+        InboundEmail: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            account_id: string;
+            /** @description The Message-ID header without angle brackets ("" when the message had none) */
+            message_id: string;
+            /** @description The From address; null when the message had none */
+            from: {
+                /**
+                 * @description The address as written (case kept)
+                 * @example ada@acme.com
+                 */
+                address: string;
+                /**
+                 * @description The display name, "" when none
+                 * @example Ada Lovelace
+                 */
+                name: string;
+            } | null;
+            to: {
+                /**
+                 * @description The address as written (case kept)
+                 * @example ada@acme.com
+                 */
+                address: string;
+                /**
+                 * @description The display name, "" when none
+                 * @example Ada Lovelace
+                 */
+                name: string;
+            }[];
+            cc: {
+                /**
+                 * @description The address as written (case kept)
+                 * @example ada@acme.com
+                 */
+                address: string;
+                /**
+                 * @description The display name, "" when none
+                 * @example Ada Lovelace
+                 */
+                name: string;
+            }[];
+            subject: string;
+            /** @description The plain text (an HTML-only message gives the text of its HTML); at most 1 MB of UTF-8 */
+            text: string;
+            /** @description True when the text was longer than 1 MB and the rest was cut */
+            truncated: boolean;
+            /** @description Attachments' metadata (contents are not kept) */
+            attachments: {
+                filename: string;
+                content_type: string;
+                size_bytes: number;
+            }[];
+            /** @description The message's Date header; null when absent or unreadable */
+            sent_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service received the message
+             */
+            received_at: string;
+            /** @description Size of the raw message */
+            size_bytes: number;
+            /** @description Contacts whose email is in From, To or Cc (at most 100) */
+            matched_contact_ids: string[];
+            /** @description The `email` activity logged on the matched contacts; null when none matched */
+            activity_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        InboundEmailPage: {
+            items: components["schemas"]["InboundEmail"][];
+            /** @description Pass as `cursor` for the next page; "" on the last page */
+            next_cursor: string;
+        };
+        InboundEmailListInput: {
+            /**
+             * Format: uuid
+             * @description Only emails matched to this contact
+             */
+            contact_id?: string;
+            /** @description The `next_cursor` of the previous page (opaque) */
+            cursor?: string;
+            /**
+             * @description Items per page, 1–100 (default 25)
+             * @example 25
+             */
+            limit?: number;
+        };
+        InboundAddress: {
+            /**
+             * @description The account's inbound address: `<key>@<CRM_INBOUND_DOMAIN>`, a random key of 24 characters, created once and stable
+             * @example k3v9q2m8x4t7w1z5r6y0p2h8@inbound.example.com
+             */
+            address: string;
+        };
+        InboundAddressInput: Record<string, never>;
+        InboundEmailDeleted: {
+            /**
+             * @description Always true on success
+             * @constant
+             */
+            deleted: true;
+        };
         ApiKey: {
             /**
              * Format: uuid
@@ -4650,930 +5574,6 @@ export interface components {
              * @example 25
              */
             limit?: number;
-        };
-        WebhookReplayInput: {
-            /** Format: uuid */
-            endpoint_id: string;
-            /**
-             * Format: date-time
-             * @description Events whose timestamp is at or after this time
-             */
-            since: string;
-            /**
-             * Format: date-time
-             * @description Events whose timestamp is before this time (default: now)
-             */
-            until?: string;
-            /** @description Only these event names (and only those the endpoint subscribes to) */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
-        };
-        WebhookReplayed: {
-            /** @description New deliveries queued */
-            queued: number;
-        };
-        CompanyBatchCreateInput: {
-            /** @description 1 to 100 create bodies, as `companies-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["CompanyCreateInput"][];
-        };
-        CompanyBatchUpdateInput: {
-            /** @description 1 to 100 update bodies (`id` and the fields to change), as `companies-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["CompanyUpdateInput"][];
-        };
-        CompanyBatchResults: {
-            /** @description One result per item, in input order */
-            results: ({
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: true;
-                /**
-                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
-                 * @enum {string}
-                 */
-                action: "created" | "updated" | "unchanged" | "deleted";
-                /** @description The record as the single operation returns it (absent on delete) */
-                record?: {
-                    /**
-                     * Format: uuid
-                     * @description Unique identifier (lowercase UUID)
-                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
-                     */
-                    id: string;
-                    /**
-                     * Format: uuid
-                     * @description Account the record belongs to
-                     * @example 00000000-0000-4000-8000-000000000001
-                     */
-                    account_id: string;
-                    /**
-                     * Format: uuid
-                     * @description User who created it
-                     * @example 00000000-0000-4000-8000-000000000002
-                     */
-                    created_by: string;
-                    /**
-                     * @description Company name (required on create, 1–200 characters)
-                     * @example Analytical Engines Ltd
-                     */
-                    name: string;
-                    /**
-                     * @description Primary domain
-                     * @example analytical-engines.example
-                     */
-                    domain: string;
-                    /**
-                     * @description Industry
-                     * @example Computing
-                     */
-                    industry: string;
-                    /**
-                     * @description Free text, at most 10,000 characters
-                     * @example Key account since 1842.
-                     */
-                    notes: string;
-                    /**
-                     * @description Phone number
-                     * @example +44 20 7946 0000
-                     */
-                    phone: string;
-                    /**
-                     * @description Website ("" or an http(s) URL of at most 2,048 characters)
-                     * @example https://analytical-engines.example
-                     */
-                    website: string;
-                    /**
-                     * @description Social-network profile URL ("" or an http(s) URL)
-                     * @example https://social.example/analytical-engines
-                     */
-                    social_url: string;
-                    /**
-                     * @description Street address
-                     * @example 12 St James Square
-                     */
-                    address: string;
-                    /**
-                     * @description City
-                     * @example London
-                     */
-                    city: string;
-                    /**
-                     * @description State or province
-                     * @example Greater London
-                     */
-                    state: string;
-                    /**
-                     * @description ZIP or postal code
-                     * @example SW1Y 4JH
-                     */
-                    zip_code: string;
-                    /**
-                     * @description Country
-                     * @example United Kingdom
-                     */
-                    country: string;
-                    /**
-                     * @description Number of employees (null, or an integer ≥ 0)
-                     * @example 120
-                     */
-                    employee_count: number | null;
-                    /**
-                     * @description Annual revenue in cents (null, or an integer ≥ 0)
-                     * @example 1250000000
-                     */
-                    annual_revenue: number | null;
-                    /**
-                     * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
-                     * @example [
-                     *       "enterprise"
-                     *     ]
-                     */
-                    tags: string[];
-                    /**
-                     * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
-                     * @example {
-                     *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "EMEA"
-                     *     }
-                     */
-                    custom_fields: {
-                        [key: string]: unknown;
-                    };
-                    /**
-                     * Format: date-time
-                     * @description Creation timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description Last update timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    updated_at: string;
-                };
-            } | {
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: false;
-                error: {
-                    /**
-                     * @description The code the single operation would give, or `companies.duplicate_in_batch`: `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_id`, `companies.not_found`, `companies.duplicate_in_batch`
-                     * @example companies.invalid_request
-                     */
-                    code: string;
-                    message: string;
-                    details?: {
-                        path: string;
-                        message: string;
-                    }[];
-                };
-            })[];
-        };
-        CompanyBatchGetResult: {
-            /** @description The records found, in input order (an id given twice is answered once) */
-            items: components["schemas"]["Company"][];
-            /** @description Ids that are not records of the account, in input order */
-            not_found: string[];
-        };
-        CompanyBatchUpsertInput: {
-            /** @description 1 to 100 create bodies with `domain` (the key matched without case); otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: {
-                /**
-                 * @description Company name (required on create, 1–200 characters)
-                 * @example Analytical Engines Ltd
-                 */
-                name?: string;
-                /**
-                 * @description Primary domain
-                 * @example analytical-engines.example
-                 */
-                domain?: string;
-                /**
-                 * @description Industry
-                 * @example Computing
-                 */
-                industry?: string;
-                /**
-                 * @description Free text, at most 10,000 characters
-                 * @example Key account since 1842.
-                 */
-                notes?: string;
-                /**
-                 * @description Phone number
-                 * @example +44 20 7946 0000
-                 */
-                phone?: string;
-                /**
-                 * @description Website ("" or an http(s) URL of at most 2,048 characters)
-                 * @example https://analytical-engines.example
-                 */
-                website?: string;
-                /**
-                 * @description Social-network profile URL ("" or an http(s) URL)
-                 * @example https://social.example/analytical-engines
-                 */
-                social_url?: string;
-                /**
-                 * @description Street address
-                 * @example 12 St James Square
-                 */
-                address?: string;
-                /**
-                 * @description City
-                 * @example London
-                 */
-                city?: string;
-                /**
-                 * @description State or province
-                 * @example Greater London
-                 */
-                state?: string;
-                /**
-                 * @description ZIP or postal code
-                 * @example SW1Y 4JH
-                 */
-                zip_code?: string;
-                /**
-                 * @description Country
-                 * @example United Kingdom
-                 */
-                country?: string;
-                /**
-                 * @description Number of employees (null, or an integer ≥ 0)
-                 * @example 120
-                 */
-                employee_count?: number | null;
-                /**
-                 * @description Annual revenue in cents (null, or an integer ≥ 0)
-                 * @example 1250000000
-                 */
-                annual_revenue?: number | null;
-                /**
-                 * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
-                 * @example [
-                 *       "enterprise"
-                 *     ]
-                 */
-                tags?: string[];
-                /**
-                 * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
-                 * @example {
-                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "EMEA"
-                 *     }
-                 */
-                custom_fields?: {
-                    [key: string]: unknown;
-                };
-            }[];
-        };
-        ContactBatchCreateInput: {
-            /** @description 1 to 100 create bodies, as `contacts-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["ContactCreateInput"][];
-        };
-        ContactBatchUpdateInput: {
-            /** @description 1 to 100 update bodies (`id` and the fields to change), as `contacts-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["ContactUpdateInput"][];
-        };
-        ContactBatchResults: {
-            /** @description One result per item, in input order */
-            results: ({
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: true;
-                /**
-                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
-                 * @enum {string}
-                 */
-                action: "created" | "updated" | "unchanged" | "deleted";
-                /** @description The record as the single operation returns it (absent on delete) */
-                record?: {
-                    /**
-                     * Format: uuid
-                     * @description Unique identifier (lowercase UUID)
-                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
-                     */
-                    id: string;
-                    /**
-                     * Format: uuid
-                     * @description Account the record belongs to
-                     * @example 00000000-0000-4000-8000-000000000001
-                     */
-                    account_id: string;
-                    /**
-                     * Format: uuid
-                     * @description User who created it
-                     * @example 00000000-0000-4000-8000-000000000002
-                     */
-                    created_by: string;
-                    /**
-                     * @description First name (required on create, 1–200 characters)
-                     * @example Ada
-                     */
-                    first_name: string;
-                    /**
-                     * @description Last name
-                     * @example Lovelace
-                     */
-                    last_name: string;
-                    /**
-                     * @description Email address ("" or a valid address of at most 254 characters)
-                     * @example ada@example.com
-                     */
-                    email: string;
-                    /**
-                     * @description Phone number
-                     * @example +1 (555) 123-4567
-                     */
-                    phone: string;
-                    /**
-                     * @description Company the contact works for (a company of the account), or null
-                     * @example 9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b
-                     */
-                    company_id: string | null;
-                    /**
-                     * @description Read-only: the current name of the company
-                     * @example Analytical Engines Ltd
-                     */
-                    company_name: string;
-                    /**
-                     * @description Job title
-                     * @example Head of Research
-                     */
-                    job_title: string;
-                    /**
-                     * @description Street address
-                     * @example 12 St James Square
-                     */
-                    address: string;
-                    /**
-                     * @description City
-                     * @example London
-                     */
-                    city: string;
-                    /**
-                     * @description State or province
-                     * @example Greater London
-                     */
-                    state: string;
-                    /**
-                     * @description ZIP or postal code
-                     * @example SW1Y 4JH
-                     */
-                    zip_code: string;
-                    /**
-                     * @description Country
-                     * @example United Kingdom
-                     */
-                    country: string;
-                    /**
-                     * @description Free text, at most 10,000 characters
-                     * @example Met at the 1843 conference.
-                     */
-                    notes: string;
-                    /**
-                     * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
-                     * @example [
-                     *       "vip",
-                     *       "newsletter"
-                     *     ]
-                     */
-                    tags: string[];
-                    /**
-                     * @description Lead source (a source of the account), or null
-                     * @example 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
-                     */
-                    source_id: string | null;
-                    /**
-                     * @description Read-only: the current name of the lead source
-                     * @example Conference
-                     */
-                    source_name: string;
-                    /**
-                     * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
-                     * @example {
-                     *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "Gold"
-                     *     }
-                     */
-                    custom_fields: {
-                        [key: string]: unknown;
-                    };
-                    /**
-                     * Format: date-time
-                     * @description Creation timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description Last update timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    updated_at: string;
-                };
-            } | {
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: false;
-                error: {
-                    /**
-                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
-                     * @example contacts.invalid_request
-                     */
-                    code: string;
-                    message: string;
-                    details?: {
-                        path: string;
-                        message: string;
-                    }[];
-                };
-            })[];
-        };
-        ContactBatchGetResult: {
-            /** @description The records found, in input order (an id given twice is answered once) */
-            items: components["schemas"]["Contact"][];
-            /** @description Ids that are not records of the account, in input order */
-            not_found: string[];
-        };
-        ContactBatchUpsertInput: {
-            /** @description 1 to 100 create bodies with `email` (the key matched without case); otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: {
-                /**
-                 * @description First name (required on create, 1–200 characters)
-                 * @example Ada
-                 */
-                first_name?: string;
-                /**
-                 * @description Last name
-                 * @example Lovelace
-                 */
-                last_name?: string;
-                /**
-                 * @description Email address ("" or a valid address of at most 254 characters)
-                 * @example ada@example.com
-                 */
-                email?: string;
-                /**
-                 * @description Phone number
-                 * @example +1 (555) 123-4567
-                 */
-                phone?: string;
-                /**
-                 * @description Company the contact works for (a company of the account), or null
-                 * @example 9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b
-                 */
-                company_id?: string | null;
-                /**
-                 * @description Job title
-                 * @example Head of Research
-                 */
-                job_title?: string;
-                /**
-                 * @description Street address
-                 * @example 12 St James Square
-                 */
-                address?: string;
-                /**
-                 * @description City
-                 * @example London
-                 */
-                city?: string;
-                /**
-                 * @description State or province
-                 * @example Greater London
-                 */
-                state?: string;
-                /**
-                 * @description ZIP or postal code
-                 * @example SW1Y 4JH
-                 */
-                zip_code?: string;
-                /**
-                 * @description Country
-                 * @example United Kingdom
-                 */
-                country?: string;
-                /**
-                 * @description Free text, at most 10,000 characters
-                 * @example Met at the 1843 conference.
-                 */
-                notes?: string;
-                /**
-                 * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
-                 * @example [
-                 *       "vip",
-                 *       "newsletter"
-                 *     ]
-                 */
-                tags?: string[];
-                /**
-                 * @description Lead source (a source of the account), or null
-                 * @example 1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d
-                 */
-                source_id?: string | null;
-                /**
-                 * @description Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update
-                 * @example {
-                 *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "Gold"
-                 *     }
-                 */
-                custom_fields?: {
-                    [key: string]: unknown;
-                };
-            }[];
-        };
-        SourceBatchCreateInput: {
-            /** @description 1 to 100 create bodies, as `sources-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["SourceCreateInput"][];
-        };
-        SourceBatchUpdateInput: {
-            /** @description 1 to 100 update bodies (`id` and the fields to change), as `sources-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["SourceUpdateInput"][];
-        };
-        SourceBatchResults: {
-            /** @description One result per item, in input order */
-            results: ({
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: true;
-                /**
-                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
-                 * @enum {string}
-                 */
-                action: "created" | "updated" | "unchanged" | "deleted";
-                /** @description The record as the single operation returns it (absent on delete) */
-                record?: {
-                    /**
-                     * Format: uuid
-                     * @description Unique identifier (lowercase UUID)
-                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
-                     */
-                    id: string;
-                    /**
-                     * Format: uuid
-                     * @description Account the record belongs to
-                     * @example 00000000-0000-4000-8000-000000000001
-                     */
-                    account_id: string;
-                    /**
-                     * Format: uuid
-                     * @description User who created it
-                     * @example 00000000-0000-4000-8000-000000000002
-                     */
-                    created_by: string;
-                    /**
-                     * @description Name of the lead source (required, 1–200 characters)
-                     * @example Conference
-                     */
-                    name: string;
-                    /**
-                     * Format: date-time
-                     * @description Creation timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description Last update timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    updated_at: string;
-                };
-            } | {
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: false;
-                error: {
-                    /**
-                     * @description The code the single operation would give, or `sources.duplicate_in_batch`: `sources.invalid_request`, `sources.internal`, `sources.name_required`, `sources.conflict`, `sources.invalid_id`, `sources.not_found`, `sources.duplicate_in_batch`
-                     * @example sources.invalid_request
-                     */
-                    code: string;
-                    message: string;
-                    details?: {
-                        path: string;
-                        message: string;
-                    }[];
-                };
-            })[];
-        };
-        SourceBatchGetResult: {
-            /** @description The records found, in input order (an id given twice is answered once) */
-            items: components["schemas"]["Source"][];
-            /** @description Ids that are not records of the account, in input order */
-            not_found: string[];
-        };
-        ProjectBatchCreateInput: {
-            /** @description 1 to 100 create bodies, as `projects-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["ProjectCreateInput"][];
-        };
-        ProjectBatchUpdateInput: {
-            /** @description 1 to 100 update bodies (`id` and the fields to change), as `projects-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["ProjectUpdateInput"][];
-        };
-        ProjectBatchResults: {
-            /** @description One result per item, in input order */
-            results: ({
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: true;
-                /**
-                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
-                 * @enum {string}
-                 */
-                action: "created" | "updated" | "unchanged" | "deleted";
-                /** @description The record as the single operation returns it (absent on delete) */
-                record?: {
-                    /**
-                     * Format: uuid
-                     * @description Unique identifier (lowercase UUID)
-                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
-                     */
-                    id: string;
-                    /**
-                     * Format: uuid
-                     * @description Account the record belongs to
-                     * @example 00000000-0000-4000-8000-000000000001
-                     */
-                    account_id: string;
-                    /**
-                     * Format: uuid
-                     * @description User who created it
-                     * @example 00000000-0000-4000-8000-000000000002
-                     */
-                    created_by: string;
-                    /**
-                     * @description Project name (required on create, 1–200 characters)
-                     * @example Difference Engine No. 2
-                     */
-                    name: string;
-                    /**
-                     * @description Free text, at most 10,000 characters
-                     * @example Build and deliver the engine.
-                     */
-                    description: string;
-                    /**
-                     * @description open (default), completed or canceled; any transition is allowed
-                     * @example open
-                     * @enum {string}
-                     */
-                    status: "open" | "completed" | "canceled";
-                    /**
-                     * @description A pipeline step, free text of at most 100 characters
-                     * @example proposal
-                     */
-                    stage: string;
-                    /**
-                     * @description Value in cents (null, or an integer ≥ 0)
-                     * @example 1500000
-                     */
-                    amount: number | null;
-                    /**
-                     * @description "" or an ISO 4217 code (three upper-case letters)
-                     * @example GBP
-                     */
-                    currency: string;
-                    /**
-                     * @description Company of the project (a company of the account), or null
-                     * @example 9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b
-                     */
-                    company_id: string | null;
-                    /**
-                     * @description Read-only: the current name of the company
-                     * @example Analytical Engines Ltd
-                     */
-                    company_name: string;
-                    /**
-                     * @description Contacts of the account on the project (at most 100, distinct)
-                     * @example [
-                     *       "3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b"
-                     *     ]
-                     */
-                    contact_ids: string[];
-                    /**
-                     * @description "" or YYYY-MM-DD
-                     * @example 2026-12-01
-                     */
-                    start_date: string;
-                    /**
-                     * @description "" or YYYY-MM-DD, not before start_date
-                     * @example 2027-03-31
-                     */
-                    due_date: string;
-                    /**
-                     * @description Read-only: when status left open; null while open
-                     * @example null
-                     */
-                    closed_at: string | null;
-                    /**
-                     * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
-                     * @example [
-                     *       "q1"
-                     *     ]
-                     */
-                    tags: string[];
-                    /**
-                     * @description Custom field values keyed by custom-field definition id (entity_type project), not by name; null removes a key on update
-                     * @example {
-                     *       "7c9e6679-7425-40de-944b-e07fc1f90ae7": "High"
-                     *     }
-                     */
-                    custom_fields: {
-                        [key: string]: unknown;
-                    };
-                    /**
-                     * Format: date-time
-                     * @description Creation timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description Last update timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    updated_at: string;
-                };
-            } | {
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: false;
-                error: {
-                    /**
-                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
-                     * @example projects.invalid_request
-                     */
-                    code: string;
-                    message: string;
-                    details?: {
-                        path: string;
-                        message: string;
-                    }[];
-                };
-            })[];
-        };
-        ProjectBatchGetResult: {
-            /** @description The records found, in input order (an id given twice is answered once) */
-            items: components["schemas"]["Project"][];
-            /** @description Ids that are not records of the account, in input order */
-            not_found: string[];
-        };
-        ActivityBatchCreateInput: {
-            /** @description 1 to 100 create bodies, as `activities-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["ActivityCreateInput"][];
-        };
-        ActivityBatchUpdateInput: {
-            /** @description 1 to 100 update bodies (`id` and the fields to change), as `activities-update` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            items: components["schemas"]["ActivityUpdateInput"][];
-        };
-        ActivityBatchResults: {
-            /** @description One result per item, in input order */
-            results: ({
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: true;
-                /**
-                 * @description `unchanged`: an update or upsert match that already held every value sent (nothing written, no event)
-                 * @enum {string}
-                 */
-                action: "created" | "updated" | "unchanged" | "deleted";
-                /** @description The record as the single operation returns it (absent on delete) */
-                record?: {
-                    /**
-                     * Format: uuid
-                     * @description Unique identifier (lowercase UUID)
-                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
-                     */
-                    id: string;
-                    /**
-                     * Format: uuid
-                     * @description Account the record belongs to
-                     * @example 00000000-0000-4000-8000-000000000001
-                     */
-                    account_id: string;
-                    /**
-                     * Format: uuid
-                     * @description User who created it
-                     * @example 00000000-0000-4000-8000-000000000002
-                     */
-                    created_by: string;
-                    /**
-                     * @description note, task, call, meeting or email (required on create, then read-only)
-                     * @example call
-                     * @enum {string}
-                     */
-                    type: "note" | "task" | "call" | "meeting" | "email";
-                    /**
-                     * @description Subject, at most 500 characters
-                     * @example Discovery call
-                     */
-                    subject: string;
-                    /**
-                     * @description Body, at most 65,536 characters
-                     * @example Discussed the rollout plan.
-                     */
-                    body: string;
-                    /**
-                     * Format: date-time
-                     * @description When it happened (ISO 8601); defaults to created_at
-                     * @example 2026-11-22T09:30:00.000Z
-                     */
-                    occurred_at: string;
-                    /**
-                     * @description Tasks only: null or when it is due
-                     * @example null
-                     */
-                    due_at: string | null;
-                    /**
-                     * @description Tasks only: whether it is done (default false)
-                     * @example false
-                     */
-                    completed: boolean;
-                    /**
-                     * @description Read-only: when completed turned true; null while not completed
-                     * @example null
-                     */
-                    completed_at: string | null;
-                    /**
-                     * @description Calls and emails only: "", inbound or outbound
-                     * @example outbound
-                     * @enum {string}
-                     */
-                    direction: "" | "inbound" | "outbound";
-                    /**
-                     * @description Calls and meetings only: null or 0–86,400 seconds
-                     * @example 900
-                     */
-                    duration_seconds: number | null;
-                    /**
-                     * @description Contacts of the account it concerns (at most 100, distinct)
-                     * @example [
-                     *       "3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b"
-                     *     ]
-                     */
-                    contact_ids: string[];
-                    /**
-                     * @description Company it concerns (a company of the account), or null
-                     * @example null
-                     */
-                    company_id: string | null;
-                    /**
-                     * @description Project it concerns (a project of the account), or null
-                     * @example null
-                     */
-                    project_id: string | null;
-                    /**
-                     * @description Read-only: the inbound email it was logged from, else null
-                     * @example null
-                     */
-                    inbound_email_id: string | null;
-                    /**
-                     * Format: date-time
-                     * @description Creation timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    created_at: string;
-                    /**
-                     * Format: date-time
-                     * @description Last update timestamp (ISO 8601 UTC)
-                     * @example 2026-11-22T01:16:30.123Z
-                     */
-                    updated_at: string;
-                };
-            } | {
-                /** @description Position of the item in the request */
-                index: number;
-                /** @constant */
-                ok: false;
-                error: {
-                    /**
-                     * @description The code the single operation would give, or `activities.duplicate_in_batch`: `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_id`, `activities.not_found`, `activities.duplicate_in_batch`
-                     * @example activities.invalid_request
-                     */
-                    code: string;
-                    message: string;
-                    details?: {
-                        path: string;
-                        message: string;
-                    }[];
-                };
-            })[];
-        };
-        ActivityBatchGetResult: {
-            /** @description The records found, in input order (an id given twice is answered once) */
-            items: components["schemas"]["Activity"][];
-            /** @description Ids that are not records of the account, in input order */
-            not_found: string[];
-        };
-        BatchIdsInput: {
-            /** @description 1 to 100 record ids; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
-            ids: string[];
         };
         MergeInput: {
             /**
@@ -7838,6 +7838,1862 @@ export interface operations {
             };
         };
     };
+    "companies-batch-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `companies.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompanyBatchCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["CompanyBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "companies-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompanyBatchUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["CompanyBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "companies-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["CompanyBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "companies-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["CompanyBatchGetResult"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request, companies.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request" | "companies.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "companies-batch-upsert": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried upsert safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `companies.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompanyBatchUpsertInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["CompanyBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "companies-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Company"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request, companies.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request" | "companies.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "companies-merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MergeInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Company"];
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request, companies.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request" | "companies.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "contacts-list": {
         parameters: {
             query?: never;
@@ -9049,6 +10905,1862 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "contacts.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-batch-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `contacts.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ContactBatchCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ContactBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ContactBatchUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ContactBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ContactBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ContactBatchGetResult"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request, contacts.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request" | "contacts.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-batch-upsert": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried upsert safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `contacts.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ContactBatchUpsertInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ContactBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Contact"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request, contacts.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request" | "contacts.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MergeInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Contact"];
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request, contacts.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request" | "contacts.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.conflict";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -10516,6 +14228,1003 @@ export interface operations {
             };
         };
     };
+    "sources-batch-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `sources.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SourceBatchCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["SourceBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: sources.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: sources.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: sources.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "sources-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SourceBatchUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["SourceBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: sources.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: sources.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "sources-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["SourceBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: sources.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: sources.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "sources-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["SourceBatchGetResult"];
+                    };
+                };
+            };
+            /** @description Error: sources.invalid_request, sources.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.invalid_request" | "sources.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: sources.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "projects-list": {
         parameters: {
             query?: never;
@@ -11855,6 +16564,1277 @@ export interface operations {
             };
         };
     };
+    "projects-batch-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `projects.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProjectBatchCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ProjectBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: projects.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: projects.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: projects.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "projects-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ProjectBatchUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ProjectBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: projects.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: projects.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "projects-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ProjectBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: projects.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: projects.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "projects-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ProjectBatchGetResult"];
+                    };
+                };
+            };
+            /** @description Error: projects.invalid_request, projects.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.invalid_request" | "projects.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: projects.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "projects-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Project"];
+                    };
+                };
+            };
+            /** @description Error: projects.invalid_request, projects.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.invalid_request" | "projects.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: projects.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: projects.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "activities-list": {
         parameters: {
             query?: never;
@@ -12949,6 +18929,1277 @@ export interface operations {
                         /** @constant */
                         ok: true;
                         result: components["schemas"]["Deleted"];
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request, activities.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request" | "activities.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: activities.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-batch-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `activities.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ActivityBatchCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ActivityBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: activities.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-batch-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ActivityBatchUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ActivityBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-batch-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ActivityBatchResults"];
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-batch-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BatchIdsInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ActivityBatchGetResult"];
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request, activities.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request" | "activities.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Activity"];
                     };
                 };
             };
@@ -17065,6 +24316,280 @@ export interface operations {
                         /** @constant */
                         ok: true;
                         result: components["schemas"]["WebhookRecovered"];
+                    };
+                };
+            };
+            /** @description Error: webhooks.invalid_request, webhooks.invalid_id, webhooks.endpoint_inactive */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "webhooks.invalid_request" | "webhooks.invalid_id" | "webhooks.endpoint_inactive";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: webhooks.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "webhooks.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: webhooks.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "webhooks.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "webhooks-replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["WebhookReplayed"];
                     };
                 };
             };
@@ -22131,7531 +29656,6 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "events.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "webhooks-replay": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["WebhookReplayInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["WebhookReplayed"];
-                    };
-                };
-            };
-            /** @description Error: webhooks.invalid_request, webhooks.invalid_id, webhooks.endpoint_inactive */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "webhooks.invalid_request" | "webhooks.invalid_id" | "webhooks.endpoint_inactive";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: webhooks.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "webhooks.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: webhooks.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "webhooks.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-batch-create": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `companies.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CompanyBatchCreateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["CompanyBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: companies.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CompanyBatchUpdateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["CompanyBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["CompanyBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["CompanyBatchGetResult"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request, companies.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-batch-upsert": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried upsert safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `companies.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["CompanyBatchUpsertInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["CompanyBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: companies.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-batch-create": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `contacts.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ContactBatchCreateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ContactBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: contacts.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ContactBatchUpdateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ContactBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ContactBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ContactBatchGetResult"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-batch-upsert": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried upsert safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `contacts.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ContactBatchUpsertInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ContactBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: contacts.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "sources-batch-create": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `sources.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["SourceBatchCreateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["SourceBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: sources.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: sources.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: sources.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "sources-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["SourceBatchUpdateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["SourceBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: sources.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: sources.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "sources-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["SourceBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: sources.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: sources.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "sources-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["SourceBatchGetResult"];
-                    };
-                };
-            };
-            /** @description Error: sources.invalid_request, sources.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.invalid_request" | "sources.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: sources.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "sources.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "projects-batch-create": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `projects.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ProjectBatchCreateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ProjectBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: projects.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: projects.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: projects.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "projects-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ProjectBatchUpdateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ProjectBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: projects.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: projects.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "projects-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ProjectBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: projects.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: projects.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "projects-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ProjectBatchGetResult"];
-                    };
-                };
-            };
-            /** @description Error: projects.invalid_request, projects.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: projects.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "activities-batch-create": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `activities.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ActivityBatchCreateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ActivityBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: activities.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: activities.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: activities.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "activities-batch-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ActivityBatchUpdateInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ActivityBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: activities.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: activities.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "activities-batch-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ActivityBatchResults"];
-                    };
-                };
-            };
-            /** @description Error: activities.invalid_request */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.invalid_request";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: activities.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "activities-batch-get": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["BatchIdsInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["ActivityBatchGetResult"];
-                    };
-                };
-            };
-            /** @description Error: activities.invalid_request, activities.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: activities.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["IdInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Company"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request, companies.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: companies.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "companies-merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["MergeInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Company"];
-                    };
-                };
-            };
-            /** @description Error: companies.invalid_request, companies.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: companies.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: companies.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: companies.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "companies.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["IdInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Contact"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: contacts.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "contacts-merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["MergeInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Contact"];
-                    };
-                };
-            };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: contacts.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: contacts.conflict */
-            409: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.conflict";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: contacts.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "contacts.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "projects-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["IdInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Project"];
-                    };
-                };
-            };
-            /** @description Error: projects.invalid_request, projects.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: projects.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: projects.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "projects.internal";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    "activities-restore": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["IdInput"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: true;
-                        result: components["schemas"]["Activity"];
-                    };
-                };
-            };
-            /** @description Error: activities.invalid_request, activities.invalid_id */
-            400: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.invalid_id";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.unauthorized";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: auth.forbidden */
-            403: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "auth.forbidden";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: activities.not_found */
-            404: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.not_found";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.payload_too_large */
-            413: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.payload_too_large";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    };
-                };
-            };
-            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
-            429: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Seconds until one request is allowed again. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "api.rate_limited";
-                            /**
-                             * @description For humans; never a stack trace or internal data
-                             * @example request body is invalid
-                             */
-                            message: string;
-                            /** @description For validation failures: one entry per field at fault */
-                            details?: components["schemas"]["ErrorDetail"][];
-                            /**
-                             * @description The request id, also on every log line of the request: quote it when reporting a problem
-                             * @example c1b2a3d4-0000-4000-8000-000000000000
-                             */
-                            request_id?: string;
-                        };
-                    } | {
-                        /**
-                         * @description API Gateway's message
-                         * @example Too Many Requests
-                         */
-                        message: string;
-                    };
-                };
-            };
-            /** @description Error: activities.internal */
-            500: {
-                headers: {
-                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests the account can make right now, after this one. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the bucket is full again. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        ok: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "activities.internal";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

@@ -32,6 +32,48 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "companies-batch-create",
+    "prefix": "companies",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-update",
+    "prefix": "companies",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-delete",
+    "prefix": "companies",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-get",
+    "prefix": "companies",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "companies-batch-upsert",
+    "prefix": "companies",
+    "method": "batch-upsert",
+    "paged": false
+  },
+  {
+    "name": "companies-restore",
+    "prefix": "companies",
+    "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "companies-merge",
+    "prefix": "companies",
+    "method": "merge",
+    "paged": false
+  },
+  {
     "name": "contacts-list",
     "prefix": "contacts",
     "method": "list",
@@ -59,6 +101,48 @@ export const OPERATIONS = [
     "name": "contacts-delete",
     "prefix": "contacts",
     "method": "delete",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-create",
+    "prefix": "contacts",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-update",
+    "prefix": "contacts",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-delete",
+    "prefix": "contacts",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-get",
+    "prefix": "contacts",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "contacts-batch-upsert",
+    "prefix": "contacts",
+    "method": "batch-upsert",
+    "paged": false
+  },
+  {
+    "name": "contacts-restore",
+    "prefix": "contacts",
+    "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "contacts-merge",
+    "prefix": "contacts",
+    "method": "merge",
     "paged": false
   },
   {
@@ -92,6 +176,30 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "sources-batch-create",
+    "prefix": "sources",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-update",
+    "prefix": "sources",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-delete",
+    "prefix": "sources",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "sources-batch-get",
+    "prefix": "sources",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
     "name": "projects-list",
     "prefix": "projects",
     "method": "list",
@@ -122,6 +230,36 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "projects-batch-create",
+    "prefix": "projects",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-update",
+    "prefix": "projects",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-delete",
+    "prefix": "projects",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "projects-batch-get",
+    "prefix": "projects",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "projects-restore",
+    "prefix": "projects",
+    "method": "restore",
+    "paged": false
+  },
+  {
     "name": "activities-list",
     "prefix": "activities",
     "method": "list",
@@ -149,6 +287,36 @@ export const OPERATIONS = [
     "name": "activities-delete",
     "prefix": "activities",
     "method": "delete",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-create",
+    "prefix": "activities",
+    "method": "batch-create",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-update",
+    "prefix": "activities",
+    "method": "batch-update",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-delete",
+    "prefix": "activities",
+    "method": "batch-delete",
+    "paged": false
+  },
+  {
+    "name": "activities-batch-get",
+    "prefix": "activities",
+    "method": "batch-get",
+    "paged": false
+  },
+  {
+    "name": "activities-restore",
+    "prefix": "activities",
+    "method": "restore",
     "paged": false
   },
   {
@@ -239,6 +407,12 @@ export const OPERATIONS = [
     "name": "webhooks-recover",
     "prefix": "webhooks",
     "method": "recover",
+    "paged": false
+  },
+  {
+    "name": "webhooks-replay",
+    "prefix": "webhooks",
+    "method": "replay",
     "paged": false
   },
   {
@@ -348,180 +522,6 @@ export const OPERATIONS = [
     "prefix": "events",
     "method": "list",
     "paged": true
-  },
-  {
-    "name": "webhooks-replay",
-    "prefix": "webhooks",
-    "method": "replay",
-    "paged": false
-  },
-  {
-    "name": "companies-batch-create",
-    "prefix": "companies",
-    "method": "batch-create",
-    "paged": false
-  },
-  {
-    "name": "companies-batch-update",
-    "prefix": "companies",
-    "method": "batch-update",
-    "paged": false
-  },
-  {
-    "name": "companies-batch-delete",
-    "prefix": "companies",
-    "method": "batch-delete",
-    "paged": false
-  },
-  {
-    "name": "companies-batch-get",
-    "prefix": "companies",
-    "method": "batch-get",
-    "paged": false
-  },
-  {
-    "name": "companies-batch-upsert",
-    "prefix": "companies",
-    "method": "batch-upsert",
-    "paged": false
-  },
-  {
-    "name": "contacts-batch-create",
-    "prefix": "contacts",
-    "method": "batch-create",
-    "paged": false
-  },
-  {
-    "name": "contacts-batch-update",
-    "prefix": "contacts",
-    "method": "batch-update",
-    "paged": false
-  },
-  {
-    "name": "contacts-batch-delete",
-    "prefix": "contacts",
-    "method": "batch-delete",
-    "paged": false
-  },
-  {
-    "name": "contacts-batch-get",
-    "prefix": "contacts",
-    "method": "batch-get",
-    "paged": false
-  },
-  {
-    "name": "contacts-batch-upsert",
-    "prefix": "contacts",
-    "method": "batch-upsert",
-    "paged": false
-  },
-  {
-    "name": "sources-batch-create",
-    "prefix": "sources",
-    "method": "batch-create",
-    "paged": false
-  },
-  {
-    "name": "sources-batch-update",
-    "prefix": "sources",
-    "method": "batch-update",
-    "paged": false
-  },
-  {
-    "name": "sources-batch-delete",
-    "prefix": "sources",
-    "method": "batch-delete",
-    "paged": false
-  },
-  {
-    "name": "sources-batch-get",
-    "prefix": "sources",
-    "method": "batch-get",
-    "paged": false
-  },
-  {
-    "name": "projects-batch-create",
-    "prefix": "projects",
-    "method": "batch-create",
-    "paged": false
-  },
-  {
-    "name": "projects-batch-update",
-    "prefix": "projects",
-    "method": "batch-update",
-    "paged": false
-  },
-  {
-    "name": "projects-batch-delete",
-    "prefix": "projects",
-    "method": "batch-delete",
-    "paged": false
-  },
-  {
-    "name": "projects-batch-get",
-    "prefix": "projects",
-    "method": "batch-get",
-    "paged": false
-  },
-  {
-    "name": "activities-batch-create",
-    "prefix": "activities",
-    "method": "batch-create",
-    "paged": false
-  },
-  {
-    "name": "activities-batch-update",
-    "prefix": "activities",
-    "method": "batch-update",
-    "paged": false
-  },
-  {
-    "name": "activities-batch-delete",
-    "prefix": "activities",
-    "method": "batch-delete",
-    "paged": false
-  },
-  {
-    "name": "activities-batch-get",
-    "prefix": "activities",
-    "method": "batch-get",
-    "paged": false
-  },
-  {
-    "name": "companies-restore",
-    "prefix": "companies",
-    "method": "restore",
-    "paged": false
-  },
-  {
-    "name": "companies-merge",
-    "prefix": "companies",
-    "method": "merge",
-    "paged": false
-  },
-  {
-    "name": "contacts-restore",
-    "prefix": "contacts",
-    "method": "restore",
-    "paged": false
-  },
-  {
-    "name": "contacts-merge",
-    "prefix": "contacts",
-    "method": "merge",
-    "paged": false
-  },
-  {
-    "name": "projects-restore",
-    "prefix": "projects",
-    "method": "restore",
-    "paged": false
-  },
-  {
-    "name": "activities-restore",
-    "prefix": "activities",
-    "method": "restore",
-    "paged": false
   },
   {
     "name": "trash-list",

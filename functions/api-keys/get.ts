@@ -1,5 +1,5 @@
 import { getApiKey } from '../../shared/domain/api-keys.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseApiKeyId } from '../../shared/schemas/api-keys.js';
+import { handle } from '../../shared/http/resource.js';
+import { apiKeysResource } from '../../shared/schemas/resources/api-keys.js';
 
-export const handler = operation({ name: 'api-keys-get', family: 'api_keys', parse: parseApiKeyId, run: ({ id }, ctx) => getApiKey(ctx, id) });
+export const handler = handle(apiKeysResource, 'get', ({ id }, ctx) => getApiKey(ctx, id));

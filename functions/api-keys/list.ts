@@ -1,5 +1,5 @@
 import { listApiKeys } from '../../shared/domain/api-keys.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseApiKeyList } from '../../shared/schemas/api-keys.js';
+import { handle } from '../../shared/http/resource.js';
+import { apiKeysResource } from '../../shared/schemas/resources/api-keys.js';
 
-export const handler = operation({ name: 'api-keys-list', family: 'api_keys', parse: parseApiKeyList, run: (input, ctx) => listApiKeys(ctx, input) });
+export const handler = handle(apiKeysResource, 'list', (input, ctx) => listApiKeys(ctx, input));

@@ -1,10 +1,5 @@
 import { getDefinition } from '../../shared/domain/custom-fields.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { handle } from '../../shared/http/resource.js';
+import { customFieldsResource } from '../../shared/schemas/resources/custom-fields.js';
 
-export const handler = operation({
-  name: 'custom-fields-get',
-  family: 'custom_fields',
-  parse: (body) => parseIdOnly('custom_fields', body),
-  run: ({ id }, ctx) => getDefinition(ctx, id),
-});
+export const handler = handle(customFieldsResource, 'get', ({ id }, ctx) => getDefinition(ctx, id));

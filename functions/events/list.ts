@@ -1,5 +1,5 @@
 import { listEvents } from '../../shared/domain/events.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseEventsList } from '../../shared/schemas/events.js';
+import { handle } from '../../shared/http/resource.js';
+import { eventsResource } from '../../shared/schemas/resources/events.js';
 
-export const handler = operation({ name: 'events-list', family: 'events', parse: parseEventsList, run: (input, ctx) => listEvents(ctx, input) });
+export const handler = handle(eventsResource, 'list', (input, ctx) => listEvents(ctx, input));

@@ -1,13 +1,7 @@
-import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { operation } from '../../shared/http/operation.js';
 import { createExport } from '../../shared/exports/jobs.js';
-import { parseExportCreate } from '../../shared/schemas/exports.js';
+import { idempotentCreate } from '../../shared/http/idempotency.js';
+import { handle } from '../../shared/http/resource.js';
+import { exportsResource } from '../../shared/schemas/resources/exports.js';
 
-export const handler = operation({
-  name: 'exports-create',
-  family: 'exports',
-  // A retried exports-create with the same Idempotency-Key returns the first job instead of a second one.
-  wrap: idempotentCreate(),
-  parse: parseExportCreate,
-  run: (input, ctx) => createExport(ctx, input),
-});
+// A retried exports-create with the same Idempotency-Key returns the first job instead of a second one.
+export const handler = handle(exportsResource, 'create', (input, ctx) => createExport(ctx, input), { wrap: idempotentCreate() });

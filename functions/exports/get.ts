@@ -1,10 +1,5 @@
 import { getExport } from '../../shared/exports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseExportId } from '../../shared/schemas/exports.js';
+import { handle } from '../../shared/http/resource.js';
+import { exportsResource } from '../../shared/schemas/resources/exports.js';
 
-export const handler = operation({
-  name: 'exports-get',
-  family: 'exports',
-  parse: parseExportId,
-  run: ({ id }, ctx) => getExport(ctx, id),
-});
+export const handler = handle(exportsResource, 'get', ({ id }, ctx) => getExport(ctx, id));

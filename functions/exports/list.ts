@@ -1,10 +1,5 @@
 import { listExports } from '../../shared/exports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseExportList } from '../../shared/schemas/exports.js';
+import { handle } from '../../shared/http/resource.js';
+import { exportsResource } from '../../shared/schemas/resources/exports.js';
 
-export const handler = operation({
-  name: 'exports-list',
-  family: 'exports',
-  parse: parseExportList,
-  run: (input, ctx) => listExports(ctx, input),
-});
+export const handler = handle(exportsResource, 'list', (input, ctx) => listExports(ctx, input));

@@ -1,10 +1,5 @@
+import { handle } from '../../shared/http/resource.js';
 import { cancelImport } from '../../shared/imports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseImportId } from '../../shared/schemas/imports.js';
+import { importsResource } from '../../shared/schemas/resources/imports.js';
 
-export const handler = operation({
-  name: 'imports-cancel',
-  family: 'imports',
-  parse: parseImportId,
-  run: ({ id }, ctx) => cancelImport(ctx, id),
-});
+export const handler = handle(importsResource, 'cancel', ({ id }, ctx) => cancelImport(ctx, id));

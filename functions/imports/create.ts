@@ -1,13 +1,7 @@
 import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { operation } from '../../shared/http/operation.js';
+import { handle } from '../../shared/http/resource.js';
 import { createImport } from '../../shared/imports/jobs.js';
-import { parseImportCreate } from '../../shared/schemas/imports.js';
+import { importsResource } from '../../shared/schemas/resources/imports.js';
 
-export const handler = operation({
-  name: 'imports-create',
-  family: 'imports',
-  // A retried imports-create with the same Idempotency-Key returns the first job instead of a second one.
-  wrap: idempotentCreate(),
-  parse: parseImportCreate,
-  run: (input, ctx) => createImport(ctx, input),
-});
+// A retried imports-create with the same Idempotency-Key returns the first job instead of a second one.
+export const handler = handle(importsResource, 'create', (input, ctx) => createImport(ctx, input), { wrap: idempotentCreate() });

@@ -1,10 +1,5 @@
+import { handle } from '../../shared/http/resource.js';
 import { listImportErrors } from '../../shared/imports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseImportErrors } from '../../shared/schemas/imports.js';
+import { importsResource } from '../../shared/schemas/resources/imports.js';
 
-export const handler = operation({
-  name: 'imports-errors',
-  family: 'imports',
-  parse: parseImportErrors,
-  run: (input, ctx) => listImportErrors(ctx, input),
-});
+export const handler = handle(importsResource, 'errors', (input, ctx) => listImportErrors(ctx, input));

@@ -1,10 +1,5 @@
+import { handle } from '../../shared/http/resource.js';
 import { getImport } from '../../shared/imports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseImportId } from '../../shared/schemas/imports.js';
+import { importsResource } from '../../shared/schemas/resources/imports.js';
 
-export const handler = operation({
-  name: 'imports-get',
-  family: 'imports',
-  parse: parseImportId,
-  run: ({ id }, ctx) => getImport(ctx, id),
-});
+export const handler = handle(importsResource, 'get', ({ id }, ctx) => getImport(ctx, id));

@@ -1,10 +1,5 @@
+import { handle } from '../../shared/http/resource.js';
 import { listImports } from '../../shared/imports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseImportList } from '../../shared/schemas/imports.js';
+import { importsResource } from '../../shared/schemas/resources/imports.js';
 
-export const handler = operation({
-  name: 'imports-list',
-  family: 'imports',
-  parse: parseImportList,
-  run: (input, ctx) => listImports(ctx, input),
-});
+export const handler = handle(importsResource, 'list', (input, ctx) => listImports(ctx, input));

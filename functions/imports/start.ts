@@ -1,10 +1,5 @@
+import { handle } from '../../shared/http/resource.js';
 import { startImport } from '../../shared/imports/jobs.js';
-import { operation } from '../../shared/http/operation.js';
-import { parseImportId } from '../../shared/schemas/imports.js';
+import { importsResource } from '../../shared/schemas/resources/imports.js';
 
-export const handler = operation({
-  name: 'imports-start',
-  family: 'imports',
-  parse: parseImportId,
-  run: ({ id }, ctx) => startImport(ctx, id),
-});
+export const handler = handle(importsResource, 'start', ({ id }, ctx) => startImport(ctx, id));

@@ -1,11 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWith } from '../../shared/schemas/common.js';
 import { inboundAddress } from '../../shared/domain/inbound-emails.js';
-import { inboundAddressInput } from '../../shared/schemas/inbound-emails.js';
+import { handle } from '../../shared/http/resource.js';
+import { inboundEmailsResource } from '../../shared/schemas/resources/inbound-emails.js';
 
-export const handler = operation({
-  name: 'inbound-emails-address',
-  family: 'inbound_emails',
-  parse: (body) => parseWith('inbound_emails', inboundAddressInput, body),
-  run: (_input, ctx) => inboundAddress(ctx),
-});
+export const handler = handle(inboundEmailsResource, 'address', (_input, ctx) => inboundAddress(ctx));

@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
 import { deleteInboundEmail } from '../../shared/domain/inbound-emails.js';
+import { handle } from '../../shared/http/resource.js';
+import { inboundEmailsResource } from '../../shared/schemas/resources/inbound-emails.js';
 
-export const handler = operation({
-  name: 'inbound-emails-delete',
-  family: 'inbound_emails',
-  parse: (body) => parseIdOnly('inbound_emails', body),
-  run: ({ id }, ctx) => deleteInboundEmail(ctx, id),
-});
+export const handler = handle(inboundEmailsResource, 'delete', ({ id }, ctx) => deleteInboundEmail(ctx, id));

@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookDeliveries } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { listDeliveries } from '../../shared/webhooks/deliveries.js';
 
-export const handler = operation({
-  name: 'webhooks-deliveries',
-  family: 'webhooks',
-  parse: parseWebhookDeliveries,
-  run: (input, ctx) => listDeliveries(ctx, input),
-});
+export const handler = handle(webhooksResource, 'deliveries', (input, ctx) => listDeliveries(ctx, input));

@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseIdOnly } from '../../shared/schemas/common.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { getEndpoint } from '../../shared/webhooks/endpoints.js';
 
-export const handler = operation({
-  name: 'webhooks-get',
-  family: 'webhooks',
-  parse: (body) => parseIdOnly('webhooks', body),
-  run: ({ id }, ctx) => getEndpoint(ctx, id),
-});
+export const handler = handle(webhooksResource, 'get', ({ id }, ctx) => getEndpoint(ctx, id));

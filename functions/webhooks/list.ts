@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookList } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { listEndpoints } from '../../shared/webhooks/endpoints.js';
 
-export const handler = operation({
-  name: 'webhooks-list',
-  family: 'webhooks',
-  parse: parseWebhookList,
-  run: (_input, ctx) => listEndpoints(ctx),
-});
+export const handler = handle(webhooksResource, 'list', (_input, ctx) => listEndpoints(ctx));

@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookRecover } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { recoverDeliveries } from '../../shared/webhooks/deliveries.js';
 
-export const handler = operation({
-  name: 'webhooks-recover',
-  family: 'webhooks',
-  parse: parseWebhookRecover,
-  run: (input, ctx) => recoverDeliveries(ctx, input),
-});
+export const handler = handle(webhooksResource, 'recover', (input, ctx) => recoverDeliveries(ctx, input));

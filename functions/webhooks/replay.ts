@@ -1,5 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookReplay } from '../../shared/schemas/events.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { replayEvents } from '../../shared/webhooks/replay.js';
 
-export const handler = operation({ name: 'webhooks-replay', family: 'webhooks', parse: parseWebhookReplay, run: (input, ctx) => replayEvents(ctx, input) });
+export const handler = handle(webhooksResource, 'replay', (input, ctx) => replayEvents(ctx, input));

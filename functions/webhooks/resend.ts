@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookResend } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { resendDelivery } from '../../shared/webhooks/deliveries.js';
 
-export const handler = operation({
-  name: 'webhooks-resend',
-  family: 'webhooks',
-  parse: parseWebhookResend,
-  run: (input, ctx) => resendDelivery(ctx, input),
-});
+export const handler = handle(webhooksResource, 'resend', (input, ctx) => resendDelivery(ctx, input));

@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookRotate } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { rotateSecret } from '../../shared/webhooks/endpoints.js';
 
-export const handler = operation({
-  name: 'webhooks-rotate-secret',
-  family: 'webhooks',
-  parse: parseWebhookRotate,
-  run: (input, ctx) => rotateSecret(ctx, input),
-});
+export const handler = handle(webhooksResource, 'rotate-secret', (input, ctx) => rotateSecret(ctx, input));

@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookTest } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { sendTestDelivery } from '../../shared/webhooks/deliveries.js';
 
-export const handler = operation({
-  name: 'webhooks-test',
-  family: 'webhooks',
-  parse: parseWebhookTest,
-  run: ({ id }, ctx) => sendTestDelivery(ctx, id),
-});
+export const handler = handle(webhooksResource, 'test', ({ id }, ctx) => sendTestDelivery(ctx, id));

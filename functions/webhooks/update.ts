@@ -1,10 +1,5 @@
-import { operation } from '../../shared/http/operation.js';
-import { parseWebhookUpdate } from '../../shared/schemas/webhooks.js';
+import { handle } from '../../shared/http/resource.js';
+import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { updateEndpoint } from '../../shared/webhooks/endpoints.js';
 
-export const handler = operation({
-  name: 'webhooks-update',
-  family: 'webhooks',
-  parse: parseWebhookUpdate,
-  run: (input, ctx) => updateEndpoint(ctx, input),
-});
+export const handler = handle(webhooksResource, 'update', (input, ctx) => updateEndpoint(ctx, input));

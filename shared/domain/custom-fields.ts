@@ -1,3 +1,4 @@
+import { apiShape } from '../schemas/resource.js';
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { deleteDefinitionItem, getDefinitionItem, listDefinitionItems, putDefinitionItem, updateDefinitionItem } from '../db/custom-fields.js';
@@ -11,7 +12,7 @@ import { isIsoDateTime, isRealDate } from '../schemas/fields.js';
 /** Entity types a definition may target: the entities with custom fields (from the entity list). */
 export const ENTITY_TYPES = CUSTOM_FIELD_ENTITY_TYPES;
 export type CustomFieldEntity = (typeof ENTITY_TYPES)[number];
-import { FIELD_TYPES } from '../schemas/custom-fields.js';
+import { FIELD_TYPES, customFieldSchema } from '../schemas/custom-fields.js';
 
 export { FIELD_TYPES };
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -30,10 +31,8 @@ export interface CustomFieldDefinition {
   updated_at: string;
 }
 
-const API_FIELDS = ['id', 'account_id', 'created_by', 'entity_type', 'name', 'field_type', 'options', 'description', 'created_at', 'updated_at'] as const;
-
-const toApi = (item: Record<string, unknown>): CustomFieldDefinition =>
-  Object.fromEntries(API_FIELDS.map((k) => [k, item[k]])) as unknown as CustomFieldDefinition;
+/** The API shape: the fields of the record schema (shared/schemas/custom-fields.ts), nothing else. */
+const toApi: (item: object) => CustomFieldDefinition = apiShape(customFieldSchema);
 
 const isSelect = (t: FieldType) => t === 'select' || t === 'multi_select';
 

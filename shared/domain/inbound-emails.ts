@@ -7,6 +7,7 @@
  * an email whose activity was not linked yet (`pending_activity`, a crash half-way) is finished
  * by the next delivery of the same message (S3 event retry, SMTP client retry after a 451).
  */
+import { apiShape } from '../schemas/resource.js';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import PostalMime, { type Address, type Email, type Mailbox } from 'postal-mime';
 import { optionalEnv } from '../config/env.js';
@@ -27,7 +28,7 @@ import {
   TEXT_ITEM_BYTES,
 } from '../db/inbound-emails.js';
 import { ApiError, notFound } from '../errors.js';
-import { INBOUND_EMAIL_FIELDS, type InboundEmail, type InboundListInput } from '../schemas/inbound-emails.js';
+import { type InboundEmail, type InboundListInput, inboundEmailSchema } from '../schemas/inbound-emails.js';
 import type { OperationContext } from './context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from './listing.js';
 import { contactsByEmail, normalizeLookupKey } from './lookups.js';
@@ -387,8 +388,8 @@ async function createAndLink(owner: { accountId: string; userId: string }, ctx: 
 
 // ---- operations ---------------------------------------------------------------------------------
 
-const toApi = (item: InboundEmailItem): InboundEmail =>
-  Object.fromEntries(INBOUND_EMAIL_FIELDS.map((k) => [k, (item as unknown as Record<string, unknown>)[k] ?? null])) as unknown as InboundEmail;
+/** The API shape: the record schema's fields; a field an older item lacks is null. */
+const toApi: (item: InboundEmailItem) => InboundEmail = apiShape(inboundEmailSchema, null);
 
 export async function getInboundEmail(ctx: OperationContext, id: string): Promise<InboundEmail> {
   const item = await getInboundEmailItem(ctx.accountId, id);

@@ -2,11 +2,10 @@
  * Handlers of the trash operations (contract §15), derived from an entity definition like the
  * CRUD ones: `export const handler = restoreHandler(contactEntity);`.
  */
-import { listTrashed } from '../domain/trash.js';
 import type { Family } from '../errors.js';
 import { parseIdOnly } from '../schemas/common.js';
 import type { Entity } from '../schemas/entities/index.js';
-import { parseMerge, parseTrashList } from '../schemas/trash.js';
+import { parseMerge } from '../schemas/trash.js';
 import { serviceFor } from './crud.js';
 import { operation } from './operation.js';
 
@@ -26,4 +25,3 @@ export const mergeHandler = <D extends Entity>(entity: D) =>
     run: (input, ctx) => serviceFor(entity).merge(ctx, input.primary_id, input.secondary_id),
   });
 
-export const trashListHandler = () => operation({ name: 'trash-list', family: 'trash', parse: parseTrashList, run: (input, ctx) => listTrashed(ctx, input) });

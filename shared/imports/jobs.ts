@@ -3,6 +3,7 @@
  * cancel and the row errors. The rows themselves are applied by the worker
  * (shared/imports/worker.ts), fed by the import queue.
  */
+import { apiShape } from '../schemas/resource.js';
 import { randomUUID } from 'node:crypto';
 import { cursorScope } from '../domain/listing.js';
 import {
@@ -20,7 +21,7 @@ import { orderKey } from '../db/table.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { enqueueImport, fileSize, objectKeyOf, putFile, uploadUrl } from './storage.js';
 import {
-  IMPORT_FIELDS,
+
   type ImportCreateInput,
   type ImportErrorsInput,
   type ImportListInput,
@@ -28,11 +29,11 @@ import {
   type ImportRowError,
   MAX_FILE_BYTES,
   UPLOAD_URL_TTL_SECONDS,
+  importSchema,
 } from '../schemas/imports.js';
 import type { OperationContext } from '../domain/context.js';
 
-export const importToApi = (item: ImportItem): ImportRecord =>
-  Object.fromEntries(IMPORT_FIELDS.map((k) => [k, (item as unknown as Record<string, unknown>)[k]])) as unknown as ImportRecord;
+export const importToApi: (item: ImportItem) => ImportRecord = apiShape(importSchema);
 
 const FINISHED: readonly ImportStatus[] = ['completed', 'failed', 'canceled'];
 

@@ -1,47 +1,7 @@
-/**
- * The error codes an operation can return, derived from its registry entry (family, verb)
- * and the contract (§1–§6), plus the extra codes its OperationDoc names.
- */
-import type { OperationEntry } from '../http/registry.js';
-import { customField, ENTITIES, type EntityDefinition } from '../schemas/entities/index.js';
+/** How the OpenAPI document groups error codes: by HTTP status. */
 import { statusForCode } from '../errors.js';
 
-/** The verb of an operation name: its last dash-separated word (`custom-fields-list` → `list`). */
-export const verbOf = (name: string): string => name.slice(name.lastIndexOf('-') + 1);
-
-/** The `*_required` code of each family's required field on create/update (contract §3, §5, §6, §8, §9). */
-const NAME_REQUIRED: Partial<Record<string, readonly string[]>> = {
-  ...Object.fromEntries(ENTITIES.map((e) => [e.family, [`${e.family}.${e.required}_required`]])),
-  custom_fields: ['custom_fields.name_required'],
-};
-
-/** Families whose records carry `custom_fields` values (contract §5). */
-const WITH_CUSTOM_FIELDS = new Set<string>(ENTITIES.filter((e) => customField(e as EntityDefinition)).map((e) => e.family));
-
-/** Paginated lists (contract §4): the ones whose result has `next_cursor`. */
-export function errorCodesFor(entry: Pick<OperationEntry, 'name' | 'family'>, opts: { paginated: boolean; extra?: readonly string[] }): string[] {
-  const f = entry.family;
-  const verb = verbOf(entry.name);
-  // auth.forbidden: the key lacks the operation's scope; api.rate_limited: the account's rate
-  // limit (contract §14), or API Gateway's stage-wide throttling (deployed), before the function runs.
-  const codes = ['auth.unauthorized', 'auth.forbidden', 'api.payload_too_large', 'api.rate_limited', `${f}.invalid_request`, `${f}.internal`];
-  // A batch (contract §13) answers its items' failures inside its 200 result; the call itself fails
-  // only on its shape, an Idempotency-Key conflict (create, upsert) or, for batch-get, an id that is not a UUID.
-  if (entry.name.includes('-batch-')) {
-    if (verb === 'create' || verb === 'upsert') codes.push(`${f}.conflict`);
-    return [...new Set([...codes, ...(opts.extra ?? [])])];
-  }
-  if (['get', 'update', 'delete'].includes(verb)) codes.push(`${f}.invalid_id`, `${f}.not_found`);
-  if (opts.paginated) codes.push(`${f}.invalid_cursor`);
-  if (verb === 'create' || verb === 'update') {
-    codes.push(...(NAME_REQUIRED[f] ?? []));
-    if (WITH_CUSTOM_FIELDS.has(f)) codes.push(`${f}.invalid_custom_fields`);
-  }
-  // Idempotency-Key reuse with another body, or a duplicate still running (shared/http/idempotency.ts).
-  if (verb === 'create') codes.push(`${f}.conflict`);
-  codes.push(...(opts.extra ?? []));
-  return [...new Set(codes)];
-}
+export { errorCodesFor, verbOf } from '../schemas/error-codes.js';
 
 /** Codes grouped by their HTTP status (statusForCode), statuses ascending. */
 export function codesByStatus(codes: readonly string[]): Map<number, string[]> {

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ApiError } from '../errors.js';
-import { cursorString, limitInteger, parseWith, rejectUnknownFields, requireId } from './common.js';
+import { cursorString, limitInteger, parseWith, rejectUnknownFields } from './common.js';
 
 /**
  * The families a scope can name (contract §1 and §14): `<family>:read` and `<family>:write` for
@@ -120,12 +120,3 @@ export function parseApiKeyCreate(body: Record<string, unknown>): ApiKeyCreateIn
   return { ...input, scopes };
 }
 
-export function parseApiKeyId(body: Record<string, unknown>): { id: string } {
-  rejectUnknownFields('api_keys', body, { allowed: ['id'] });
-  return { id: requireId('api_keys', body) };
-}
-
-export function parseApiKeyList(body: Record<string, unknown>): ApiKeyListInput {
-  rejectUnknownFields('api_keys', body, { allowed: Object.keys(apiKeyListInput.entries) });
-  return parseWith('api_keys', apiKeyListInput, body);
-}

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { ApiError, invalidRequest } from '../errors.js';
-import { cursorString, limitInteger, parseWith, rejectUnknownFields, requireId } from './common.js';
+import { cursorString, limitInteger, parseWith, rejectUnknownFields } from './common.js';
 import { activityEntity, companyEntity, contactEntity, type EntityDefinition, listSchema, projectEntity } from './entities/index.js';
 
 export const EXPORT_OBJECT_TYPES = ['contacts', 'companies', 'projects', 'activities'] as const;
@@ -99,12 +99,3 @@ export function parseExportCreate(body: Record<string, unknown>): ExportCreateIn
   return { object_type, filters: parseFilters(object_type, body.filters) };
 }
 
-export function parseExportId(body: Record<string, unknown>): { id: string } {
-  rejectUnknownFields('exports', body, { allowed: ['id'] });
-  return { id: requireId('exports', body) };
-}
-
-export function parseExportList(body: Record<string, unknown>): ExportListInput {
-  rejectUnknownFields('exports', body, { allowed: Object.keys(exportListInput.entries) });
-  return parseWith('exports', exportListInput, body);
-}

@@ -4,7 +4,7 @@
  * the contract's checks in its order.
  */
 import * as v from 'valibot';
-import { cursorString, limitInteger, parseWith, rejectUnknownFields, requireId } from './common.js';
+import { cursorString, limitInteger } from './common.js';
 
 export const IMPORT_OBJECT_TYPES = ['contacts', 'companies'] as const;
 export type ImportObjectType = (typeof IMPORT_OBJECT_TYPES)[number];
@@ -76,7 +76,6 @@ export const importSchema = v.object({
   updated_at: timestamp('Last change (ISO 8601 UTC)'),
 });
 export type ImportRecord = v.InferOutput<typeof importSchema>;
-export const IMPORT_FIELDS = Object.keys(importSchema.entries) as (keyof ImportRecord)[];
 
 export const importCreateResult = v.object({
   ...importSchema.entries,
@@ -97,26 +96,3 @@ export type ImportRowError = v.InferOutput<typeof importErrorSchema>;
 
 export const importListResult = v.object({ items: v.array(importSchema), next_cursor: v.string() });
 export const importErrorsResult = v.object({ items: v.array(importErrorSchema), next_cursor: v.string() });
-
-// --- parse functions --------------------------------------------------------------------------
-
-export function parseImportCreate(body: Record<string, unknown>): ImportCreateInput {
-  rejectUnknownFields('imports', body, { allowed: Object.keys(importCreateInput.entries) });
-  return parseWith('imports', importCreateInput, body);
-}
-
-export function parseImportId(body: Record<string, unknown>): { id: string } {
-  rejectUnknownFields('imports', body, { allowed: ['id'] });
-  return { id: requireId('imports', body) };
-}
-
-export function parseImportList(body: Record<string, unknown>): ImportListInput {
-  rejectUnknownFields('imports', body, { allowed: Object.keys(importListInput.entries) });
-  return parseWith('imports', importListInput, body);
-}
-
-export function parseImportErrors(body: Record<string, unknown>): ImportErrorsInput {
-  rejectUnknownFields('imports', body, { allowed: Object.keys(importErrorsInput.entries) });
-  const importId = requireId('imports', body, 'import_id');
-  return { ...parseWith('imports', importErrorsInput, body), import_id: importId };
-}

@@ -51,7 +51,6 @@ export const inboundEmailSchema = v.object({
   created_at: datetime,
 });
 export type InboundEmail = v.InferOutput<typeof inboundEmailSchema>;
-export const INBOUND_EMAIL_FIELDS = Object.keys(inboundEmailSchema.entries) as (keyof InboundEmail)[];
 
 export const inboundEmailPage = v.object({
   items: v.array(inboundEmailSchema),

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import type { Family } from '../errors.js';
-import { cursorString, limitInteger, parseWith, rejectUnknownFields, requireId } from './common.js';
+import { cursorString, limitInteger, rejectUnknownFields, requireId } from './common.js';
 import { type EntityDefinition, recordSchema, TRASH_ENTITIES } from './entities/index.js';
 
 const uuid = (description: string) => v.pipe(v.string(), v.uuid('must be a UUID'), v.metadata({ description, examples: ['4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21'] }));
@@ -34,8 +34,6 @@ export const trashListInput = v.strictObject({
   limit: v.optional(v.pipe(limitInteger, v.metadata({ description: 'Items per page, 1–100 (default 25)', examples: [25] }))),
 });
 export type TrashListInput = v.InferOutput<typeof trashListInput>;
-
-export const parseTrashList = (body: Record<string, unknown>): TrashListInput => parseWith('trash', trashListInput, body);
 
 /** One trashed record: its family, the record as it was when deleted, when it was deleted and when it will be purged. */
 export const trashItemSchemas = TRASH_ENTITIES.map((e) =>

@@ -98,7 +98,6 @@ export const webhookEndpointSchema = v.object({
   updated_at: datetime,
 });
 export type WebhookEndpoint = v.InferOutput<typeof webhookEndpointSchema>;
-export const WEBHOOK_ENDPOINT_FIELDS = Object.keys(webhookEndpointSchema.entries) as (keyof WebhookEndpoint)[];
 
 export const webhookCreateResult = v.object({ endpoint: webhookEndpointSchema, signing_secret: v.pipe(v.string(), v.startsWith('whsec_')) });
 export const webhookListResult = v.object({ items: v.array(webhookEndpointSchema) });
@@ -118,7 +117,6 @@ export const webhookDeliverySchema = v.object({
   created_at: datetime,
 });
 export type WebhookDelivery = v.InferOutput<typeof webhookDeliverySchema>;
-export const WEBHOOK_DELIVERY_FIELDS = Object.keys(webhookDeliverySchema.entries) as (keyof WebhookDelivery)[];
 export const webhookDeliveriesResult = v.object({
   deliveries: v.array(webhookDeliverySchema),
   next_cursor: v.pipe(v.string(), v.metadata({ description: 'Pass as cursor for the next page; "" when there is none' })),
@@ -143,7 +141,7 @@ export type WebhookPayload = v.InferOutput<typeof webhookPayloadSchema>;
 
 // --- parsing, in the contract's order ------------------------------------------------------
 
-const READ_ONLY = ['account_id', 'created_by', 'secret_prefix', 'disabled_reason', 'failing_since', 'created_at', 'updated_at'] as const;
+export const WEBHOOK_READ_ONLY = ['account_id', 'created_by', 'secret_prefix', 'disabled_reason', 'failing_since', 'created_at', 'updated_at'] as const;
 
 const fail = (code: string, message: string, path: string) => new ApiError(`webhooks.${code}`, message, [{ path, message }]);
 
@@ -174,49 +172,8 @@ function checkEvents(body: Record<string, unknown>, mode: 'create' | 'update'): 
   }
 }
 
-export function parseWebhookCreate(body: Record<string, unknown>): WebhookCreateInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookCreateInput.entries), readOnly: ['id', ...READ_ONLY] });
-  checkUrl(body, 'create');
-  checkEvents(body, 'create');
-  return parseWith('webhooks', webhookCreateInput, body);
-}
-
-export function parseWebhookUpdate(body: Record<string, unknown>): WebhookUpdateInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookUpdateInput.entries), readOnly: READ_ONLY });
-  const id = requireId('webhooks', body);
-  checkUrl(body, 'update');
-  checkEvents(body, 'update');
-  return { ...parseWith('webhooks', webhookUpdateInput, body), id };
-}
-
-export function parseWebhookDeliveries(body: Record<string, unknown>): WebhookDeliveriesInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookDeliveriesInput.entries) });
-  const endpointId = requireId('webhooks', body, 'endpoint_id');
-  return { ...parseWith('webhooks', webhookDeliveriesInput, body), endpoint_id: endpointId };
-}
-
-export function parseWebhookList(body: Record<string, unknown>): Record<string, never> {
-  rejectUnknownFields('webhooks', body, { allowed: [] });
-  return {};
-}
-
-export function parseWebhookRotate(body: Record<string, unknown>): WebhookRotateInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookRotateInput.entries), readOnly: READ_ONLY });
-  const id = requireId('webhooks', body);
-  return { ...parseWith('webhooks', webhookRotateInput, body), id };
-}
-
-export function parseWebhookTest(body: Record<string, unknown>): { id: string } {
-  rejectUnknownFields('webhooks', body, { allowed: ['id'] });
-  return { id: requireId('webhooks', body) };
-}
-
-export function parseWebhookResend(body: Record<string, unknown>): WebhookResendInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookResendInput.entries) });
-  const endpointId = requireId('webhooks', body, 'endpoint_id');
-  const deliveryId = requireId('webhooks', body, 'delivery_id');
-  return { endpoint_id: endpointId, delivery_id: deliveryId };
-}
+/** The checks of `url` and `events` with their own codes, in the contract's order (resources/webhooks.ts). */
+export const webhookBodyChecks = (mode: 'create' | 'update') => [(body: Record<string, unknown>) => checkUrl(body, mode), (body: Record<string, unknown>) => checkEvents(body, mode)];
 
 /** `since`/`until` come back normalised to `toISOString()` form (they are compared with stored keys). */
 export function parseWebhookRecover(body: Record<string, unknown>): WebhookRecoverInput {

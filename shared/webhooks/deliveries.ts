@@ -1,3 +1,4 @@
+import { apiShape } from '../schemas/resource.js';
 import { randomUUID } from 'node:crypto';
 import {
   type DeliveryItem,
@@ -16,11 +17,12 @@ import { cursorScope } from '../domain/listing.js';
 import { ApiError, notFound } from '../errors.js';
 import {
   type DeliveryEventType,
-  WEBHOOK_DELIVERY_FIELDS,
+
   type WebhookDeliveriesInput,
   type WebhookDelivery,
   type WebhookRecoverInput,
   type WebhookResendInput,
+  webhookDeliverySchema,
 } from '../schemas/webhooks.js';
 import { enqueueDeliveries } from './queue.js';
 
@@ -33,8 +35,7 @@ export { type DeliveryRef, deliveryId, getDelivery, markEnqueued, putDelivery, r
  */
 export type StoredDelivery = DeliveryItem;
 
-export const deliveryToApi = (item: DeliveryItem): WebhookDelivery =>
-  Object.fromEntries(WEBHOOK_DELIVERY_FIELDS.map((k) => [k, (item as unknown as Record<string, unknown>)[k]])) as unknown as WebhookDelivery;
+export const deliveryToApi: (item: DeliveryItem) => WebhookDelivery = apiShape(webhookDeliverySchema);
 
 export function newDelivery(args: { accountId: string; endpointId: string; eventId: string; eventType: DeliveryEventType; createdAt: string; body: string; test?: boolean }): DeliveryItem {
   const createdMs = Date.parse(args.createdAt);

@@ -1,3 +1,4 @@
+import { apiShape } from '../schemas/resource.js';
 import { randomUUID } from 'node:crypto';
 import { allowInsecureWebhooks } from '../config/env.js';
 import {
@@ -14,12 +15,13 @@ import { ApiError, notFound } from '../errors.js';
 import type { ResultSeal } from '../http/idempotency.js';
 import { parseWebhookUrl } from '../net/ssrf.js';
 import {
-  WEBHOOK_ENDPOINT_FIELDS,
+
   type WebhookCreateInput,
   type WebhookEndpoint,
   type WebhookEvent,
   type WebhookRotateInput,
   type WebhookUpdateInput,
+  webhookEndpointSchema,
 } from '../schemas/webhooks.js';
 import { newSigningSecret, secretBox, secretPrefix } from './secrets.js';
 import { urlAddressRefusal } from './ssrf.js';
@@ -31,14 +33,11 @@ import { urlAddressRefusal } from './ssrf.js';
  */
 export type StoredEndpoint = EndpointItem;
 
+const endpointShape = apiShape(webhookEndpointSchema);
+
 /** The API shape: stored fields, with `disabled_reason` and `failing_since` filled in for older items. */
 export function endpointToApi(item: EndpointItem): WebhookEndpoint {
-  const full: Record<string, unknown> = {
-    ...item,
-    disabled_reason: item.disabled_reason ?? (item.is_active ? '' : 'manual'),
-    failing_since: item.failing_since ?? null,
-  };
-  return Object.fromEntries(WEBHOOK_ENDPOINT_FIELDS.map((k) => [k, full[k]])) as unknown as WebhookEndpoint;
+  return endpointShape({ ...item, disabled_reason: item.disabled_reason ?? (item.is_active ? '' : 'manual'), failing_since: item.failing_since ?? null });
 }
 
 /** The address check (the last check of contract §6, it may resolve DNS). */

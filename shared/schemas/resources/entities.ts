@@ -1,26 +1,29 @@
 /**
- * The API description of the batch operations (contract §13), derived from the entity list like
- * the CRUD docs: one input schema per batch and results typed by family (`ContactBatchResults`
- * carries `Contact` records). See operations.ts for the shape of an entry.
+ * The operations of every record family (contacts, companies, lead sources, projects,
+ * activities), derived from its entity definition: the five CRUD operations, the batches
+ * (contract §13: `-batch-upsert` when it has a `lookup`), `-restore` (`trash: true`) and `-merge`
+ * (`merge: true`). Their handlers are one line each over shared/http/crud.ts, batch.ts, trash.ts.
  */
 import * as v from 'valibot';
-import { MAX_BATCH_ITEMS } from '../schemas/batch.js';
+import { MAX_BATCH_ITEMS } from '../batch.js';
+import { idOnlyInput } from '../common.js';
 import {
   createSchema,
-  ENTITIES,
   type Entity,
   type EntityDefinition,
+  listSchema,
+  pageSchema,
   recordSchema,
   refFields,
   updateSchema,
-  type CreateInputOf,
-  type InputOf,
-  type RecordOf,
-} from '../schemas/entities/index.js';
-import type { OperationDoc } from './doc-types.js';
-import { errorCodesFor } from './errors.js';
+} from '../entities/index.js';
+import { errorCodesFor } from '../error-codes.js';
+import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
+import { mergeInput } from '../trash.js';
+import { deletedSchema } from './shared.js';
 
 const pascal = (s: string) => s.replace(/(^|[-_])(\w)/g, (_m, _d, c: string) => c.toUpperCase());
+
 const list = <S extends v.GenericSchema>(item: S, what: string) =>
   v.pipe(v.array(item), v.minLength(1), v.maxLength(MAX_BATCH_ITEMS), v.metadata({ description: `1 to ${MAX_BATCH_ITEMS} ${what}; otherwise the whole call is \`<family>.invalid_request\` and nothing is applied` }));
 
@@ -34,7 +37,7 @@ const index = v.pipe(v.number(), v.integer(), v.minValue(0), v.metadata({ descri
 function itemCodes(def: EntityDefinition): string[] {
   const f = def.family;
   const extra = refFields(def).map((r) => r.code);
-  const single = ['create', 'update', 'delete'].flatMap((verb) => errorCodesFor({ name: `${f}-${verb}`, family: f as never }, { paginated: false, extra }));
+  const single = ['create', 'update', 'delete'].flatMap((verb) => errorCodesFor({ name: `${f}-${verb}`, family: f }, { paginated: false, extra }));
   return [...new Set([...single.filter((c) => c.startsWith(`${f}.`)), `${f}.duplicate_in_batch`])];
 }
 
@@ -58,20 +61,6 @@ function itemResult(def: EntityDefinition) {
     }),
   ]);
 }
-
-/** Components of every entity's batches: `ContactBatchCreateInput`, `ContactBatchResults`, … */
-const components = (e: Entity): Array<[string, v.GenericSchema]> => {
-  const def = e as unknown as EntityDefinition;
-  const name = pascal(def.type);
-  const out: Array<[string, v.GenericSchema]> = [
-    [`${name}BatchCreateInput`, batchCreateInput(def)],
-    [`${name}BatchUpdateInput`, batchUpdateInput(def)],
-    [`${name}BatchResults`, batchResults(def)],
-    [`${name}BatchGetResult`, batchGetResult(def)],
-  ];
-  if (def.lookup) out.push([`${name}BatchUpsertInput`, batchUpsertInput(def)]);
-  return out;
-};
 
 const memo = new WeakMap<object, Map<string, v.GenericSchema>>();
 const once = <S extends v.GenericSchema>(def: EntityDefinition, key: string, build: () => S): S => {
@@ -98,50 +87,69 @@ const batchGetResult = (def: EntityDefinition) =>
     }),
   );
 
-export const batchComponentSchemas: Record<string, v.GenericSchema> = Object.fromEntries([...ENTITIES.flatMap(components), ['BatchIdsInput', batchIdsInput]]);
 
-type Doc<I, R> = OperationDoc & { input: v.GenericSchema<I>; result: v.GenericSchema<unknown, R> };
-type ItemResultOf<D extends Entity> =
-  | { index: number; ok: true; action: 'created' | 'updated' | 'unchanged' | 'deleted'; record?: RecordOf<D> }
-  | { index: number; ok: false; error: { code: string; message: string; details?: { path: string; message: string }[] } };
-type Results<D extends Entity> = { results: ItemResultOf<D>[] };
-type FieldOf<L> = L extends { field: infer K extends string } ? K : never;
-type LookupField<D extends Entity> = D extends { lookup?: infer L } ? FieldOf<L> : never;
+/** Components of an entity: `Contact`, `ContactPage`, `ContactCreateInput`, `ContactBatchResults`, … */
+function components(def: EntityDefinition): Record<string, v.GenericSchema> {
+  const name = pascal(def.type);
+  return {
+    [name]: recordSchema(def),
+    [`${name}Page`]: pageSchema(def),
+    [`${name}ListInput`]: listSchema(def),
+    [`${name}CreateInput`]: createSchema(def),
+    [`${name}UpdateInput`]: updateSchema(def),
+    [`${name}BatchCreateInput`]: batchCreateInput(def),
+    [`${name}BatchUpdateInput`]: batchUpdateInput(def),
+    [`${name}BatchResults`]: batchResults(def),
+    [`${name}BatchGetResult`]: batchGetResult(def),
+    ...(def.lookup ? { [`${name}BatchUpsertInput`]: batchUpsertInput(def) } : {}),
+    BatchIdsInput: batchIdsInput,
+  };
+}
 
-type BatchDocs<D extends Entity> = { [K in `${D['family']}-batch-create`]: Doc<{ items: CreateInputOf<D>[] }, Results<D>> } & {
-  [K in `${D['family']}-batch-update`]: Doc<{ items: (InputOf<D> & { id: string })[] }, Results<D>>;
-} & { [K in `${D['family']}-batch-delete`]: Doc<{ ids: string[] }, Results<D>> } & {
-  [K in `${D['family']}-batch-get`]: Doc<{ ids: string[] }, { items: RecordOf<D>[]; not_found: string[] }>;
-} & ([LookupField<D>] extends [never] ? unknown : { [K in `${D['family']}-batch-upsert`]: Doc<{ items: (InputOf<D> & { [F in LookupField<D>]: string })[] }, Results<D>> });
+function crudOperations(def: EntityDefinition): Record<string, OperationDecl> {
+  const refErrors = refFields(def).map((r) => r.code);
+  const label = def.label;
+  const article = /^[aeiou]/.test(label) ? 'an' : 'a';
+  return {
+    list: { access: 'read', summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def) },
+    get: { access: 'read', summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
+    create: { access: 'write', summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
+    update: { access: 'write', summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },
+    delete: { access: 'write', summary: def.docs.delete ?? `Delete ${article} ${label}`, input: idOnlyInput, result: deletedSchema },
+  };
+}
 
-function batchDocs<D extends Entity>(entity: D): BatchDocs<D> {
-  const def = entity as unknown as EntityDefinition;
+function batchOperations(def: EntityDefinition): Record<string, OperationDecl> {
   const p = def.family;
   const label = def.label;
   const rules =
     'Items are independent: each is checked and applied as its single operation would be, and the valid ones land even when others fail. ' +
     'The answer lists one result per item in input order: `{ index, ok: true, action, record }` or `{ index, ok: false, error }` with the code the single operation would give. ' +
     'Every landed item raises its usual event.';
-  const docs: Record<string, OperationDoc> = {
-    [`${p}-batch-create`]: {
+  const ops: Record<string, OperationDecl> = {
+    'batch-create': {
+      access: 'write',
       summary: `Create 1 to ${MAX_BATCH_ITEMS} ${p} in one call`,
       description: `${rules} Send \`Idempotency-Key\` to make a retry safe.`,
       input: batchCreateInput(def),
       result: batchResults(def),
     },
-    [`${p}-batch-update`]: {
+    'batch-update': {
+      access: 'write',
       summary: `Update 1 to ${MAX_BATCH_ITEMS} ${p} in one call (partial, as \`${p}-update\`)`,
       description: `${rules} An id that occurs again later in the call is \`${p}.duplicate_in_batch\` on the later item; \`action\` is \`unchanged\` when the ${label} already held every value sent.`,
       input: batchUpdateInput(def),
       result: batchResults(def),
     },
-    [`${p}-batch-delete`]: {
+    'batch-delete': {
+      access: 'write',
       summary: `Delete 1 to ${MAX_BATCH_ITEMS} ${p} in one call`,
       description: `${rules} An id given twice is \`${p}.duplicate_in_batch\` on the later item.`,
       input: batchIdsInput,
       result: batchResults(def),
     },
-    [`${p}-batch-get`]: {
+    'batch-get': {
+      access: 'read',
       summary: `Get 1 to ${MAX_BATCH_ITEMS} ${p} by id in one call`,
       description: `Answers \`{ items, not_found }\`: the records in input order, and the ids that are not ${p} of the account. An id that is not a UUID is \`${p}.invalid_id\` for the whole call.`,
       input: batchIdsInput,
@@ -150,7 +158,8 @@ function batchDocs<D extends Entity>(entity: D): BatchDocs<D> {
     },
   };
   if (def.lookup) {
-    docs[`${p}-batch-upsert`] = {
+    ops['batch-upsert'] = {
+      access: 'write',
       summary: `Create or update 1 to ${MAX_BATCH_ITEMS} ${p} matched by \`${def.lookup.field}\` (without case)`,
       description:
         `As an upsert import: an item whose \`${def.lookup.field}\` matches a ${label} of the account (several: the most recently created) updates it with the item's fields (the stored spelling of \`${def.lookup.field}\` stays); otherwise a ${label} is created. ` +
@@ -159,11 +168,55 @@ function batchDocs<D extends Entity>(entity: D): BatchDocs<D> {
       result: batchResults(def),
     };
   }
-  return docs as unknown as BatchDocs<D>;
+  return ops;
 }
 
-type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
-type EntityBatchDocs = UnionToIntersection<Entity extends infer E ? (E extends Entity ? BatchDocs<E> : never) : never>;
+function restoreOperation(def: EntityDefinition): OperationDecl {
+  const p = def.family;
+  return {
+    access: 'write',
+      summary: `Restore a ${def.label} from the trash`,
+      description:
+        `Brings a deleted ${def.label} back with its id, fields, \`created_at\` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their \`*.updated\` events). Raises \`${def.type}.restored\` (body as \`${def.type}.created\`). ` +
+        `Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): \`${p}.not_found\`.`,
+      input: idOnlyInput,
+      result: recordSchema(def),
+      errors: [`${p}.invalid_id`, `${p}.not_found`],
+  };
+}
 
-/** The batch docs of every entity of the entity list, typed per entity (the client's `crm.contacts.batchCreate`). */
-export const batchOperationDocs = Object.assign({}, ...ENTITIES.map((e) => batchDocs(e))) as EntityBatchDocs;
+function mergeOperation(def: EntityDefinition): OperationDecl {
+  const p = def.family;
+  const links = def.type === 'contact' ? "activities' and projects' `contact_ids`, inbound emails' `matched_contact_ids`" : "contacts', projects' and activities' `company_id`";
+  return {
+    access: 'write',
+      summary: `Merge a duplicate ${def.label} into another`,
+      description:
+        `The primary keeps its non-empty fields and takes the secondary's where its own are empty; \`tags\` are the union (the primary's first); \`custom_fields\` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (${links}): ` +
+        `the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). ` +
+        `Events: \`${def.type}.updated\` for the primary (with \`previous_attributes\`), \`${def.type}.deleted\` for the secondary, \`*.updated\` for every re-pointed record, and \`${def.type}.merged\` (\`data\` the primary, \`merged_id\` the secondary's id). ` +
+        `The same id twice: \`${p}.invalid_request\`; either missing: \`${p}.not_found\`.`,
+      input: mergeInput,
+      result: recordSchema(def),
+      errors: [`${p}.invalid_id`, `${p}.not_found`, `${p}.conflict`],
+  };
+}
+
+
+function operationsOf(def: EntityDefinition): Record<string, OperationDecl> {
+  const ops: Record<string, OperationDecl> = { ...crudOperations(def), ...batchOperations(def) };
+  if (def.trash) ops.restore = restoreOperation(def);
+  if (def.merge) ops.merge = mergeOperation(def);
+  return ops;
+}
+
+/** The resource of a record family, derived from its entity definition. */
+export function entityResource(entity: Entity): ResourceDefinition {
+  const def = entity as EntityDefinition;
+  return defineResource({
+    family: entity.family,
+    prefix: entity.family,
+    components: components(def),
+    operations: operationsOf(def),
+  });
+}

@@ -1,0 +1,40 @@
+/** Custom field definitions (contract §5): the family's operations, declared once (see ../resource.ts). */
+import * as v from 'valibot';
+import { idOnlyInput } from '../common.js';
+import { customFieldCreateInput, customFieldListInput, customFieldSchema, customFieldUpdateInput } from '../custom-fields.js';
+import { BY_ID, defineResource } from '../resource.js';
+import { deletedSchema } from './shared.js';
+
+export const customFieldList = v.object({ items: v.array(customFieldSchema) });
+const READ_ONLY = ['account_id', 'created_by', 'created_at', 'updated_at'] as const;
+
+export const customFieldsResource = defineResource({
+  family: 'custom_fields',
+  prefix: 'custom-fields',
+  components: {
+    CustomField: customFieldSchema,
+    CustomFieldList: customFieldList,
+    CustomFieldListInput: customFieldListInput,
+    CustomFieldCreateInput: customFieldCreateInput,
+    CustomFieldUpdateInput: customFieldUpdateInput,
+  },
+  operations: {
+    list: { access: 'read', summary: 'List custom field definitions', input: customFieldListInput, result: customFieldList },
+    get: { access: 'read', summary: 'Get a custom field definition', input: idOnlyInput, result: customFieldSchema, body: BY_ID },
+    create: {
+      access: 'write',
+      summary: 'Define a custom field for contacts, companies or projects',
+      input: customFieldCreateInput,
+      result: customFieldSchema,
+      body: { readOnly: ['id', ...READ_ONLY], required: [{ field: 'name', code: 'custom_fields.name_required', mode: 'create' }] },
+    },
+    update: {
+      access: 'write',
+      summary: 'Update a custom field definition (name, description, options)',
+      input: customFieldUpdateInput,
+      result: customFieldSchema,
+      body: { readOnly: [...READ_ONLY, 'entity_type', 'field_type'], ids: ['id'], required: [{ field: 'name', code: 'custom_fields.name_required', mode: 'update' }] },
+    },
+    delete: { access: 'write', summary: 'Delete a custom field definition and its values on every record', input: idOnlyInput, result: deletedSchema, body: BY_ID },
+  },
+});

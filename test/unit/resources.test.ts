@@ -1,0 +1,129 @@
+/**
+ * Issue 18, item 1: every family is one resource definition, and an operation is one entry in
+ * it, a one-line handler and a test. These checks fail when a piece is missing: the handler
+ * file, its use of the declaration (the name typed once), its documentation, or a test that
+ * calls it.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import { operations } from '../../functions/operations.js';
+import { ApiError } from '../../shared/errors.js';
+import { ENTITIES } from '../../shared/schemas/entities/index.js';
+import { apiShape, defineResource, operationName, parseOperation } from '../../shared/schemas/resource.js';
+import { RESOURCES, webhooksResource } from '../../shared/schemas/resources/index.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+const testFiles = (dir: string): string[] =>
+  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? testFiles(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+const entityPrefixes = new Set<string>(ENTITIES.map((e) => e.family));
+
+describe('resource definitions', () => {
+  it('give every registry entry, and nothing else: one per operation of every family', () => {
+    const declared = RESOURCES.flatMap((r) => Object.keys(r.operations).map((verb) => operationName(r, verb)));
+    expect(operations.map((o) => o.name)).toEqual(declared);
+    expect(new Set(declared).size).toBe(declared.length);
+  });
+
+  it('document every operation: a summary, a body schema and a result schema', () => {
+    for (const r of RESOURCES) {
+      for (const [verb, op] of Object.entries(r.operations)) {
+        expect(op.summary.length, `${r.prefix}-${verb}`).toBeGreaterThan(5);
+        expect(op.input.kind, `${r.prefix}-${verb} input`).toBe('schema');
+        expect(op.result.kind, `${r.prefix}-${verb} result`).toBe('schema');
+      }
+    }
+  });
+
+  it('have a handler file per operation that names its operation once, through the declaration', () => {
+    for (const entry of operations) {
+      const file = `functions/${entry.entry}`;
+      expect(existsSync(join(root, file)), `${file} is missing`).toBe(true);
+      const source = read(file);
+      expect(source, file).toMatch(/export const handler = /);
+      // The name is derived, never typed: a record family's handlers come from crud/batch/trash
+      // builders over its entity, the others from `handle(<resource>, '<verb>', …)`.
+      expect(source, file).not.toContain(`'${entry.name}'`);
+      const verb = entry.entry.slice(entry.entry.indexOf('/') + 1, -'.ts'.length);
+      const prefix = entry.entry.slice(0, entry.entry.indexOf('/'));
+      if (!entityPrefixes.has(prefix)) expect(source, file).toMatch(new RegExp(`handle\\(\\w+Resource, '${verb}', `));
+    }
+  });
+
+  it('have every operation called by at least one test', () => {
+    const tests = testFiles('test')
+      .filter((f) => !f.endsWith('resources.test.ts'))
+      .map(read)
+      .join('\n');
+    // A family's generic test may build the name (`${family}-batch-get`): then the verb is enough.
+    const missing = operations.filter((o) => !tests.includes(`'${o.name}'`) && !tests.includes(`-${o.entry.slice(o.entry.indexOf('/') + 1, -3)}\``));
+    expect(missing.map((o) => o.name)).toEqual([]);
+  });
+});
+
+describe('parseOperation: the contract order from the declaration', () => {
+  const resource = defineResource({
+    family: 'webhooks',
+    prefix: 'things',
+    components: {},
+    operations: {
+      rename: {
+        access: 'write',
+        summary: 'Rename a thing',
+        input: v.strictObject({ id: v.string(), name: v.optional(v.pipe(v.string(), v.maxLength(5, 'must be at most 5 characters'))) }),
+        result: v.object({}),
+        body: {
+          readOnly: ['created_at'],
+          ids: ['id'],
+          required: [{ field: 'name', code: 'webhooks.name_required', mode: 'update' }],
+          checks: [(body) => {
+            if (body.name === 'taken') throw new ApiError('webhooks.conflict', 'name is taken');
+          }],
+        },
+      },
+    },
+  });
+  const codeOf = (body: Record<string, unknown>) => {
+    try {
+      parseOperation('webhooks', resource.operations.rename, body);
+      return 'ok';
+    } catch (e) {
+      return `${(e as ApiError).code}: ${(e as ApiError).details?.map((d) => `${d.path} ${d.message}`).join(', ') ?? ''}`;
+    }
+  };
+  const ID = '4F1C1B4E-8A8E-4C55-9A43-3B0F5D6A7E21';
+
+  it('rejects unknown and read-only fields first, then ids, then required names, then checks, then the schema', () => {
+    expect(codeOf({ id: 'x', name: null, created_at: 1, color: 2 })).toBe('webhooks.invalid_request: created_at field is read-only, color unknown field');
+    expect(codeOf({ id: 'x', name: null })).toBe('webhooks.invalid_id: id must be a UUID');
+    expect(codeOf({ name: 'a' })).toBe('webhooks.invalid_request: id is required');
+    expect(codeOf({ id: ID, name: ' ' })).toBe('webhooks.name_required: name is required');
+    expect(codeOf({ id: ID, name: 'taken' })).toBe('webhooks.conflict: ');
+    expect(codeOf({ id: ID, name: 'toolong' })).toBe('webhooks.invalid_request: name must be at most 5 characters');
+  });
+
+  it('returns the schema output with ids lowercased', () => {
+    expect(parseOperation('webhooks', resource.operations.rename, { id: ID, name: 'ok' })).toEqual({ id: ID.toLowerCase(), name: 'ok' });
+  });
+
+  it('uses the operation’s own parse when it has one', () => {
+    expect(() => parseOperation('webhooks', webhooksResource.operations.recover, { endpoint_id: ID })).toThrow('since is required');
+  });
+});
+
+describe('apiShape', () => {
+  it('keeps the record schema’s fields in its order and drops everything else', () => {
+    const toApi = apiShape(v.object({ id: v.string(), name: v.string(), note: v.nullable(v.string()) }));
+    expect(Object.entries(toApi({ pk: 'A#1', name: 'n', id: '1', secret: 's', note: 'x' }))).toEqual([
+      ['id', '1'],
+      ['name', 'n'],
+      ['note', 'x'],
+    ]);
+  });
+
+  it('fills a field an older item lacks when asked', () => {
+    expect(apiShape(v.object({ id: v.string(), note: v.nullable(v.string()) }), null)({ id: '1' })).toEqual({ id: '1', note: null });
+  });
+});
