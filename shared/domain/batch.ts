@@ -9,7 +9,7 @@
  * item by item is done once for the batch:
  * - custom-field definitions are read once; every referenced record is read in one strongly
  *   consistent BatchGetItem per target type; upsert keys are looked up together;
- * - new records are written with BatchWriteItem (entries first, then records: shared/db/batch.ts),
+ * - new records are written with BatchWriteItem by the family's store (entries first, then records),
  *   then checked once per target type for a reference renamed or deleted meanwhile (the single
  *   create's reconcile, for the few that need it);
  * - updates keep their per-record optimistic locking (a lost race re-reads that record only) and
@@ -17,12 +17,11 @@
  * - the account's meta (current computed names) is read once for all results.
  * Events come from the table's stream for every record written, as for single writes.
  */
-import { createRecords, readRecords } from '../db/batch.js';
 import { newestFirst, type StoredRecord } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
-import type { EntityType } from '../db/table.js';
+import { recordStore } from '../db/record-store.js';
 import { ApiError, type Family, internal, invalidRequest } from '../errors.js';
-import { customField, type Entity, type EntityDefinition, refFields } from '../schemas/entities/index.js';
+import { customField, type Entity, entityByType, type EntityDefinition, refFields } from '../schemas/entities/index.js';
 import { requireId } from '../schemas/common.js';
 import { isUuid } from '../schemas/primitives.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
@@ -50,6 +49,9 @@ async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+/** Records of one type by id, strongly consistent (a batch's reference checks). */
+const readRecords = (type: string, accountId: string, ids: readonly string[]) => recordStore(entityByType(type) as EntityDefinition).getManyConsistent(accountId, ids);
 
 export function batchService<D extends Entity>(entity: D) {
   const def = entity as unknown as EntityDefinition;
@@ -80,7 +82,7 @@ export function batchService<D extends Entity>(entity: D) {
     }
     const [definitions, ...loaded] = await Promise.all([
       usesCustom ? listDefinitions(ctx.accountId, def.type as CustomFieldEntity) : undefined,
-      ...[...idsByTarget].map(async ([target, ids]) => [target, ids.size ? await readRecords(target as EntityType, ctx.accountId, [...ids]) : new Map<string, StoredRecord>()] as const),
+      ...[...idsByTarget].map(async ([target, ids]) => [target, ids.size ? await readRecords(target, ctx.accountId, [...ids]) : new Map<string, StoredRecord>()] as const),
     ]);
     return { definitions, records: new Map(loaded as Array<readonly [string, Map<string, StoredRecord>]>) };
   }
@@ -106,8 +108,7 @@ export function batchService<D extends Entity>(entity: D) {
     if (drafted.length === 0) return;
     let stored: StoredRecord[];
     try {
-      stored = await createRecords(
-        service.model,
+      stored = await service.store.createMany(
         drafted.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx), ...(d.id ? { id: d.id } : {}) })),
         opts,
       );
@@ -118,7 +119,7 @@ export function batchService<D extends Entity>(entity: D) {
     // Linked records renamed or deleted since they were read: one read per target type finds them.
     const linked = new Map<string, Map<string, number>>();
     for (const d of drafted) for (const r of d.resolved) for (const l of r.linked) linked.set(r.target, (linked.get(r.target) ?? new Map()).set(l.id, l.ver));
-    const now = new Map(await Promise.all([...linked].map(async ([target, vers]) => [target, await readRecords(target as EntityType, ctx.accountId, [...vers.keys()])] as const)));
+    const now = new Map(await Promise.all([...linked].map(async ([target, vers]) => [target, await readRecords(target, ctx.accountId, [...vers.keys()])] as const)));
     const stale = (r: Resolved) => r.linked.some((l) => now.get(r.target)?.get(l.id)?.ver !== l.ver);
     await eachConcurrently(
       drafted.map((d, i) => ({ d, record: stored[i]! })),
@@ -224,7 +225,7 @@ export function batchService<D extends Entity>(entity: D) {
       }
     });
     const distinct = [...new Set(wanted)];
-    const [found, meta] = await Promise.all([readRecords(def.type as EntityType, ctx.accountId, distinct), readMeta(ctx.accountId)]);
+    const [found, meta] = await Promise.all([service.store.getManyConsistent(ctx.accountId, distinct), readMeta(ctx.accountId)]);
     return {
       items: distinct.flatMap((id) => (found.has(id) ? [service.toApi(found.get(id)!, meta)] : [])),
       not_found: distinct.filter((id) => !found.has(id)),
