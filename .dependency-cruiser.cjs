@@ -35,6 +35,31 @@ module.exports = {
       from: { path: '^(shared|functions)/', pathNot: '^shared/db/' },
       to: { path: '@aws-sdk/(lib-dynamodb|client-dynamodb|client-s3|client-kms|s3-request-presigner)|@aws-lambda-powertools/idempotency/dynamodb', dependencyTypesNot: ['type-only'] },
     },
+    {
+      name: 'one-writer-of-records',
+      severity: 'error',
+      comment:
+        'Records, their index entries, search entries and custom-field values are written only by the record store (shared/db/record-store.ts): ' +
+        'nothing outside the data layer imports its low-level writes (writes.ts, bulk writes batch.ts, search entries search.ts).',
+      from: { pathNot: '^shared/db/' },
+      to: { path: '^shared/db/(writes|batch|search)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'record-writes-only-in-the-store',
+      severity: 'error',
+      comment: 'Inside the data layer, the record writes (writes.ts) are called by the record store and by the bulk create it uses (batch.ts) only.',
+      from: { path: '^shared/db/', pathNot: '^shared/db/(record-store|batch)\\.ts$' },
+      to: { path: '^shared/db/writes\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'imports-and-stream-reach-records-through-the-services',
+      severity: 'error',
+      comment:
+        'The import worker and the stream worker read and write records only through the record services (shared/domain/records/, shared/domain/batch.ts) and their stores; ' +
+        'from the data layer they use only stores of their own items: stream records decoded (changes.ts), the change log (events.ts), import jobs (imports.ts, jobs.ts) and objects (objects.ts).',
+      from: { path: '^shared/(imports|stream)/' },
+      to: { path: '^shared/db/', pathNot: '^shared/db/(changes|events|imports|jobs|objects)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
     layer('schemas', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound', 'exports'], 'Schemas are pure declarations.'),
     layer('search', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Search text rules are pure.'),
     layer('net', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Address classification is pure.'),

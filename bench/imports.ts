@@ -16,7 +16,6 @@ import { pathToFileURL } from 'node:url';
 import { issueToken } from '../shared/auth/tokens.js';
 import { services } from '../shared/domain/records.js';
 import { csvRecords } from '../shared/imports/worker.js';
-import { newRecordItems } from '../shared/db/writes.js';
 import type { LocalStack } from '../local/runtime.js';
 import { writeItems } from './seed.js';
 
@@ -87,12 +86,12 @@ function upload(url: string, file: string): Promise<void> {
 async function rawRate(stack: LocalStack, rows: number): Promise<{ write: number; withStream: number }> {
   const accountId = crypto.randomUUID();
   const userId = crypto.randomUUID();
-  const model = services.contact.model;
+  const store = services.contact.store;
   const empty = { company_id: null, company_name: '', source_id: null, source_name: '', notes: '', address: '', state: '', zip_code: '', country: '', custom_fields: {} };
   const items: Record<string, unknown>[] = [];
   const now = new Date().toISOString();
   for (let i = 0; i < rows; i++) {
-    const { item, entries } = newRecordItems(model, { accountId, userId, fields: { ...empty, ...row(i) } }, now, crypto.randomUUID());
+    const { item, entries } = store.newItems({ accountId, userId, fields: { ...empty, ...row(i) } }, now, crypto.randomUUID());
     items.push(...entries, item);
   }
   const t = performance.now();

@@ -10,7 +10,6 @@ import { invokeOperation } from '../local/invoke.js';
 import { type LocalStack, startLocalStack } from '../local/runtime.js';
 import { issueToken } from '../shared/auth/tokens.js';
 import { measureCapacity } from '../shared/db/capacity.js';
-import { newRecordItems } from '../shared/db/writes.js';
 import { services } from '../shared/domain/records.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { writeItems } from './seed.js';
@@ -34,7 +33,7 @@ async function seedSimilar(accountId: string, userId: string, from: number, coun
         first_name: `Verification12${letter}${i}`, last_name: `Reconciliation99${letter}${i}`, email: i < 50 ? `scarcity${i}@x${i}.test` : '', phone: '', company_id: null, company_name: '',
         job_title: '', address: '', city: '', state: '', zip_code: '', country: '', notes: '', tags: [], source_id: null, source_name: '', custom_fields: {},
       };
-      const { item, entries } = newRecordItems(services.contact.model, { accountId, userId, fields }, new Date(start + (i - from) * 1000).toISOString(), randomUUID());
+      const { item, entries } = services.contact.store.newItems({ accountId, userId, fields }, new Date(start + (i - from) * 1000).toISOString(), randomUUID());
       items.push(item, ...entries);
     }
     await writeItems(items);

@@ -18,7 +18,7 @@ import { keys } from '../shared/db/table.js';
 import { issueToken } from '../shared/auth/tokens.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { FIRST, type SeededContact, seedActivities, seedContacts, seedProjects, type SeedRefs, TAGS } from './seed.js';
-import { searchNamesOf } from '../shared/domain/entity-service.js';
+import { searchNamesOf } from '../shared/db/record-model.js';
 import { contactEntity, type EntityDefinition } from '../shared/schemas/entities/index.js';
 import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../shared/db/client.js';
-import { newRecordItems } from '../shared/db/writes.js';
 import { services } from '../shared/domain/records.js';
 import { activityEntity, type EntityDefinition, projectEntity } from '../shared/schemas/entities/index.js';
-import { modelOf } from '../shared/domain/entity-service.js';
+import { recordStore } from '../shared/db/record-store.js';
 
-const contactModel = services.contact.model;
+const contactStore = services.contact.store;
 
 export const FIRST = ['Alexander', 'Maria', 'Chen', 'Fatima', 'Olivia', 'Liam', 'Noah', 'Emma', 'Sofia', 'Mateo', 'Aiko', 'Ravi', 'Zoe', 'Ivan', 'Chloé', 'Jonas', 'Amara', 'Lucas', 'Nia', 'Omar'];
 export const LAST = ['Smith', 'García', 'Nguyen', 'Müller', 'Okafor', 'Rossi', 'Kowalski', 'Hansen', 'Silva', 'Tanaka', 'Dubois', 'Novak', 'Cohen', 'Patel', 'Jensen', 'Ali', 'Moreau', 'Ivanova', 'Lopez', 'Brown'];
@@ -56,7 +55,7 @@ export async function seedContacts(accountId: string, userId: string, count: num
       first_name: first, last_name: last, email, phone, company_id: company.id, company_name: company.name, job_title: 'Engineer',
       address: '', city: 'Berlin', state: '', zip_code: '', country: 'DE', notes: '', tags, source_id: source.id, source_name: source.name, custom_fields: {},
     };
-    const { item, entries } = newRecordItems(contactModel, { accountId, userId, fields }, new Date(start + (i - offset) * 1000).toISOString(), randomUUID());
+    const { item, entries } = contactStore.newItems({ accountId, userId, fields }, new Date(start + (i - offset) * 1000).toISOString(), randomUUID());
     items.push(item, ...entries);
     out.push({ id: String(item.id), email, phone, first_name: first });
   }
@@ -84,7 +83,7 @@ export async function writeItems(items: Record<string, unknown>[]): Promise<void
 
 /** `count` activities (calls, notes and tasks), each on `perActivity` of `contactIds` starting with the first. */
 export async function seedActivities(accountId: string, userId: string, contactIds: string[], count: number, offset: number): Promise<void> {
-  const model = modelOf(activityEntity as EntityDefinition);
+  const store = recordStore(activityEntity as EntityDefinition);
   const start = Date.parse('2026-01-01T00:00:00Z') + offset * 1000;
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < count; i++) {
@@ -94,7 +93,7 @@ export async function seedActivities(accountId: string, userId: string, contactI
       direction: type === 'call' ? 'outbound' : '', duration_seconds: type === 'call' ? 600 : null,
       contact_ids: [contactIds[0]!, contactIds[1 + (i % (contactIds.length - 1))]!], company_id: null, project_id: null, inbound_email_id: null,
     };
-    const { item, entries } = newRecordItems(model, { accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
+    const { item, entries } = store.newItems({ accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
     items.push(item, ...entries);
   }
   await writeItems(items);
@@ -102,7 +101,7 @@ export async function seedActivities(accountId: string, userId: string, contactI
 
 /** `count` projects with statuses open / completed / canceled in turn. */
 export async function seedProjects(accountId: string, userId: string, count: number, offset: number): Promise<void> {
-  const model = modelOf(projectEntity as EntityDefinition);
+  const store = recordStore(projectEntity as EntityDefinition);
   const start = Date.parse('2026-01-01T00:00:00Z') + offset * 1000;
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < count; i++) {
@@ -111,7 +110,7 @@ export async function seedProjects(accountId: string, userId: string, count: num
       name: `Project ${offset + i}`, description: '', status, stage: '', amount: null, currency: '', company_id: null, company_name: '', contact_ids: [],
       start_date: '', due_date: '', closed_at: status === 'open' ? null : new Date(start).toISOString(), tags: [], custom_fields: {},
     };
-    const { item, entries } = newRecordItems(model, { accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
+    const { item, entries } = store.newItems({ accountId, userId, fields }, new Date(start + i * 1000).toISOString(), randomUUID());
     items.push(item, ...entries);
   }
   await writeItems(items);

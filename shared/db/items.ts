@@ -5,7 +5,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { type EntityType, keys, orderKey } from './table.js';
+import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -18,6 +18,11 @@ export type StoredRecord = Record<string, unknown> & {
   ver: number;
   idx: string[];
 };
+
+/** Attributes of a stored item that are keys, not the record's own. */
+const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.entityTypeAttribute];
+/** The record of a stored item (its keys left out): what a trash or merge item keeps. */
+export const recordOf = (item: Record<string, unknown>): StoredRecord => Object.fromEntries(Object.entries(item).filter(([k]) => !KEY_ATTRS.includes(k))) as StoredRecord;
 
 export const positionOf = (r: { created_at: string; id: string }) => orderKey(r.created_at, r.id);
 

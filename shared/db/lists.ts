@@ -1,11 +1,19 @@
 /**
- * The list engine: a driver yields candidate positions newest first (the account's GSI list, or
- * a k-way merge of index partitions); records are fetched and re-checked against every filter
- * until the page (plus one, to know whether more exist) is full.
+ * The list engine, run from a declarative plan (`ListPlan`, built by the domain): the index to
+ * read is chosen among the plan's options (shared/search/index-choice.ts: a few COUNT probes and
+ * sampled sizes); a driver yields candidate positions newest first (the account's GSI list, or a
+ * k-way merge of index partitions); records are fetched and re-checked against the plan's
+ * predicates and search words, on the record as the API shows it (`currentView`), until the page
+ * (plus one, to know whether more exist) is full. Reads stay in proportion to the page.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { EntityDefinition } from '../schemas/entities/index.js';
+import { distinctOptions, type IndexOption, matchesQuery, measurements, pickOption, type SearchQuery } from '../search/index.js';
 import { db, tableName } from './client.js';
 import { batchGetRecords, positionOf, type StoredRecord } from './items.js';
+import { type AccountMeta, readMeta } from './meta.js';
+import { currentView, searchWords } from './record-model.js';
+import { estimatePartitionSizes } from './search.js';
 import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
 
 export type Driver =
@@ -103,12 +111,12 @@ export async function probePartition(type: EntityType, accountId: string, name: 
   return { count: out.Count ?? 0, exhausted: !out.LastEvaluatedKey };
 }
 
-export interface ListArgs {
+interface ListArgs {
   accountId: string;
   driver: Driver;
   /** Re-checks a fetched record against every filter of the request. */
   matches?: (record: StoredRecord) => boolean;
-  /** Awaited before the first re-check (lets the caller's own reads overlap the first query). */
+  /** Awaited before the first re-check (lets the account's meta read overlap the first query). */
   ready?: Promise<unknown>;
   /** Position (exclusive) to continue after. */
   after?: string;
@@ -121,7 +129,7 @@ export interface ListPage {
   next?: string;
 }
 
-export async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> {
+async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> {
   const want = args.limit + 1;
   const matches = args.matches ?? (() => true);
   const out: StoredRecord[] = [];
@@ -150,4 +158,81 @@ export async function listRecords(type: EntityType, args: ListArgs): Promise<Lis
     return { items, next: positionOf(items[items.length - 1]!) };
   }
   return { items: out };
+}
+
+/** A residual condition on the record as the API shows it: `hasAll` (an array field holds every value), `in` (the field, or one of its ids, is one of the values), `eq`. */
+export interface Predicate {
+  field: string;
+  op: 'hasAll' | 'in' | 'eq';
+  values: unknown[];
+}
+
+/** What a list reads, described by the domain and run by the data layer. */
+export interface ListPlan {
+  /** Index options, each a union of partitions that holds every match, in order of preference; none: the account's whole list. */
+  options: IndexOption[];
+  /** Conditions every returned record meets (re-checked: index entries may lag their record). */
+  where: Predicate[];
+  /** The search every returned record matches: its words (or phone digits, or exact email in `emailField`). */
+  search?: { query: SearchQuery; emailField?: string };
+  /** Position (exclusive) to continue after. */
+  after?: string;
+  limit: number;
+}
+
+export interface PlannedPage extends ListPage {
+  /** The account's meta the page was checked with (for shaping its records). */
+  meta: AccountMeta;
+}
+
+const arrayOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+function holds(p: Predicate, view: Record<string, unknown>): boolean {
+  const v = view[p.field];
+  if (p.op === 'hasAll') return p.values.every((x) => arrayOf(v).includes(x));
+  if (p.op === 'eq') return p.values.length === 1 && v === p.values[0];
+  return Array.isArray(v) ? p.values.some((x) => v.includes(x)) : p.values.includes(v);
+}
+
+/** The re-check of a plan (undefined when it has no condition: every candidate is a match). */
+function recheck(def: EntityDefinition, plan: ListPlan, meta: () => AccountMeta): ((r: StoredRecord) => boolean) | undefined {
+  if (plan.where.length === 0 && !plan.search) return undefined;
+  const { search } = plan;
+  return (r) => {
+    const view = currentView(def, r, meta());
+    if (!plan.where.every((p) => holds(p, view))) return false;
+    return !search || matchesQuery(searchWords(def, view), search.query, search.emailField ? String(r[search.emailField] ?? '') : undefined);
+  };
+}
+
+/** Picks the option to read (shared/search/index-choice.ts) after counting what it asks for. */
+async function chooseDriver(type: EntityType, accountId: string, options: readonly IndexOption[], after: string | undefined, want: number): Promise<Driver | 'empty'> {
+  const unique = distinctOptions(options);
+  if (unique.length === 0) return { kind: 'all' };
+  if (unique.length === 1) return { kind: 'index', names: unique[0]!.names };
+  const { probe, sized } = measurements(unique);
+  const [probed, sizes] = await Promise.all([
+    Promise.all(
+      unique.map(async (option) => {
+        if (!probe(option)) return { option, count: Infinity, exhausted: false };
+        const parts = await Promise.all(option.names.map((n) => probePartition(type, accountId, n, after, want)));
+        return { option, count: parts.reduce((n, p) => n + p.count, 0), exhausted: parts.every((p) => p.exhausted) };
+      }),
+    ),
+    sized.length ? estimatePartitionSizes(type, accountId, sized.flatMap((o) => o.names)) : undefined,
+  ]);
+  const chosen = pickOption(unique, probed, sizes, sized, want);
+  return chosen === 'empty' ? 'empty' : { kind: 'index', names: chosen.names };
+}
+
+/** Runs a list plan: one page of records (newest first) and the meta they were checked with. */
+export async function runListPlan(def: EntityDefinition, accountId: string, plan: ListPlan): Promise<PlannedPage> {
+  const type = def.type as EntityType;
+  let meta!: AccountMeta;
+  const ready = readMeta(accountId).then((m) => (meta = m));
+  const driver = await chooseDriver(type, accountId, plan.options, plan.after, plan.limit + 1);
+  if (driver === 'empty') return { items: [], meta: await ready };
+  const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit });
+  await ready;
+  return { ...page, meta };
 }

@@ -1,8 +1,9 @@
 /**
  * Search entries: one small item per (record, indexed word prefix), in the prefix's partition,
- * sorted like the GSI (newest first when read backwards). Written by the stream worker from the
- * record's old and new images, with BatchWriteItem: idempotent (the same images give the same
- * puts and deletes), so a replayed stream batch is harmless.
+ * sorted like the GSI (newest first when read backwards). Written by the record store
+ * (`syncSearch`, for the stream worker) from the record's old and new images, with
+ * BatchWriteItem: idempotent (the same images give the same puts and deletes), so a replayed
+ * stream batch is harmless.
  *
  * Partition sizes: a search of several words reads the partition of its rarest word, so the
  * worker also keeps a sampled count per partition. An entry is counted when a hash of (record,
@@ -10,7 +11,7 @@
  * sixteen entries (1–2 extra write units for an ordinary contact instead of 25 for exact
  * counts), and the estimate (samples × `COUNT_SAMPLE`) is within a few tens of percent for the
  * partitions where it matters: large ones (a small partition is counted exactly by a probe; see
- * `chooseDriver` in shared/domain/listing.ts). A replayed stream batch may count an entry twice:
+ * shared/search/index-choice.ts). A replayed stream batch may count an entry twice:
  * the count only picks which (always complete) partition to read, never what a page holds.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';

@@ -13,13 +13,12 @@
  *   merge), actor, step, after, round, done }`: the progress of the re-pointing of the
  *   secondary's links, advanced one bounded chunk per stream record (shared/stream/merge.ts).
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
-import { batchWriteItems, cancellationCodes, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
+import { batchWriteItems, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
 import { readPartition } from './lists.js';
-import { type EntityType, keys, metaAttr, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
-import type { EntityModel } from './writes.js';
+import { type EntityType, keys, metaAttr, TABLE_DEFINITION } from './table.js';
 
 const DEFAULT_RETENTION_DAYS = 30;
 
@@ -38,9 +37,6 @@ export interface TrashItem {
   merged_into?: string;
 }
 
-/** Attributes of a stored item that are keys, not the record's own. */
-const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.entityTypeAttribute];
-const recordOf = (item: Record<string, unknown>): StoredRecord => Object.fromEntries(Object.entries(item).filter(([k]) => !KEY_ATTRS.includes(k))) as StoredRecord;
 
 /** The trash item of a record being deleted (part of the deletion's transaction). */
 export function trashPut(accountId: string, type: EntityType, current: StoredRecord, deletedAt: string, mergedInto?: string): TransactItem {
@@ -70,50 +66,6 @@ const live = (item: Record<string, unknown> | undefined): TrashItem | undefined 
 export async function getTrash(accountId: string, type: EntityType, id: string): Promise<TrashItem | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.trash(accountId, type, id), ConsistentRead: true }));
   return live(out.Item);
-}
-
-/**
- * Brings a trashed record back in one transaction: the record item (same id and `created_at`,
- * `updated_at` now, `rst` = the version it was deleted at, so its insert reads as a restore),
- * its index entries, the removal of the trash item (only if it is still this deletion's) and any
- * extra items. Returns undefined when the trash item is gone or the id is taken meanwhile.
- */
-export async function restoreRecord(model: EntityModel, accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> {
-  const old = trashed.record;
-  const base = { ...recordOf(old), ...fields, id: old.id, account_id: accountId, created_at: old.created_at, updated_at: now, actor };
-  const idx = model.indexNames(base);
-  const record = { ...base, ver: Number(old.ver ?? 0) + 1, idx, [RESTORED_ATTR]: Number(old.ver ?? 0) } as StoredRecord;
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...keys.record(accountId, model.type, old.id), ...keys.recordGsi(accountId, model.type, old.created_at, old.id), ...record, [TABLE_DEFINITION.entityTypeAttribute]: model.type },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Delete: {
-        TableName: tableName(),
-        Key: keys.trash(accountId, model.type, old.id),
-        ConditionExpression: 'deleted_at = :d',
-        ExpressionAttributeValues: { ':d': trashed.deleted_at },
-      },
-    },
-    ...extra,
-    ...idx.map((name) => ({ Put: { TableName: tableName(), Item: { ...keys.indexEntry(accountId, model.type, name, old.created_at, old.id), id: old.id } } })),
-  ];
-  // The record and the trash item's removal are in the first transaction; index entries beyond
-  // one transaction's 100 items (an activity with 100 contacts) follow, as for any large write:
-  // reads re-check every record, so an entry written late costs nothing wrong.
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: items.slice(0, 100) }));
-  } catch (error) {
-    const codes = cancellationCodes(error);
-    if (codes && (codes.includes('ConditionalCheckFailed') || codes.includes('TransactionConflict'))) return undefined;
-    throw error;
-  }
-  for (let i = 100; i < items.length; i += 100) await db().send(new TransactWriteCommand({ TransactItems: items.slice(i, i + 100) }));
-  return record;
 }
 
 /** Removes a pending rename/deletion of `id` from the account's META (a restored record is current again). */

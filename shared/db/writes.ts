@@ -1,13 +1,15 @@
 /**
  * Writes of records with their index entries: create, partial update with optimistic locking
- * (lost races re-read and retry with back-off), delete. Every write is one transaction.
+ * (lost races re-read and retry with back-off), delete, restore. Every write is one transaction.
+ * Internal to the data layer: the record store (record-store.ts) is their only caller.
  */
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
-import { cancellationCodes, getRecord, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
-import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
+import { cancellationCodes, getRecord, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
+import { type EntityType, keys, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
+import type { TrashItem } from './trash.js';
 import { deletionItem } from './events.js';
 import type { Actor } from '../schemas/events.js';
 
@@ -284,3 +286,47 @@ export function deletionItems(model: EntityModel, accountId: string, current: St
   ];
 }
 
+
+/**
+ * Brings a trashed record back in one transaction: the record item (same id and `created_at`,
+ * `updated_at` now, `rst` = the version it was deleted at, so its insert reads as a restore),
+ * its index entries, the removal of the trash item (only if it is still this deletion's) and any
+ * extra items. Returns undefined when the trash item is gone or the id is taken meanwhile.
+ */
+export async function restoreRecord(model: EntityModel, accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> {
+  const old = trashed.record;
+  const base = { ...recordOf(old), ...fields, id: old.id, account_id: accountId, created_at: old.created_at, updated_at: now, actor };
+  const idx = model.indexNames(base);
+  const record = { ...base, ver: Number(old.ver ?? 0) + 1, idx, [RESTORED_ATTR]: Number(old.ver ?? 0) } as StoredRecord;
+  const items: TransactItem[] = [
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.record(accountId, model.type, old.id), ...keys.recordGsi(accountId, model.type, old.created_at, old.id), ...record, [TABLE_DEFINITION.entityTypeAttribute]: model.type },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.trash(accountId, model.type, old.id),
+        ConditionExpression: 'deleted_at = :d',
+        ExpressionAttributeValues: { ':d': trashed.deleted_at },
+      },
+    },
+    ...extra,
+    ...idx.map((name) => ({ Put: { TableName: tableName(), Item: { ...keys.indexEntry(accountId, model.type, name, old.created_at, old.id), id: old.id } } })),
+  ];
+  // The record and the trash item's removal are in the first transaction; index entries beyond
+  // one transaction's 100 items (an activity with 100 contacts) follow, as for any large write:
+  // reads re-check every record, so an entry written late costs nothing wrong.
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items.slice(0, 100) }));
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes && (codes.includes('ConditionalCheckFailed') || codes.includes('TransactionConflict'))) return undefined;
+    throw error;
+  }
+  for (let i = 100; i < items.length; i += 100) await db().send(new TransactWriteCommand({ TransactItems: items.slice(i, i + 100) }));
+  return record;
+}

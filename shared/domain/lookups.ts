@@ -4,7 +4,7 @@
  */
 import { batchGetRecords, queryPartition, type StoredRecord } from '../db/items.js';
 import { indexName, keys } from '../db/table.js';
-import { normalize } from '../search/tokenize.js';
+import { normalize } from '../search/index.js';
 
 async function lookup(accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>): Promise<Map<string, StoredRecord[]>> {
   const distinct = [...new Set([...values].map((v) => normalize(v.trim())).filter(Boolean))];

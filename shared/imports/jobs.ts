@@ -5,7 +5,7 @@
  */
 import { apiShape } from '../schemas/resource.js';
 import { randomUUID } from 'node:crypto';
-import { cursorScope } from '../domain/listing.js';
+import { cursorScope, listPosition } from '../domain/listing.js';
 import {
   getImportItem,
   type ImportItem,
@@ -17,7 +17,6 @@ import {
   rowErrorPosition,
   updateImportItem,
 } from '../db/imports.js';
-import { orderKey } from '../db/table.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { enqueueImport, fileSize, objectKeyOf, putFile, uploadUrl } from './storage.js';
 import {
@@ -126,7 +125,7 @@ export async function listImports(ctx: OperationContext, input: ImportListInput)
   const items = await queryImports(ctx.accountId, input.limit + 1, after);
   const page = items.slice(0, input.limit);
   const last = page[page.length - 1];
-  return { items: page.map(importToApi), next_cursor: next(items.length > input.limit && last ? orderKey(last.created_at, last.id) : undefined) };
+  return { items: page.map(importToApi), next_cursor: next(items.length > input.limit && last ? listPosition(last) : undefined) };
 }
 
 /** imports-errors: the row errors of an import in row order. */

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../shared/db/items.js';
 import { newRecordItems, planUpdate } from '../../shared/db/writes.js';
-import { indexNamesOf, modelOf, searchNamesOf } from '../../shared/domain/entity-service.js';
+import { indexNamesOf, searchNamesOf } from '../../shared/db/record-model.js';
+import type { EntityModel } from '../../shared/db/writes.js';
 import { activityEntity, companyEntity, contactEntity, type EntityDefinition, projectEntity } from '../../shared/schemas/entities/index.js';
 
 process.env.TABLE_NAME ??= 'crm-offline';
@@ -39,7 +40,7 @@ describe('index entries derived from the definitions', () => {
 });
 
 describe('requests of a write', () => {
-  const model = modelOf(contactEntity as EntityDefinition);
+  const model: EntityModel = { type: 'contact', indexNames: (r) => indexNamesOf(contactEntity as EntityDefinition, r) };
 
   it('a new record is one item keyed by account, type and id, with its GSI position and one entry per index name', () => {
     const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', tags: ['vip'] } }, NOW, K1);

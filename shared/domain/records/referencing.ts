@@ -1,4 +1,4 @@
-import { ENTITIES, type EntityDefinition, refFields } from '../schemas/entities/index.js';
+import { ENTITIES, type EntityDefinition, refFields } from '../../schemas/entities/index.js';
 
 export type Reference = { entity: EntityDefinition; ref: ReturnType<typeof refFields>[number] };
 

@@ -1,0 +1,92 @@
+/**
+ * The record store of an entity family (companies, contacts, lead sources, projects,
+ * activities): the only code that writes records, their index entries, their search entries and
+ * their custom-field values (checked by `npm run depcheck`: nothing outside the data layer's
+ * internals imports writes.ts, batch.ts or search.ts). Everything it writes follows from the
+ * family's definition (record-model.ts). The domain (shared/domain/records/) holds the rules and
+ * tells the store what to write; the stream worker, batches, imports, restores and merges go
+ * through the domain's services or this store.
+ */
+import type { EntityDefinition } from '../schemas/entities/index.js';
+import type { Actor } from '../schemas/events.js';
+import { createRecords, type NewRecord, readRecords } from './batch.js';
+import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
+import { type ListPlan, type PlannedPage, runListPlan } from './lists.js';
+import { type AccountMeta, readRecordWithMeta } from './meta.js';
+import { indexNamesOf, searchNamesOf } from './record-model.js';
+import { syncSearchEntries } from './search.js';
+import { type EntityType, indexName, keys } from './table.js';
+import { partitionEntriesAfter, type TrashItem } from './trash.js';
+import { type CreateArgs, createRecord, deleteRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, type UpdateArgs, updateRecord } from './writes.js';
+
+export { type Change, type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
+export type { NewRecord } from './batch.js';
+export type { ListPlan, PlannedPage, Predicate } from './lists.js';
+
+export function makeRecordStore(def: EntityDefinition) {
+  const type = def.type as EntityType;
+  const model: EntityModel = { type, indexNames: (r) => indexNamesOf(def, r) };
+  const refPartition = (accountId: string, target: string, refId: string) => keys.indexPartition(accountId, type, indexName.ref(target as EntityType, refId));
+  return {
+    type,
+    // --- reads ---
+    /** One record, strongly consistent. */
+    get: (accountId: string, id: string): Promise<StoredRecord | undefined> => getRecord(type, accountId, id),
+    /** One record and the account's meta in one strongly consistent round trip. */
+    getWithMeta: (accountId: string, id: string): Promise<{ record: StoredRecord | undefined; meta: AccountMeta }> => readRecordWithMeta(type, accountId, id),
+    /** Records by id (BatchGetItem). */
+    getMany: (accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> => batchGetRecords(type, accountId, ids),
+    /** Records by id, strongly consistent (a batch's reference checks, `-batch-get`). */
+    getManyConsistent: (accountId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>> => readRecords(type, accountId, ids),
+    /** Ids of this family's records that reference `target` `refId` (its reference index partition). */
+    async referencing(accountId: string, target: string, refId: string): Promise<string[]> {
+      const entries = await queryPartition<{ id: string }>(refPartition(accountId, target, refId), { projection: 'id' });
+      return [...new Set(entries.map((e) => String(e.id)))];
+    },
+    /** The same, in bounded chunks after a sort key (a merge's re-pointing). */
+    referencingAfter: (accountId: string, target: string, refId: string, after: string, limit: number) => partitionEntriesAfter(refPartition(accountId, target, refId), after, limit),
+    /** One page of a list plan (shared/domain/records/list.ts builds it). */
+    list: (accountId: string, plan: ListPlan): Promise<PlannedPage> => runListPlan(def, accountId, plan),
+
+    // --- writes ---
+    /** A new record with its index entries, with `checks` in the same transaction. */
+    create: (args: CreateArgs): Promise<StoredRecord> => createRecord(model, args),
+    /** New records in bulk (entries first, then records); `skipExisting` keeps records whose id exists. */
+    createMany: (records: readonly NewRecord[], opts: { skipExisting?: boolean } = {}): Promise<StoredRecord[]> => createRecords(model, records, opts),
+    /** The items of a new record without writing them (seeding tools write them in bulk). */
+    newItems: (args: Omit<CreateArgs, 'checks'>, now?: string, id?: string) => newRecordItems(model, args, now, id),
+    /** Partial update with optimistic locking (fields, custom-field values, moved index entries, `extra` items). */
+    update: (args: UpdateArgs): Promise<StoredRecord | undefined> => updateRecord(model, args),
+    /** Deletes a record and its index entries (`extra`: the trash item, meta overrides … of the same transaction). */
+    delete: (accountId: string, id: string, extra?: (current: StoredRecord) => TransactItem[], actor?: Actor): Promise<StoredRecord | undefined> => deleteRecord(model, accountId, id, extra, actor),
+    /** The items of a record's deletion, for another write's transaction (a merge deletes its secondary with the primary's update). */
+    deletionItems: (accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] => deletionItems(model, accountId, current, extra, actor),
+    /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */
+    restore: (accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> =>
+      restoreRecord(model, accountId, trashed, fields, now, actor, extra),
+    /**
+     * Keeps a record's search entries in step with it (the stream worker, from the record's old
+     * and new images): the prefixes of the new image the old one lacked are put, the ones it no
+     * longer has are deleted (all of them when it is deleted). Idempotent.
+     */
+    async syncSearch(accountId: string, id: string, old: Record<string, unknown> | undefined, now: Record<string, unknown> | undefined): Promise<void> {
+      if (!def.search) return;
+      const before = old ? searchNamesOf(def, old) : [];
+      const after = now ? searchNamesOf(def, now) : [];
+      const image = now ?? old;
+      if (!image || typeof image.created_at !== 'string') return;
+      await syncSearchEntries({ type, accountId, id, createdAt: image.created_at, put: after.filter((n) => !before.includes(n)), remove: before.filter((n) => !after.includes(n)) });
+    },
+  };
+}
+
+export type RecordStore = ReturnType<typeof makeRecordStore>;
+
+const stores = new WeakMap<EntityDefinition, RecordStore>();
+
+/** The store of a family (one per definition). */
+export function recordStore(def: EntityDefinition): RecordStore {
+  let store = stores.get(def);
+  if (!store) stores.set(def, (store = makeRecordStore(def)));
+  return store;
+}

@@ -1,0 +1,39 @@
+/** Creating a record (and reading one): custom fields and references checked, rules, derived fields, then one write. */
+import type { ParsedBody } from '../../schemas/record-body.js';
+import { actorOf, type OperationContext } from '../context.js';
+import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
+import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
+import { type Preloaded, reconcile, resolveRefs } from './references.js';
+
+export interface CreateOptions {
+  /** Read-only fields the caller sets (an inbound email's contact, …). */
+  readOnly?: Record<string, unknown>;
+}
+
+/** A new record's fields (custom fields and references checked, rules, derived fields): everything of a create but the write. */
+export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields: sent }: ParsedBody, opts: CreateOptions = {}, pre?: Preloaded) {
+  const { def, cfField } = fam;
+  const now = new Date().toISOString();
+  const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
+  const [cf, refsOut] = await Promise.all([
+    cfField ? checkCustomFields(fam.family, ctx.accountId, def.type as CustomFieldEntity, (cfInput ?? {}) as Record<string, unknown>, pre?.definitions) : undefined,
+    resolveRefs(fam, ctx.accountId, rest, pre),
+  ]);
+  const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
+  checkRules(fam, draft, Object.keys(sent));
+  Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
+  return { draft, resolved: refsOut.resolved, now };
+}
+
+export async function create(fam: RecordFamily, ctx: OperationContext, body: ParsedBody, opts: CreateOptions = {}): Promise<Record<string, unknown>> {
+  const { draft, resolved, now } = await draftOf(fam, ctx, body, opts);
+  // A conflict beyond the data layer's retries is the contract's 409, never a 500.
+  const record = await writing(fam, () => fam.store.create({ accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) }));
+  return toApi(fam, await writing(fam, () => reconcile(fam, ctx.accountId, record, resolved, actorOf(ctx))));
+}
+
+export async function get(fam: RecordFamily, ctx: OperationContext, id: string): Promise<Record<string, unknown>> {
+  const { record, meta } = await fam.store.getWithMeta(ctx.accountId, id);
+  if (!record) throw notFoundOf(fam);
+  return toApi(fam, record, meta);
+}

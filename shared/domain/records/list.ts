@@ -1,0 +1,76 @@
+/**
+ * Lists (contract §4): the request becomes a declarative plan (`ListPlan`: the index options,
+ * the residual predicates as data, the search to re-check) that the family's store runs; the
+ * records come back to be shaped here. Nothing calls back from the data layer.
+ */
+import type { ListPlan, Predicate } from '../../db/record-store.js';
+import { type EntityType, indexName } from '../../db/table.js';
+import { tagsField } from '../../schemas/entities/index.js';
+import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
+import type { OperationContext } from '../context.js';
+import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
+import { type RecordFamily, toApi } from './family.js';
+
+const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
+
+/** The request's filters: tags (all of them), and the values of each other filtered field (filters on one field are OR-ed: company_id + company_ids). */
+function filtersOf(fam: RecordFamily, input: Record<string, unknown>) {
+  const groups = new Map<string, { kind: string; values: unknown[] }>();
+  let tags: string[] = [];
+  for (const [name, filter] of Object.entries(fam.def.filters)) {
+    const value = input[name];
+    if (value === undefined) continue;
+    if (filter.kind === 'tags') {
+      tags = [...new Set(value as string[])];
+      continue;
+    }
+    const values = filter.kind === 'bool' || filter.kind === 'ref' ? [value] : [...new Set(value as unknown[])];
+    if (values.length === 0) continue;
+    const g = groups.get(filter.field) ?? { kind: filter.kind === 'refs' ? 'ref' : filter.kind, values: [] };
+    g.values = [...new Set([...g.values, ...values])];
+    groups.set(filter.field, g);
+  }
+  return { tags, groups };
+}
+
+/**
+ * The plan of a list request (without its position): index options (search words' partitions
+ * first, then each tag's, then each filtered field's union), the predicates every record must
+ * meet (different fields AND-ed), the search to re-check; and the filters in canonical form
+ * (the cursor's scope). Undefined when the search can match nothing.
+ */
+export function planOf(fam: RecordFamily, input: Record<string, unknown>): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
+  const { def, refs } = fam;
+  const query = def.search ? parseQuery(input.search as string | undefined, { exactEmail: def.exactEmailSearch }) : undefined;
+  if (query && query.words.length === 0 && !query.phoneDigits && query.email === undefined) return undefined;
+  const { tags, groups } = filtersOf(fam, input);
+  const canonical = {
+    ...(def.search ? { search: canonicalSearch(input.search as string | undefined) } : {}),
+    tags: [...tags].sort(),
+    ...Object.fromEntries([...groups].map(([field, g]) => [field, g.values.map(String).sort()])),
+  };
+  const options: IndexOption[] = [
+    ...(query ? searchOptions(query) : []).map((keys) => ({ names: keys.map(partitionOf), sampled: keys.every((k) => k.kind === 'prefix') })),
+    ...tags.map((t) => ({ names: [indexName.tag(t)], sampled: false })),
+  ];
+  for (const [field, g] of groups) {
+    const ref = refs.find((r) => r.field === field);
+    options.push({ names: ref ? g.values.map((id) => indexName.ref(ref.target as EntityType, String(id))) : g.values.map((val) => indexName.value(field, String(val))), sampled: false });
+  }
+  const tagField = tagsField(def);
+  const where: Predicate[] = [
+    ...(tagField && tags.length ? [{ field: tagField, op: 'hasAll' as const, values: tags }] : []),
+    ...[...groups].map(([field, g]) => ({ field, op: 'in' as const, values: g.values })),
+  ];
+  const search = query && { query, ...(def.lookup?.index === 'email' ? { emailField: def.lookup.field } : {}) };
+  return { plan: { options, where, ...(search ? { search } : {}) }, canonical };
+}
+
+export async function list(fam: RecordFamily, ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Record<string, unknown>>> {
+  const planned = planOf(fam, input);
+  if (!planned) return { items: [], next_cursor: '' };
+  const { after, next } = await cursorScope(ctx, fam.family, input.cursor as string | undefined, planned.canonical);
+  const limit = (input.limit as number | undefined) ?? DEFAULT_LIMIT;
+  const page = await fam.store.list(ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit });
+  return { items: page.items.map((r) => toApi(fam, r, page.meta)), next_cursor: next(page.next) };
+}

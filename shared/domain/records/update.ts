@@ -1,0 +1,57 @@
+/** Updating a record: custom fields and changed references checked, rules, derived fields, one optimistic write. */
+import type { StoredRecord, TransactItem } from '../../db/items.js';
+import { readMeta, setOverrideItem } from '../../db/meta.js';
+import type { EntityType } from '../../db/table.js';
+import type { ParsedBody } from '../../schemas/record-body.js';
+import { actorOf, type OperationContext } from '../context.js';
+import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
+import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
+import { type Preloaded, reconcile, type Resolved, resolveRefs } from './references.js';
+
+/** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
+export interface AlsoWrite {
+  load: () => Promise<void>;
+  items: (current: StoredRecord, next: StoredRecord) => TransactItem[];
+}
+
+/** An update up to the stored record (the API view needs the account's meta); `changed`: false when nothing had to be written. */
+export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id, fields: sent }: ParsedBody, pre?: Preloaded, also?: AlsoWrite): Promise<{ stored: StoredRecord; changed: boolean }> {
+  const { def, cfField } = fam;
+  const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
+  const cf = cfField && cfInput ? await checkCustomFields(fam.family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>, pre?.definitions) : undefined;
+  let resolved: Resolved[] = [];
+  let readVer = 0;
+  const updated = await writing(fam, () =>
+    fam.store.update({
+      accountId: ctx.accountId,
+      id: id!,
+      actor: actorOf(ctx),
+      compute: async (current) => {
+        readVer = current.ver;
+        await also?.load();
+        const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => fam.refs.some((r) => r.field === k)));
+        const out = await resolveRefs(fam, ctx.accountId, changedRefs, pre);
+        resolved = out.resolved;
+        const set = { ...rest, ...out.set };
+        const next = { ...current, ...set };
+        checkRules(fam, next, Object.keys(sent));
+        Object.assign(set, def.derive?.(next, current, new Date().toISOString()) ?? {});
+        return { set, customSet: cf?.set, customRemove: cf?.remove };
+      },
+      // A rename shows on every referencing record at once (meta override) while the stream
+      // worker rewrites their stored names and search entries.
+      extra: (current, next) => [
+        ...(fam.named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
+        ...(also?.items(current, next) ?? []),
+      ],
+    }),
+  );
+  if (!updated) throw notFoundOf(fam);
+  const stored = await writing(fam, () => reconcile(fam, ctx.accountId, updated, resolved, actorOf(ctx)));
+  return { stored, changed: updated.ver !== readVer };
+}
+
+export async function update(fam: RecordFamily, ctx: OperationContext, body: ParsedBody): Promise<Record<string, unknown>> {
+  const { stored } = await applyUpdate(fam, ctx, body);
+  return toApi(fam, stored, await readMeta(ctx.accountId));
+}
