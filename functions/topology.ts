@@ -1,7 +1,8 @@
 /**
  * The topology: every function of the service, with its trigger and its typed bindings. The CDK
  * app (lib/) and local mode (local/) are two loops over this one list, with one adapter per
- * trigger kind and one grant (or local resource) per binding (shared/config/bindings.ts).
+ * trigger kind (lib/function-group.ts, local/triggers.ts) and one grant or local resource per
+ * binding (lib/bindings.ts, local/resources.ts; variables: shared/config/bindings.ts).
  *
  * API operations come from the registry (functions/operations.ts): trigger `http`, table access
  * from `access`, other bindings from the entry. The functions below are the rest.
@@ -19,11 +20,11 @@ export type Trigger =
   /** The HTTP API's `$default` route (unknown operation, wrong method): no authorizer. */
   | { kind: 'http-default' }
   /** The table's stream. */
-  | { kind: 'stream'; batchSize: number }
+  | { kind: 'stream'; batchSize: number; local?: LocalStreamOptions }
   /** An SQS queue of the service. */
-  | { kind: 'queue'; queue: QueueName; batchSize: number; maxConcurrency: number }
+  | { kind: 'queue'; queue: QueueName; batchSize: number; maxConcurrency: number; local?: LocalQueueOptions }
   /** A schedule. */
-  | { kind: 'schedule'; everyMinutes: number }
+  | { kind: 'schedule'; everyMinutes: number; local?: LocalScheduleOptions }
   /** Objects created under a prefix of a bucket (deployed: S3 → SQS → the function; locally: SMTP). */
   | { kind: 'object'; bucket: 'inbound'; prefix: string; batchSize: number; maxConcurrency: number };
 
@@ -31,6 +32,39 @@ export type TriggerKind = Trigger['kind'];
 
 /** The service's queues that trigger functions. */
 export type QueueName = 'delivery' | 'imports' | 'exports';
+
+/*
+ * Local mode (local/triggers.ts: one adapter per trigger kind) runs each function as its trigger
+ * would, in one process with no Lambda time limit. Where it must differ from the deployed trigger,
+ * the trigger says so in `local` (the CDK app ignores it).
+ */
+
+/** How local mode reads the table's stream (DynamoDB Local, polled). */
+export interface LocalStreamOptions {
+  /** Records per GetRecords call and handler batch (default: the trigger's batchSize). */
+  batchSize?: number;
+}
+
+/** How local mode's queue worker (local/queue-worker.ts) consumes the queue. */
+export interface LocalQueueOptions {
+  /** Messages handled at once, each on its own (default: batchSize × maxConcurrency, what Lambda holds at once). */
+  concurrency?: number;
+  /**
+   * A string field of the message body (JSON) naming the message's group: at most 16 messages of
+   * one group are handled at once, so one slow group cannot fill every slot.
+   */
+  groupBy?: string;
+  /** Seconds a received message stays invisible; a failed message comes back after it (default 30). */
+  visibilityTimeoutSeconds?: number;
+  /** Keep a message invisible while its handler runs, however long (a job with no time limit; its lease takes over after a crash). */
+  extendWhileHandling?: boolean;
+}
+
+/** How often local mode runs a scheduled function. */
+export interface LocalScheduleOptions {
+  /** Seconds between runs (default: everyMinutes). */
+  everySeconds?: number;
+}
 
 export interface FunctionSpec {
   /** Registry name for operations (`contacts-list`), else the worker's name (`stream`). */
@@ -64,17 +98,27 @@ export const operationFunction = (op: OperationEntry): FunctionSpec => ({
 export const WORKERS: readonly FunctionSpec[] = [
   { name: 'authorizer', entry: 'authorizer.ts', trigger: { kind: 'authorizer' }, bindings: { table: 'read' }, timeoutSeconds: 5, group: 'edge' },
   { name: 'fallback', entry: 'fallback.ts', trigger: { kind: 'http-default' }, bindings: {}, timeoutSeconds: API_TIMEOUT_SECONDS, group: 'edge' },
-  /** Search entries, fan-out of renames and deletions, webhook deliveries of every record change. */
-  { name: 'stream', entry: 'stream/handler.ts', trigger: { kind: 'stream', batchSize: 100 }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
-  /** Signs and posts webhook deliveries; a failed attempt re-enqueues itself with a delay. */
-  { name: 'delivery', entry: 'delivery/handler.ts', trigger: { kind: 'queue', queue: 'delivery', batchSize: 10, maxConcurrency: 10 }, bindings: { table: 'write', deliveryQueue: 'send', secretsKey: 'decrypt' }, timeoutSeconds: 30, group: 'workers' },
-  /** Re-enqueues overdue pending deliveries. */
-  { name: 'sweeper', entry: 'delivery/sweeper.ts', trigger: { kind: 'schedule', everyMinutes: 1 }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
-  /** Applies import jobs' rows, one job per message; a long job continues in a new message. */
-  { name: 'importWorker', entry: 'imports/worker.ts', trigger: { kind: 'queue', queue: 'imports', batchSize: 1, maxConcurrency: 5 }, bindings: { table: 'write', importsQueue: 'send', importsBucket: 'read' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
+  /** Search entries, fan-out of renames and deletions, webhook deliveries of every record change. Locally: larger batches (DynamoDB Local keeps up under imports). */
+  { name: 'stream', entry: 'stream/handler.ts', trigger: { kind: 'stream', batchSize: 100, local: { batchSize: 1000 } }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
+  /**
+   * Signs and posts webhook deliveries; a failed attempt re-enqueues itself with a delay. Locally
+   * each message is handled on its own, many at once, at most 16 per endpoint (docs/webhooks.md).
+   */
+  { name: 'delivery', entry: 'delivery/handler.ts', trigger: { kind: 'queue', queue: 'delivery', batchSize: 10, maxConcurrency: 10, local: { concurrency: 256, groupBy: 'endpoint_id' } }, bindings: { table: 'write', deliveryQueue: 'send', secretsKey: 'decrypt' }, timeoutSeconds: 30, group: 'workers' },
+  /** Re-enqueues overdue pending deliveries. Locally every 5 s (the in-process queue acts within milliseconds). */
+  { name: 'sweeper', entry: 'delivery/sweeper.ts', trigger: { kind: 'schedule', everyMinutes: 1, local: { everySeconds: 5 } }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
+  /**
+   * Applies import jobs' rows, one job per message; a long job continues in a new message.
+   * Locally a job runs to its end, its message held meanwhile; the visibility time-out is the
+   * job's lease (IMPORT_LEASE_MS, test/integration/local-topology.test.ts).
+   */
+  { name: 'importWorker', entry: 'imports/worker.ts', trigger: { kind: 'queue', queue: 'imports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 4, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', importsQueue: 'send', importsBucket: 'read' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
   // --- exports (contract §16) ---
-  /** Writes an export job's CSV file to the bucket's exports/ prefix in multipart chunks, one job per message. */
-  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5 }, bindings: { table: 'write', exportsBucket: 'write' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
+  /**
+   * Writes an export job's CSV file to the bucket's exports/ prefix in multipart chunks, one job
+   * per message. Locally as the import worker (the lease: EXPORT_LEASE_MS).
+   */
+  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', exportsBucket: 'write' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
   // --- end exports ---
   /** Parses a received email (SES → S3 → here) and logs it on the matching contacts. */
   { name: 'inbound', entry: 'inbound/process.ts', trigger: { kind: 'object', bucket: 'inbound', prefix: 'inbound/', batchSize: 5, maxConcurrency: 5 }, bindings: { table: 'write', inboundBucket: 'read', inboundDomain: 'read' }, timeoutSeconds: 60, group: 'workers' },

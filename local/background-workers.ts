@@ -1,53 +1,40 @@
 /**
- * Local mode's background workers: the stream worker, the delivery worker, the import and export
- * workers and the delivery sweeper, with the handlers Lambda runs. `npm start` runs them in a
- * worker thread (local/workers-thread.ts, the default) or beside the API (`CRM_LOCAL_WORKERS=main`,
- * and tests): both start them here.
+ * Local mode's background functions: every function of the topology that the API server does not
+ * serve (stream, queue, schedule and object triggers: functions/topology.ts's WORKERS), each under
+ * its trigger's adapter (local/triggers.ts) with the handler Lambda runs. A new worker in the
+ * topology starts here with nothing else to change. `npm start` runs them in a worker thread
+ * (local/workers-thread.ts, the default) or beside the API (`CRM_LOCAL_WORKERS=main`, and tests):
+ * both start them here.
  */
-import { handler as deliveryHandler } from '../functions/delivery/handler.js';
-import { handler as streamHandler } from '../functions/stream/handler.js';
-import { parseDeliveryRef } from '../shared/webhooks/queue.js';
-import { startExportWorker } from './exports.js';
-import { startImportWorker } from './imports.js';
-import { type QueueWorker, startQueueWorker } from './queue-worker.js';
-import { type StreamPoller, startStreamPoller } from './stream-poller.js';
-import { type LocalSweeper, startLocalSweeper } from './webhook-sweeper.js';
+import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
+import type { LocalResources } from './resources.js';
+import { type LocalFunction, runsInBackground, startLocalFunction } from './triggers.js';
 
-/** Where the workers' queues and table are (the bucket and queues exist already: local/job-queue.ts). */
-export interface WorkerResources {
-  queueEndpoint: string;
-  deliveryQueueUrl: string;
-  importsQueueUrl: string;
-  exportsQueueUrl: string;
-  dynamoEndpoint: string;
-  tableName: string;
-  /** With a data directory, the stream resumes after the last record handled before a restart. */
-  positionFile?: string;
-}
+/** The resources of the workers (created already: local/resources.ts). */
+export type WorkerResources = LocalResources;
 
 export interface BackgroundWorkers {
-  poller: StreamPoller;
-  deliveries: QueueWorker;
-  imports: QueueWorker;
-  exports: QueueWorker;
-  sweeper: LocalSweeper;
+  /** Every background function by name. */
+  functions: Record<string, LocalFunction>;
   stop(): Promise<void>;
 }
 
-export async function startBackgroundWorkers(r: WorkerResources, on: { onStreamError?: (e: unknown) => void; onQueueError?: (e: unknown) => void } = {}): Promise<BackgroundWorkers> {
-  // One slow endpoint holds at most its own share of the delivery worker (docs/webhooks.md).
-  const deliveries = startQueueWorker({ endpoint: r.queueEndpoint, queueUrl: r.deliveryQueueUrl, handler: deliveryHandler, groupOf: (body) => parseDeliveryRef(body)?.endpoint_id, onError: on.onQueueError });
-  const imports = startImportWorker(r.queueEndpoint, r.importsQueueUrl, { onError: on.onQueueError });
-  const exports = startExportWorker(r.queueEndpoint, r.exportsQueueUrl, { onError: on.onQueueError });
-  // Pending deliveries whose queue message is gone (the in-memory queue starts empty) are re-enqueued.
-  const sweeper = startLocalSweeper({ onError: on.onQueueError });
-  const poller = await startStreamPoller({ endpoint: r.dynamoEndpoint, tableName: r.tableName, handler: streamHandler, onError: on.onStreamError, positionFile: r.positionFile });
+/** Errors of a function's trigger or handler, with the function. */
+export type WorkerErrorHandler = (fn: Pick<FunctionSpec, 'name'> & { kind: FunctionSpec['trigger']['kind'] }, error: unknown) => void;
+
+export async function startBackgroundWorkers(r: WorkerResources, on: { onError?: WorkerErrorHandler } = {}, functions: readonly FunctionSpec[] = FUNCTIONS): Promise<BackgroundWorkers> {
+  const started: LocalFunction[] = [];
+  // In the topology's order: the stream first, so nothing new reaches the queues' workers meanwhile.
   const stop = async () => {
-    await poller.stop();
-    await sweeper.stop();
-    await deliveries.stop();
-    await imports.stop();
-    await exports.stop();
+    for (const fn of started.splice(0)) await fn.stop();
   };
-  return { poller, deliveries, imports, exports, sweeper, stop };
+  try {
+    for (const spec of functions.filter(runsInBackground)) {
+      started.push(await startLocalFunction(spec, { resources: r, onError: (error) => on.onError?.({ name: spec.name, kind: spec.trigger.kind }, error) }));
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { functions: Object.fromEntries(started.map((fn) => [fn.name, fn])), stop };
 }

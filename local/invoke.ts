@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { operationByName } from '../functions/operations.js';
+import { FUNCTIONS } from '../functions/topology.js';
 import type { ApiEvent, ApiResult, AuthContext } from '../shared/http/operation.js';
+import { loadHandler } from './handlers.js';
 import { lambdaContext } from './server.js';
 
 /** An API Gateway HTTP API v2 event as the authorizer-fronted route delivers it. */
@@ -31,22 +32,16 @@ export function apiEvent(op: string, body: unknown, auth?: AuthContext, headers:
 }
 
 type Handler = (e: ApiEvent, c: Context) => Promise<ApiResult>;
-const handlers = new Map<string, Promise<Handler>>();
 
 export interface Reply<T = Record<string, unknown>> {
   status: number;
   body: { ok: boolean; result?: T; error?: { code: string; message: string; details?: { path: string; message: string }[] } };
 }
 
-/** Invokes an operation's Lambda handler in-process (the registry entry's module). */
+/** Invokes an operation's Lambda handler in-process (its `http` function of the topology). */
 export async function invokeOperation<T = Record<string, unknown>>(op: string, body: unknown, auth?: AuthContext, headers?: Record<string, string>): Promise<Reply<T>> {
-  const entry = operationByName.get(op);
-  if (!entry) throw new Error(`no operation ${op}`);
-  let h = handlers.get(op);
-  if (!h) {
-    h = import(new URL(`../functions/${entry.entry.replace(/\.ts$/, '.js')}`, import.meta.url).href).then((m: { handler: Handler }) => m.handler);
-    handlers.set(op, h);
-  }
-  const res = await (await h)(apiEvent(op, body, auth, headers), lambdaContext(op));
+  const fn = FUNCTIONS.find((f) => f.trigger.kind === 'http' && f.trigger.operation === op);
+  if (!fn) throw new Error(`no operation ${op}`);
+  const res = await (await loadHandler<Handler>(fn.entry))(apiEvent(op, body, auth, headers), lambdaContext(op));
   return { status: res.statusCode ?? 200, body: JSON.parse(res.body ?? '{}') };
 }

@@ -1,8 +1,9 @@
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { QueueWorker } from './queue-worker.js';
-
-const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+import type { QueueName } from '../functions/topology.js';
+import { bindingEnv } from '../shared/config/bindings.js';
+import { loadHandler } from './handlers.js';
+import type { QueueWorker, QueueWorkerOptions } from './queue-worker.js';
+import { ensureBucket, ensureQueue } from './resources.js';
+import { queueFunction, startQueueTrigger } from './triggers.js';
 
 export interface LocalJobQueue {
   bucket: string;
@@ -12,34 +13,41 @@ export interface LocalJobQueue {
   stop(): Promise<void>;
 }
 
+export interface LocalJobQueueOptions {
+  bucket?: string;
+  queueName?: string;
+  /** The worker's handler (tests pass one with injected crashes); default: the topology function's. */
+  handler?: QueueWorkerOptions['handler'];
+  /** Seconds a failed message waits before it comes back (default: the trigger's local visibility, the job's lease). */
+  visibilityTimeoutSeconds?: number;
+  onError?: (e: unknown) => void;
+  /** false: only the bucket, the queue and the environment; the worker runs elsewhere. */
+  worker?: boolean;
+}
+
 /**
- * A job family's local resources (imports, exports) on the in-process fauxqs, which speaks S3 on
- * the same port (addressed path-style): its bucket (shared: an existing one is kept), its queue,
- * the variables its handlers read (`env(bucket, queueUrl)`, plus the S3 and SQS endpoints, so
- * presigned URLs point at http://127.0.0.1:<port>/<bucket>/…), and its worker, unless
- * `startWorker` is false (the worker runs elsewhere: local/workers-thread.ts).
+ * A job family's queue and bucket on an in-process fauxqs, for tests that run one family on its own
+ * (local mode creates every resource and worker of the topology itself: local/runtime.ts): its
+ * bucket (shared: an existing one is kept), its queue, the variables of its bindings (plus the S3
+ * and SQS endpoints, so presigned URLs point at http://127.0.0.1:<port>/<bucket>/…), and the
+ * topology's function on that queue, under the queue trigger's adapter (local/triggers.ts).
  */
 export async function startLocalJobQueue(
   endpoint: string,
-  opts: { bucket: string; queueName: string; env: (bucket: string, queueUrl: string) => Record<string, string>; startWorker: false | ((queueUrl: string) => QueueWorker) },
+  queue: QueueName,
+  defaults: { bucket: string; queueName: string; env: { bucket: 'importsBucket' | 'exportsBucket'; queue: 'importsQueue' | 'exportsQueue' } },
+  opts: LocalJobQueueOptions = {},
 ): Promise<LocalJobQueue> {
-  const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
-  try {
-    await s3.send(new CreateBucketCommand({ Bucket: opts.bucket })).catch((error: { name?: string }) => {
-      if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
-    });
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: opts.queueName }));
-    if (!QueueUrl) throw new Error(`local queue ${opts.queueName}: no queue URL`);
-    Object.assign(process.env, opts.env(opts.bucket, QueueUrl), { AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-    if (!opts.startWorker) {
-      const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
-      return { bucket: opts.bucket, queueUrl: QueueUrl, worker: idle, stop: async () => undefined };
-    }
-    const worker = opts.startWorker(QueueUrl);
-    return { bucket: opts.bucket, queueUrl: QueueUrl, worker, stop: () => worker.stop() };
-  } finally {
-    s3.destroy();
-    sqs.destroy();
+  const bucket = opts.bucket ?? defaults.bucket;
+  await ensureBucket(endpoint, bucket);
+  const queueUrl = await ensureQueue(endpoint, opts.queueName ?? defaults.queueName);
+  Object.assign(process.env, { [bindingEnv(defaults.env.bucket)]: bucket, [bindingEnv(defaults.env.queue)]: queueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
+  if (opts.worker === false) {
+    const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
+    return { bucket, queueUrl, worker: idle, stop: async () => undefined };
   }
+  const spec = queueFunction(queue);
+  const handler = opts.handler ?? (await loadHandler<QueueWorkerOptions['handler']>(spec.entry));
+  const worker = startQueueTrigger(spec, handler, { endpoint, queueUrl, visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds, onError: opts.onError });
+  return { bucket, queueUrl, worker, stop: () => worker.stop() };
 }

@@ -44,7 +44,7 @@ export interface QueueWorkerOptions {
 }
 
 /** A received SQS message in the shape Lambda's SQS event source mapping delivers. */
-function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
+export function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
   const name = queueUrl.split('/').pop() ?? 'queue';
   const attrs = m.Attributes ?? {};
   return {
@@ -66,7 +66,7 @@ function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
 }
 
 /**
- * Polls a (local) SQS queue and invokes the delivery handler with Lambda-shaped SQSEvents.
+ * Polls a (local) SQS queue and invokes a handler with Lambda-shaped SQSEvents (one message each).
  * Unlike a Lambda batch, every message is handled on its own as soon as it arrives, up to
  * `concurrency` at once (and `perGroupConcurrency` per group), and the next receive starts as
  * soon as a slot is free: a receiver that hangs holds at most its group's slots for one
@@ -168,7 +168,7 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
       const from = receives;
       const deadline = Date.now() + timeoutMs;
       while (!(idleReceive > from && inFlight.size === 0)) {
-        if (Date.now() > deadline) throw new Error('delivery queue did not drain in time');
+        if (Date.now() > deadline) throw new Error(`queue ${opts.queueUrl.split('/').pop()} did not drain in time`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

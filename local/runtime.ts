@@ -1,24 +1,23 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FUNCTIONS, type QueueName, type TriggerKind } from '../functions/topology.js';
 import { bearerToken, saveToken } from '../shared/auth/tokens.js';
 import { defaultDevToken } from './dev-token.js';
 import { DEFAULT_TABLE_NAME } from '../shared/db/table.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
 import { recoverImports } from '../shared/imports/recover.js';
-import { type LocalImports, startLocalImports } from './imports.js';
-// --- exports (contract §16) ---
 import { recoverExports } from '../shared/exports/recover.js';
-import { type LocalExports, startLocalExports } from './exports.js';
-// --- end exports ---
+import { sweepDueDeliveries } from '../shared/webhooks/sweeper.js';
 import { type LocalQueue, startLocalQueue } from './queue.js';
+import { createLocalResources, LOCAL_QUEUES, type LocalResources } from './resources.js';
 import { createApiServer, type RequestLog, type StaticRoute } from './server.js';
 import type { QueueWorker } from './queue-worker.js';
 import type { StreamPoller } from './stream-poller.js';
-import type { LocalSweeper } from './webhook-sweeper.js';
+import type { LocalFunction } from './triggers.js';
 import { startWorkersThread } from './workers.js';
-import { startBackgroundWorkers } from './background-workers.js';
-import { DEFAULT_SMTP_PORT, type SmtpListener, startSmtpListener } from './smtp.js';
+import { type BackgroundWorkers, startBackgroundWorkers, type WorkerErrorHandler } from './background-workers.js';
+import { DEFAULT_SMTP_PORT, type SmtpListener } from './smtp.js';
 import { inboundAddress } from '../shared/domain/inbound-emails.js';
 import { currentRateLimit } from '../shared/domain/rate-limit.js';
 
@@ -53,6 +52,8 @@ export interface LocalStackOptions {
   devTokens?: string;
   /** Extra GET routes (e.g. documentation). */
   routes?: StaticRoute[];
+  /** Errors of a background function (its trigger or its handler); default: by kind, the three below. */
+  onWorkerError?: WorkerErrorHandler;
   onStreamError?: (e: unknown) => void;
   onQueueError?: (e: unknown) => void;
   /** Called once per answered HTTP request (npm start prints a line). */
@@ -62,11 +63,17 @@ export interface LocalStackOptions {
   /** Errors of the SMTP listener or of processing a message (the client got a 4xx); default: onQueueError. */
   onSmtpError?: (e: unknown) => void;
   /**
-   * Run the stream, delivery and import workers and the sweeper in a worker thread
-   * (local/workers-thread.ts; `npm start` with CRM_LOCAL_WORKERS=thread), so the API keeps its own
-   * event loop under a big import. Their drain() and stop() still work; sweeper.sweep() does not.
+   * Run the background functions (every function of the topology but the API's) in a worker
+   * thread (local/workers-thread.ts; `npm start` unless CRM_LOCAL_WORKERS=main), so the API keeps
+   * its own event loop under a big import. Their drain() and stop() still work.
    */
   workersInThread?: boolean;
+}
+
+/** A background function's queue worker (drain() waits until its queue is idle). */
+export interface LocalJobs {
+  queueUrl: string;
+  worker: QueueWorker;
 }
 
 export interface LocalStack {
@@ -74,47 +81,50 @@ export interface LocalStack {
   dynamoEndpoint: string;
   tableName: string;
   tokens: DevToken[];
+  /** The local queues and buckets, one per binding of the topology (local/resources.ts). */
+  resources: LocalResources;
+  /** Every background function of the topology by name (local/triggers.ts), in either layout. */
+  functions: Record<string, LocalFunction>;
+  /** The stream function's poller (drain(): every record written so far handled). */
   poller: StreamPoller;
-  /** The local SQS-compatible delivery queue (fauxqs) and its worker. */
+  /** The local SQS-compatible delivery queue (fauxqs). */
   deliveryQueueUrl: string;
-  /** The delivery worker (its drain() waits until the queue is idle) and the delivery sweeper. */
+  /** The delivery queue's worker (its drain() waits until the queue is idle). */
   queueWorker: QueueWorker;
-  sweeper: LocalSweeper;
-  /** Imports: the bucket and queue on the same fauxqs, and the import worker (local/imports.ts). */
-  imports: LocalImports;
-  /** Exports: the export queue and worker (files in the imports bucket under exports/; local/exports.ts). */
-  exports: LocalExports;
+  /** Imports and exports: their queues and workers (files in the imports bucket). */
+  imports: LocalJobs & { bucket: string };
+  exports: LocalJobs & { bucket: string };
   server: Server;
-  /** The local SMTP listener (inbound email) and the inbound address of each token's account. */
+  /** The local SMTP listener (inbound email: the `object` trigger) and the inbound address of each token's account. */
   smtp: SmtpListener;
   inboundAddresses: Array<{ accountId: string; address: string }>;
   stop(): Promise<void>;
 }
 
+/** The one background function of this trigger kind (of this queue). */
+function functionOf(functions: Record<string, LocalFunction>, kind: TriggerKind, queue?: QueueName): LocalFunction {
+  const spec = FUNCTIONS.find((f) => f.trigger.kind === kind && (queue === undefined || (f.trigger.kind === 'queue' && f.trigger.queue === queue)));
+  const fn = spec && functions[spec.name];
+  if (!fn) throw new Error(`local mode runs no ${kind} function${queue ? ` on the ${queue} queue` : ''}`);
+  return fn;
+}
+
 /**
- * The whole service on one machine: DynamoDB Local with the shared table definition, the
- * stream worker, and the HTTP API, all running the same handlers Lambda runs.
+ * The whole service on one machine: DynamoDB Local with the shared table definition, one local
+ * resource per binding (local/resources.ts), every function of the topology under its trigger's
+ * local adapter (local/triggers.ts; the API's in local/server.ts), all running the same handlers
+ * Lambda runs.
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
   const tableName = opts.tableName ?? DEFAULT_TABLE_NAME;
   let dynamo: LocalDynamo | undefined;
-  let poller: StreamPoller | undefined;
   let server: Server | undefined;
   let queue: LocalQueue | undefined;
-  let queueWorker: QueueWorker | undefined;
-  let sweeper: LocalSweeper | undefined;
-  let imports: LocalImports | undefined;
-  let exports: LocalExports | undefined;
-  let smtp: SmtpListener | undefined;
+  let workers: BackgroundWorkers | undefined;
   const stop = async () => {
-    await smtp?.stop();
     if (server) await new Promise<void>((r) => server!.close(() => r()));
     server?.closeAllConnections?.();
-    await poller?.stop();
-    await sweeper?.stop();
-    await queueWorker?.stop();
-    await imports?.stop();
-    await exports?.stop();
+    await workers?.stop();
     await queue?.stop();
     await dynamo?.stop();
   };
@@ -122,9 +132,18 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // A malformed CRM_RATE_LIMIT stops the start here rather than failing every request.
     currentRateLimit();
     dynamo = await startDynamo({ dataDir: opts.dataDir });
-    Object.assign(process.env, LOCAL_AWS_ENV, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: dynamo.endpoint, CRM_LOCAL: 'true' });
+    Object.assign(process.env, LOCAL_AWS_ENV, { CRM_LOCAL: 'true' });
+    // Local defaults of settings (README "Local mode"): plain-HTTP receivers, a short sweep grace.
     process.env.CRM_ALLOW_INSECURE_WEBHOOKS ??= 'true';
+    process.env.WEBHOOK_SWEEP_GRACE_SECONDS ??= '15';
     await ensureTable(dynamo.endpoint, tableName);
+
+    // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
+    // With a data directory the object store (import files, inline CSVs, raw mail) lives in it too.
+    queue = await startLocalQueue(LOCAL_QUEUES.delivery, { objectDir: opts.dataDir ? `${opts.dataDir}/objects` : undefined });
+    const smtpPort = opts.smtpPort ?? (process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : opts.port ? DEFAULT_SMTP_PORT : 0);
+    // The queues, buckets and every binding's variable here (a workers thread copies this environment when it starts).
+    const resources = await createLocalResources(FUNCTIONS, { awsEndpoint: queue.endpoint, dynamoEndpoint: dynamo.endpoint, tableName, dataDir: opts.dataDir, smtpPort });
 
     const tokens: DevToken[] = [];
     if (opts.devTokens) {
@@ -137,34 +156,24 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       tokens.push({ ...DEFAULT_ACCOUNT, token: await defaultDevToken(DEFAULT_ACCOUNT, opts.dataDir) });
     }
 
-    // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
-    // With a data directory the object store (import files, inline CSVs) lives in it too.
-    queue = await startLocalQueue('crm-webhook-deliveries', { objectDir: opts.dataDir ? `${opts.dataDir}/objects` : undefined });
-    const { queueUrl, endpoint: queueEndpoint } = queue;
-    Object.assign(process.env, { DELIVERY_QUEUE_URL: queueUrl, AWS_ENDPOINT_URL_SQS: queueEndpoint });
-    const positionFile = opts.dataDir ? `${opts.dataDir}/stream-positions.json` : undefined;
-    // The buckets, queues and their environment here (a workers thread copies this environment
-    // when it starts); jobs queued or running when the service last stopped (their messages died
-    // with the in-memory queue) are queued again: contract §7. Local mode is one process, so a
-    // lease still held is the stopped process's: it is released and the job resumes at once.
-    imports = await startLocalImports(queueEndpoint, { onError: opts.onQueueError, worker: false });
+    // Messages of the in-memory queues die with the process (contract §7): jobs queued or running
+    // when the service last stopped are queued again, and every pending delivery that is due (no
+    // grace: its message is gone) is enqueued again. Local mode is one process, so a lease still
+    // held is the stopped process's: it is released and the job resumes at once.
     await recoverImports({ releaseLeases: true });
-    exports = await startLocalExports(queueEndpoint, { onError: opts.onQueueError, worker: false });
     await recoverExports({ releaseLeases: true });
-    const resources = { queueEndpoint, deliveryQueueUrl: queueUrl, importsQueueUrl: imports.queueUrl, exportsQueueUrl: exports.queueUrl, dynamoEndpoint: dynamo.endpoint, tableName, positionFile };
-    const on = { onStreamError: opts.onStreamError, onQueueError: opts.onQueueError };
-    const workers = opts.workersInThread ? await startWorkersThread(resources, on) : await startBackgroundWorkers(resources, on);
-    imports = { ...imports, worker: workers.imports, stop: () => workers.imports.stop() };
-    exports = { ...exports, worker: workers.exports, stop: () => workers.exports.stop() };
-    ({ poller, sweeper, deliveries: queueWorker } = workers);
-    // ---- inbound email (contract §11): SMTP on 127.0.0.1, the same processing as SES → S3 → Lambda.
-    process.env.CRM_INBOUND_DOMAIN ??= 'inbound.localhost';
-    const smtpPort = opts.smtpPort ?? (process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : opts.port ? DEFAULT_SMTP_PORT : 0);
-    smtp = await startSmtpListener({ port: smtpPort, host: '127.0.0.1', onError: opts.onSmtpError ?? opts.onQueueError });
+    await sweepDueDeliveries({ graceSeconds: 0 });
+
+    const byKind: Partial<Record<TriggerKind, ((e: unknown) => void) | undefined>> = { stream: opts.onStreamError, queue: opts.onQueueError, schedule: opts.onQueueError, object: opts.onSmtpError ?? opts.onQueueError };
+    const onError: WorkerErrorHandler = opts.onWorkerError ?? ((fn, e) => byKind[fn.kind]?.(e));
+    workers = opts.workersInThread ? await startWorkersThread(resources, { onError }) : await startBackgroundWorkers(resources, { onError });
+    const { functions } = workers;
+    const smtpFunction = functionOf(functions, 'object');
+    const smtp: SmtpListener = { host: smtpFunction.address!.host, port: smtpFunction.address!.port, idle: () => smtpFunction.drain(), stop: () => smtpFunction.stop() };
     const inboundAddresses = await Promise.all(
       [...new Map(tokens.map((t) => [t.accountId, t])).values()].map(async (t) => ({ accountId: t.accountId, address: (await inboundAddress({ ...t, operation: 'inbound-emails-address', headers: {} })).address })),
     );
-    // ---- end inbound email
+
     server = createApiServer(opts.routes, { onRequest: opts.onRequest });
     const srv = server;
     await new Promise<void>((resolve, reject) => {
@@ -172,7 +181,23 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       srv.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: dynamo.endpoint, tableName, tokens, poller, deliveryQueueUrl: queueUrl, queueWorker, sweeper, imports, exports, server, smtp, inboundAddresses, stop };
+    return {
+      baseUrl: `http://127.0.0.1:${port}`,
+      dynamoEndpoint: dynamo.endpoint,
+      tableName,
+      tokens,
+      resources,
+      functions,
+      poller: functionOf(functions, 'stream'),
+      deliveryQueueUrl: resources.queueUrls.delivery,
+      queueWorker: functionOf(functions, 'queue', 'delivery'),
+      imports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.imports, worker: functionOf(functions, 'queue', 'imports') },
+      exports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.exports, worker: functionOf(functions, 'queue', 'exports') },
+      server,
+      smtp,
+      inboundAddresses,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -1,39 +1,42 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Context } from 'aws-lambda';
-import { handler as authorize } from '../functions/authorizer.js';
-import { handler as fallback } from '../functions/fallback.js';
-import { operationByName } from '../functions/operations.js';
+import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWithContextResult, Context } from 'aws-lambda';
+import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
+import type { AuthorizerContext } from '../shared/auth/tokens.js';
 import { ApiError } from '../shared/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse, MAX_BODY_BYTES } from '../shared/http/operation.js';
+import { loadHandler } from './handlers.js';
 
 type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
-type AuthResult = Awaited<ReturnType<typeof authorize>>;
+type AuthResult = APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext | Record<string, never>>;
+type Authorizer = (event: Pick<APIGatewayRequestAuthorizerEventV2, 'headers'>) => Promise<AuthResult>;
+type Fallback = (event: Pick<ApiEvent, 'rawPath' | 'requestContext'>) => Promise<ApiResult>;
+
+/** The API's functions of the topology: the routes (`http`), the authorizer and the `$default` route. */
+function apiOf(functions: readonly FunctionSpec[]) {
+  const one = (kind: 'authorizer' | 'http-default') => {
+    const found = functions.filter((f) => f.trigger.kind === kind);
+    if (found.length !== 1) throw new Error(`the topology must have one ${kind} function (has ${found.length})`);
+    return found[0]!;
+  };
+  const routes = new Map<string, FunctionSpec>();
+  for (const f of functions) if (f.trigger.kind === 'http') routes.set(f.trigger.operation, f);
+  return { routes, authorizer: one('authorizer'), fallback: one('http-default') };
+}
 
 /**
  * Like API Gateway's authorizer cache (keyed by the Authorization header), when
  * CRM_AUTH_CACHE_SECONDS > 0; off by default locally so a revoked token stops at once.
  */
 const authCache = new Map<string, { at: number; result: AuthResult }>();
-async function authorizeCached(headers: Record<string, string>): Promise<AuthResult> {
+async function authorizeCached(authorizer: FunctionSpec, headers: Record<string, string>): Promise<AuthResult> {
   const ttl = Number(process.env.CRM_AUTH_CACHE_SECONDS ?? 0) * 1000;
   const key = headers.authorization ?? '';
   const hit = ttl > 0 ? authCache.get(key) : undefined;
   if (hit && Date.now() - hit.at < ttl) return hit.result;
-  const result = await authorize({ headers });
+  const result = await (await loadHandler<Authorizer>(authorizer.entry))({ headers });
   if (ttl > 0 && 'accountId' in result.context) authCache.set(key, { at: Date.now(), result });
   return result;
-}
-const loaded = new Map<string, Promise<Handler>>();
-
-/** Loads a registry entry's handler module, as Lambda would load its bundle. */
-function loadHandler(entry: string): Promise<Handler> {
-  let p = loaded.get(entry);
-  if (!p) {
-    p = import(new URL(`../functions/${entry.replace(/\.ts$/, '.js')}`, import.meta.url).href).then((m: { handler: Handler }) => m.handler);
-    loaded.set(entry, p);
-  }
-  return p;
 }
 
 export function lambdaContext(functionName: string): Context {
@@ -89,15 +92,13 @@ export interface RequestLog {
 export interface ApiServerOptions {
   /** Called once per answered request. */
   onRequest?: (entry: RequestLog) => void;
+  /** The functions it serves (default: the topology's). */
+  functions?: readonly FunctionSpec[];
 }
 
 /** `POST contacts-create 200 12 ms (request 3b0c…)`. */
 export const formatRequestLog = (e: RequestLog) => `${e.method} ${e.operation} ${e.status} ${e.ms} ms (request ${e.requestId})`;
 
-/**
- * The local API Gateway: `POST /api/<operation>` runs the authorizer, then the operation's
- * handler with an HTTP API v2 event; everything else goes to the fallback route.
- */
 /** Request headers up to this size reach the API (a 100 KB token is then a 401, not a bare 431). */
 export const MAX_HEADER_BYTES = 128 * 1024;
 
@@ -118,7 +119,13 @@ function answerClientError(error: Error & { code?: string }, socket: import('nod
   socket.end(`HTTP/1.1 ${result.statusCode} Bad Request\r\ncontent-type: application/json\r\napigw-requestid: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
+/**
+ * The local API Gateway, a loop over the topology's API functions: `POST /api/<operation>` of each
+ * `http` function runs the `authorizer` function, then the operation's handler with an HTTP API v2
+ * event; everything else goes to the `http-default` function. Handlers load from their entries.
+ */
 export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServerOptions = {}): Server {
+  const api = apiOf(opts.functions ?? FUNCTIONS);
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, async (req, res) => {
     const started = performance.now();
     const requestId = randomUUID();
@@ -127,7 +134,7 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
     const name = /^\/api\/([^/]+)\/?$/.exec(url.pathname)?.[1];
-    const op = name ? operationByName.get(name) : undefined;
+    const op = name ? api.routes.get(name) : undefined;
     if (opts.onRequest) {
       const onRequest = opts.onRequest;
       res.once('finish', () => onRequest({ method, operation: op?.name ?? url.pathname, status: res.statusCode, ms: Math.round(performance.now() - started), requestId }));
@@ -149,14 +156,14 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
       };
       if (!op || method !== 'POST') {
         req.resume();
-        return send(res, await fallback({ rawPath: url.pathname, requestContext } as ApiEvent));
+        return send(res, await (await loadHandler<Fallback>(api.fallback.entry))({ rawPath: url.pathname, requestContext } as ApiEvent));
       }
       // Two Authorization headers: which one counts is ambiguous (Node keeps the first).
       if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
         req.resume();
         return send(res, errorResponse(new ApiError('api.invalid_request', 'send exactly one Authorization header'), requestId));
       }
-      const auth = await authorizeCached(headers);
+      const auth = await authorizeCached(api.authorizer, headers);
       if (!auth.isAuthorized || !('accountId' in auth.context)) {
         req.resume();
         return send(res, errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token'), requestId));
@@ -173,7 +180,7 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
         body,
         isBase64Encoded: false,
       } as unknown as ApiEvent;
-      const handler = await loadHandler(op.entry);
+      const handler = await loadHandler<Handler>(op.entry);
       send(res, await handler(event, lambdaContext(op.name)));
     } catch (error) {
       console.error(`local server error (request ${requestId})`, error);

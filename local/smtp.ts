@@ -1,7 +1,9 @@
 /**
  * The local SMTP listener (contract §11): `npm start` accepts mail on 127.0.0.1:SMTP_PORT
- * (default 2525) and hands each message to the same processing function the deployed SES path
- * runs (shared/domain/inbound-emails.ts).
+ * (default 2525) and stores each message as SES does, then runs the inbound function of the
+ * topology on it (local/triggers.ts, the `object` trigger: the bucket, then the handler with the
+ * S3 → SQS event). Without `store` (tests) the message goes straight to the processing function
+ * both paths end in (shared/domain/inbound-emails.ts).
  *
  * - RCPT TO: only addresses of the inbound domain that belong to an account (`550` otherwise),
  *   at most 1,000 per message (`452`).
@@ -27,8 +29,13 @@ export interface SmtpListenerOptions {
   maxBytes?: number;
   /** Called for errors of the listener or of processing (the client got a 4xx). */
   onError?: (error: unknown) => void;
-  /** Called after each stored message. */
+  /** Called after each stored message (without `store`). */
   onMessage?: (result: ProcessedEmail[]) => void;
+  /**
+   * Stores and processes an accepted message (its bytes and envelope recipients); resolves to what
+   * the `250` reply says, throws to answer `451`. Default: processInboundMessage at once.
+   */
+  store?: (raw: Buffer, recipients: string[], receivedAt: Date) => Promise<string>;
 }
 
 export interface SmtpListener {
@@ -98,15 +105,19 @@ export async function startSmtpListener(opts: SmtpListenerOptions = {}): Promise
           return;
         }
         const recipients = session.envelope.rcptTo.map((r) => r.address);
-        const job = processInboundMessage(Buffer.concat(chunks), recipients, { receivedAt: new Date() }).then(
-          (result) => {
+        const store =
+          opts.store ??
+          (async (raw: Buffer, to: string[], receivedAt: Date) => {
+            const result = await processInboundMessage(raw, to, { receivedAt });
             try {
               opts.onMessage?.(result);
             } catch (error) {
               report(error);
             }
-            callback(null, `2.0.0 stored (${result.map((r) => r.emailId).join(', ')})`);
-          },
+            return result.map((r) => r.emailId).join(', ');
+          });
+        const job = store(Buffer.concat(chunks), recipients, new Date()).then(
+          (stored) => callback(null, `2.0.0 stored (${stored})`),
           (error: unknown) => {
             report(error);
             callback(smtpError(451, '4.3.0 the message could not be stored, try again later'));

@@ -28,9 +28,9 @@ Object.assign(process.env, SDK_QUIET_ENV, { POWERTOOLS_METRICS_DISABLED: 'true' 
 
 let stopping = false;
 /** Errors of the workers while stopping are the expected end of their connections: not shown. */
-const workerError = (what: string) => (e: unknown) => {
+const workerError = (fn: { name: string }, e: unknown) => {
   if (stopping || !enabled('error')) return;
-  console.error(`${what} error: ${e instanceof Error ? e.message : String(e)}`);
+  console.error(`${fn.name} worker error: ${e instanceof Error ? e.message : String(e)}`);
 };
 
 const workersMode = optionalEnv('CRM_LOCAL_WORKERS') ?? 'thread';
@@ -48,8 +48,7 @@ const stack = await startLocalStack({
   // The workers in a thread of their own, so the API keeps its event loop under a big import
   // (docs/performance.md, "Mixed load"); CRM_LOCAL_WORKERS=main runs them beside the API.
   workersInThread: workersMode === 'thread',
-  onStreamError: workerError('stream worker'),
-  onQueueError: workerError('delivery worker'),
+  onWorkerError: workerError,
   onRequest: (entry) => {
     if (enabled('info') && !stopping) console.log(formatRequestLog(entry));
   },

@@ -1,31 +1,21 @@
 import { Worker } from 'node:worker_threads';
-import type { QueueWorker } from './queue-worker.js';
-import type { StreamPoller } from './stream-poller.js';
-import type { LocalSweeper } from './webhook-sweeper.js';
-import type { WorkersMessage, WorkersReply, WorkersThreadData } from './workers-thread.js';
-
-export interface WorkersThread {
-  poller: StreamPoller;
-  deliveries: QueueWorker;
-  imports: QueueWorker;
-  exports: QueueWorker;
-  sweeper: LocalSweeper;
-  stop(): Promise<void>;
-}
+import type { BackgroundWorkers, WorkerErrorHandler } from './background-workers.js';
+import type { LocalFunction } from './triggers.js';
+import type { StartedFunction, WorkersMessage, WorkersReply, WorkersThreadData } from './workers-thread.js';
 
 /**
  * Starts local/workers-thread.ts in a worker thread (it gets a copy of this process's environment
- * as it is now) and answers for its workers: drain() and stop() are messages to the thread.
+ * as it is now) and answers for its functions: drain() and stop() are messages to the thread.
  */
-export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>, opts: { onStreamError?: (e: unknown) => void; onQueueError?: (e: unknown) => void } = {}): Promise<WorkersThread> {
+export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>, opts: { onError?: WorkerErrorHandler } = {}): Promise<BackgroundWorkers> {
   const worker = new Worker(new URL('./workers-thread-boot.mjs', import.meta.url), { workerData: { ...data, entry: new URL('./workers-thread.ts', import.meta.url).href } satisfies WorkersThreadData });
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let next = 0;
   let exited = false;
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<StartedFunction[]>((resolve, reject) => {
     worker.on('message', (reply: WorkersReply) => {
-      if (reply.type === 'ready') resolve();
-      else if (reply.type === 'error') (reply.what === 'stream' ? opts.onStreamError : opts.onQueueError)?.(new Error(reply.message));
+      if (reply.type === 'ready') resolve(reply.functions);
+      else if (reply.type === 'error') opts.onError?.({ name: reply.name, kind: reply.kind }, new Error(reply.message));
       else {
         const p = pending.get(reply.id);
         pending.delete(reply.id);
@@ -40,8 +30,8 @@ export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>,
       for (const p of pending.values()) p.reject(new Error('workers thread exited'));
     });
   });
-  await ready;
-  const send = (message: Omit<WorkersMessage, 'id'>) =>
+  const started = await ready;
+  const send = (message: WorkersMessage extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never) =>
     exited
       ? Promise.resolve()
       : new Promise<void>((resolve, reject) => {
@@ -55,13 +45,8 @@ export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>,
       await send({ type: 'stop' });
       await worker.terminate();
     })());
-  const drainer = (what: 'poller' | 'deliveries' | 'imports' | 'exports') => (timeoutMs?: number) => send({ type: 'drain', what, timeoutMs } as Omit<WorkersMessage, 'id'>);
-  return {
-    poller: { drain: drainer('poller'), stop },
-    deliveries: { drain: drainer('deliveries'), stop },
-    imports: { drain: drainer('imports'), stop },
-    exports: { drain: drainer('exports'), stop },
-    sweeper: { stop, sweep: () => Promise.reject(new Error('the sweeper runs in the workers thread')) },
-    stop,
-  };
+  const functions: Record<string, LocalFunction> = Object.fromEntries(
+    started.map((fn) => [fn.name, { ...fn, drain: (timeoutMs?: number) => send({ type: 'drain', name: fn.name, timeoutMs }), stop }]),
+  );
+  return { functions, stop };
 }

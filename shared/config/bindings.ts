@@ -1,7 +1,7 @@
 /**
  * The typed bindings a function may declare (functions/topology.ts), each with the environment
  * variable it sets. The CDK app (lib/bindings.ts) grants and sets them; local mode
- * (local/runtime.ts) sets the same variables to its local resources; the code reads them through
+ * (local/resources.ts) sets the same variables to its local resources; the code reads them through
  * `bindingEnv`. A binding's name, modes and variable are spelled here only.
  */
 export const BINDINGS = {

@@ -5,7 +5,9 @@
  * latency it buys is measured by `npm run bench:mixed` (docs/performance.md, "Mixed load").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTIONS } from '../../functions/topology.js';
 import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import { runsInBackground } from '../../local/triggers.js';
 
 const OWN = ['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3', 'IMPORTS_BUCKET', 'IMPORTS_QUEUE_URL'];
 let saved: Record<string, string | undefined>;
@@ -31,6 +33,12 @@ const call = async <T>(op: string, body: unknown) => {
 };
 
 describe('local workers in a worker thread', () => {
+  it('runs every background function of the topology there (stream, queues, schedule, SMTP)', { timeout: 60_000 }, async () => {
+    expect(Object.keys(stack.functions).sort()).toEqual(FUNCTIONS.filter(runsInBackground).map((f) => f.name).sort());
+    for (const fn of Object.values(stack.functions)) await fn.drain(30_000);
+    expect(stack.smtp.port).toBeGreaterThan(0);
+  });
+
   it('index records for search and run imports there, and answer drain()', { timeout: 60_000 }, async () => {
     await call('contacts-create', { first_name: 'Threaded', last_name: 'Worker', email: 'threaded@example.com' });
     await stack.poller.drain(30_000);
