@@ -18,7 +18,7 @@ import { FUNCTIONS } from '../functions/topology.js';
 import { LAMBDA_BUNDLE } from '../lib/bundling.js';
 import { percentile, table } from './stats.js';
 
-export interface BundleRow {
+export interface BundleRow extends Record<string, unknown> {
   name: string;
   api: boolean;
   bytes: number;
