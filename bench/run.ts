@@ -2,14 +2,8 @@
  * `npm run bench [-- --quick]`: cost, latency, bundle and webhook figures against the local stack.
  * Writes bench-results.json and prints a table. See README "Performance".
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { build } from 'esbuild';
-import { FUNCTIONS } from '../functions/topology.js';
-import { LAMBDA_BUNDLE } from '../lib/bundling.js';
 import { invokeOperation } from '../local/invoke.js';
 import { startLocalStack } from '../local/runtime.js';
 import { measureCapacity } from '../shared/db/capacity.js';
@@ -27,6 +21,7 @@ import { benchExports } from './exports.js';
 import { benchLongWords } from './long-words.js';
 import { benchEvents } from './events.js';
 import { benchBatches } from './batch.js';
+import { benchBundles, bundleSummary } from './bundles.js';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [1_000, 10_000] : [10_000, 100_000];
@@ -168,31 +163,10 @@ for (const size of sizes) {
 // Long search words among similar records (bench/long-words.ts): a second account grown to the same sizes.
 const longWords = await benchLongWords(stack, sizes, log, RUNS).catch((error) => [{ error: String(error) }]);
 
-// Bundles: the stack's esbuild settings (lib/bundling.ts: ESM, minified, module-first, SDK bundled).
-const outDir = mkdtempSync(join(tmpdir(), 'crm-bundles-'));
-const entries = FUNCTIONS.map((f) => ({ name: f.name, entry: f.entry, api: f.trigger.kind === 'http' }));
-const median = (xs: number[]) => percentile(xs, 50);
-const startTimes = (args: string[]) => {
-  const xs: number[] = [];
-  for (let i = 0; i < 7; i++) {
-    const t = performance.now();
-    execFileSync(process.execPath, args, { stdio: 'ignore', env: { ...process.env, AWS_REGION: 'us-east-1', TABLE_NAME: 'bench' } });
-    xs.push(performance.now() - t);
-  }
-  return median(xs);
-};
-const bareStart = startTimes(['-e', '0']);
-const bundleRows: Record<string, unknown>[] = [];
-for (const e of entries) {
-  const outfile = join(outDir, `${e.name}.mjs`);
-  await build({
-    entryPoints: [join(import.meta.dirname, '..', 'functions', e.entry)],
-    bundle: true, outfile, logLevel: 'silent',
-    ...LAMBDA_BUNDLE, mainFields: [...LAMBDA_BUNDLE.mainFields], banner: { js: LAMBDA_BUNDLE.banner },
-  });
-  const init = startTimes(['--input-type=module', '-e', `await import(${JSON.stringify(outfile)})`]);
-  bundleRows.push({ name: e.name, bytes: statSync(outfile).size, init_ms: round(init), bare_node_ms: round(bareStart), ratio: round(init / bareStart) });
-}
+// Bundles: the stack's esbuild settings (lib/bundling.ts), size and cold init against a bare node (bench/bundles.ts;
+// `npm run bench:bundles` runs this section alone, `-- --rounds 5` repeats the init measurement).
+const bundleRows = await benchBundles({ rounds: 3, log });
+log('bundles', bundleSummary(bundleRows));
 
 // The change log: RCU per events-list page at 10,000 (and 100,000) events (bench/events.ts).
 const eventRows = await benchEvents(quick ? [10_000] : [10_000, 100_000], log).catch((error) => [{ error: String(error) }]);

@@ -18,5 +18,10 @@ export const LAMBDA_BUNDLE = {
   // Resolve the ESM builds of dependencies first: better tree shaking, smaller bundles.
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_SHIM,
-  alias: { '@aws-sdk/credential-provider-node': path.join(here, 'lambda-credentials.ts') },
+  alias: {
+    // Lambda's credentials are always in the environment: lib/lambda-credentials.ts.
+    '@aws-sdk/credential-provider-node': path.join(here, 'lambda-credentials.ts'),
+    // No call of the service uses an event stream: lib/sdk-event-streams.ts (~15 KB per function).
+    '@smithy/core/event-streams': path.join(here, 'sdk-event-streams.ts'),
+  },
 } as const;

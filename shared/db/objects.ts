@@ -2,6 +2,12 @@
  * Object storage (S3): the import and export files and the raw inbound messages. One client for all.
  * `AWS_ENDPOINT_URL_S3` (the SDK's own variable) may point at a local S3 API (fauxqs in local
  * mode), addressed path-style (`http://127.0.0.1:<port>/<bucket>/<key>`).
+ *
+ * Presigned URLs do not construct the S3 client: the SDK's presigner (`S3RequestPresigner`, what
+ * `getSignedUrl` calls after resolving the client's endpoint) signs a request for the bucket's
+ * endpoint directly, so a function that only hands out URLs (exports-get/-list/-create) does not
+ * bundle the S3 client (~200 KB minified, its XML protocol and every operation's schema).
+ * `test/integration/presign.test.ts` checks the URLs are those `getSignedUrl` gives.
  */
 import type { Readable } from 'node:stream';
 import {
@@ -14,7 +20,14 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
+// The SDK's own pieces, the ones the S3 client uses for the same steps (packages of the clients above).
+import { isVirtualHostableS3Bucket, partition } from '@aws-sdk/core/client';
+import { formatUrl } from '@aws-sdk/core/util';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { Sha256 } from '@smithy/core/checksum';
+import { loadConfig, NODE_REGION_CONFIG_FILE_OPTIONS, NODE_REGION_CONFIG_OPTIONS } from '@smithy/core/config';
+import { extendedEncodeURIComponent, HttpRequest } from '@smithy/core/protocols';
 import { optionalEnv } from '../config/env.js';
 
 let cached: { endpoint: string | undefined; client: S3Client } | undefined;
@@ -40,9 +53,46 @@ export async function putObject(bucket: string, key: string, body: string, conte
   await s3().send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: Buffer.byteLength(body) }));
 }
 
+let presignerCache: { endpoint: string | undefined; presigner: S3RequestPresigner; region: () => Promise<string> } | undefined;
+
+/** The presigner with the credentials and region the S3 client would resolve (the default chain; Lambda: the environment). */
+function presigner() {
+  const endpoint = optionalEnv('AWS_ENDPOINT_URL_S3');
+  if (!presignerCache || presignerCache.endpoint !== endpoint) {
+    const region = loadConfig(NODE_REGION_CONFIG_OPTIONS, NODE_REGION_CONFIG_FILE_OPTIONS);
+    presignerCache = { endpoint, region, presigner: new S3RequestPresigner({ credentials: defaultProvider(), region, sha256: Sha256 }) };
+  }
+  return presignerCache;
+}
+
+/**
+ * A presigned URL of `method` on the object, as `getSignedUrl` of the S3 client configured in s3()
+ * gives it: path-style on `AWS_ENDPOINT_URL_S3`, otherwise the bucket's virtual-hosted regional
+ * endpoint (`https://<bucket>.s3.<region>.<partition's DNS suffix>/<key>`; path-style for a bucket
+ * name that is not a DNS label), with the operation's `x-id` query parameter.
+ */
+async function presignedUrl(method: 'GET' | 'PUT', operation: string, bucket: string, key: string, expiresIn: number): Promise<string> {
+  const { endpoint, region: regionOf, presigner: signer } = presigner();
+  const region = await regionOf();
+  const path = key.split('/').map(extendedEncodeURIComponent).join('/');
+  const base = new URL(endpoint ?? `https://s3.${region}.${partition(region).dnsSuffix}`);
+  const virtual = !endpoint && isVirtualHostableS3Bucket(bucket);
+  const hostname = virtual ? `${bucket}.${base.hostname}` : base.hostname;
+  const request = new HttpRequest({
+    method,
+    protocol: base.protocol,
+    hostname,
+    ...(base.port ? { port: Number(base.port) } : {}),
+    path: `${base.pathname.replace(/\/$/, '')}${virtual ? '' : `/${bucket}`}/${path}`,
+    query: { 'x-id': operation },
+    headers: { host: base.port ? `${hostname}:${base.port}` : hostname },
+  });
+  return formatUrl(await signer.presign(request, { expiresIn }));
+}
+
 /** A presigned HTTP PUT URL (no signed headers but the host: `curl -T file "<url>"` works). */
 export function presignedPutUrl(bucket: string, key: string, expiresIn: number): Promise<string> {
-  return getSignedUrl(s3(), new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn });
+  return presignedUrl('PUT', 'PutObject', bucket, key, expiresIn);
 }
 
 /** The object's size in bytes, or undefined when there is none. */
@@ -76,7 +126,7 @@ export async function readObject(bucket: string, key: string, maxBytes: number):
 
 /** A presigned HTTP GET URL (no signed headers but the host: `curl "<url>"` or `fetch(url)` works). */
 export function presignedGetUrl(bucket: string, key: string, expiresIn: number): Promise<string> {
-  return getSignedUrl(s3(), new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn });
+  return presignedUrl('GET', 'GetObject', bucket, key, expiresIn);
 }
 
 // --- multipart uploads (exports: a file written in parts, never whole in memory) -----------------

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { FUNCTIONS } from '../../functions/topology.js';
 import { LAMBDA_BUNDLE } from '../../lib/bundling.js';
 import { apiEvent } from '../../local/invoke.js';
 import { lambdaContext } from '../../local/server.js';
@@ -33,5 +35,50 @@ describe('Lambda bundles (the stack\'s esbuild settings)', () => {
     const id = JSON.parse(created.body).result.id;
     const got = await get(apiEvent('contacts-get', { id }, auth), lambdaContext('contacts-get'));
     expect(JSON.parse(got.body).result).toMatchObject({ id, first_name: 'Bundled' });
+  });
+});
+
+/** Issue 18: every API operation's bundle ≤ 300 KB (docs/performance.md, "Cold start"). */
+const API_BUNDLE_LIMIT = 300 * 1024;
+
+/**
+ * The largest operation of each kind (bundling all ~90 takes too long for the suite; kinds share
+ * their modules, so the largest stands for the rest). Kinds that do not meet the target yet keep
+ * a ceiling of today's size, so they cannot grow unnoticed; see docs/performance.md for why.
+ */
+const REPRESENTATIVES: Record<string, number> = {
+  'contacts-get': API_BUNDLE_LIMIT,
+  'contacts-list': API_BUNDLE_LIMIT,
+  'contacts-update': API_BUNDLE_LIMIT,
+  'contacts-merge': API_BUNDLE_LIMIT,
+  'trash-list': API_BUNDLE_LIMIT,
+  'exports-get': API_BUNDLE_LIMIT, // presigned URL without the S3 client
+  'exports-list': API_BUNDLE_LIMIT,
+  'webhooks-update': API_BUNDLE_LIMIT, // KMS user
+  'custom-fields-update': API_BUNDLE_LIMIT,
+  // Not met yet (docs/performance.md): the limits are today's sizes rounded up.
+  'contacts-batch-get': 305 * 1024,
+  'webhooks-rotate-secret': 310 * 1024, // KMS user
+  'contacts-create': 340 * 1024, // Powertools idempotency (+ JMESPath)
+  'contacts-batch-create': 349 * 1024,
+  'webhooks-create': 359 * 1024, // idempotency + KMS
+  'imports-create': 486 * 1024, // the S3 client (PutObject of an inline file)
+};
+
+describe('API bundle sizes', () => {
+  it('the largest operation of each kind is within its limit', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crm-bundle-size-'));
+    const sizes = await Promise.all(Object.entries(REPRESENTATIVES).map(async ([name, limit]) => {
+      const spec = FUNCTIONS.find((f) => f.name === name);
+      expect(spec, name).toBeDefined();
+      const outfile = join(dir, `${name}.mjs`);
+      await build({
+        entryPoints: [join(import.meta.dirname, '..', '..', 'functions', spec!.entry)],
+        bundle: true, outfile, logLevel: 'silent',
+        ...LAMBDA_BUNDLE, mainFields: [...LAMBDA_BUNDLE.mainFields], banner: { js: LAMBDA_BUNDLE.banner },
+      });
+      return { name, kb: Math.round(statSync(outfile).size / 102.4) / 10, limit_kb: limit / 1024, over: statSync(outfile).size > limit };
+    }));
+    expect(sizes.filter((s) => s.over)).toEqual([]);
   });
 });
