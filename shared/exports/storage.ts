@@ -1,7 +1,7 @@
 /**
  * The export files (the imports bucket's `exports/` prefix, through the data layer's object
  * store, shared/db/objects.ts) and the export queue. Deployed, `EXPORTS_BUCKET` and
- * `EXPORTS_QUEUE_URL` come from the stack (lib/exports.ts); locally from local/exports.ts.
+ * `EXPORTS_QUEUE_URL` come from the stack (lib/exports.ts); locally from local/resources.ts.
  */
 import { requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';

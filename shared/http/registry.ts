@@ -18,7 +18,7 @@ export interface OperationEntry {
   access: Access;
   /**
    * What the function may touch beyond the table (whose mode is `access`): each binding sets its
-   * environment variable and its grant (shared/config/bindings.ts; lib/bindings.ts; local/runtime.ts).
+   * environment variable and its grant (shared/config/bindings.ts; lib/bindings.ts; local/resources.ts).
    */
   bindings?: Omit<Bindings, 'table'>;
 }
