@@ -7,7 +7,7 @@
  * `getSignedUrl` calls after resolving the client's endpoint) signs a request for the bucket's
  * endpoint directly, so a function that only hands out URLs (exports-get/-list/-create) does not
  * bundle the S3 client (~200 KB minified, its XML protocol and every operation's schema).
- * `test/integration/presign.test.ts` checks the URLs are those `getSignedUrl` gives.
+ * `test/unit/presign.test.ts` checks the URLs are those `getSignedUrl` gives.
  */
 import type { Readable } from 'node:stream';
 import {
@@ -15,8 +15,6 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
@@ -49,8 +47,13 @@ function s3(): S3Client {
   return cached.client;
 }
 
+/**
+ * A small object written whole (an inline import file). Sent as a presigned PUT through `fetch`
+ * rather than the S3 client, so imports-create does not bundle the client (see objectSize).
+ */
 export async function putObject(bucket: string, key: string, body: string, contentType: string): Promise<void> {
-  await s3().send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: Buffer.byteLength(body) }));
+  const url = await presignedUrl('PUT', 'PutObject', bucket, key, SIGNED_REQUEST_SECONDS);
+  await sendSigned('PutObject', () => fetch(url, { method: 'PUT', body, headers: { 'content-type': contentType } }));
 }
 
 let presignerCache: { endpoint: string | undefined; presigner: S3RequestPresigner; region: () => Promise<string> } | undefined;
@@ -71,7 +74,7 @@ function presigner() {
  * endpoint (`https://<bucket>.s3.<region>.<partition's DNS suffix>/<key>`; path-style for a bucket
  * name that is not a DNS label), with the operation's `x-id` query parameter.
  */
-async function presignedUrl(method: 'GET' | 'PUT', operation: string, bucket: string, key: string, expiresIn: number): Promise<string> {
+async function presignedUrl(method: 'GET' | 'PUT' | 'HEAD', operation: string, bucket: string, key: string, expiresIn: number): Promise<string> {
   const { endpoint, region: regionOf, presigner: signer } = presigner();
   const region = await regionOf();
   const path = key.split('/').map(extendedEncodeURIComponent).join('/');
@@ -95,17 +98,46 @@ export function presignedPutUrl(bucket: string, key: string, expiresIn: number):
   return presignedUrl('PUT', 'PutObject', bucket, key, expiresIn);
 }
 
-/** The object's size in bytes, or undefined when there is none. */
+/**
+ * The object's size in bytes, or undefined when there is none: a presigned HEAD through `fetch`.
+ * The API's import operations (imports-create writes an inline file, imports-start checks the
+ * uploaded one) need only these two calls, and the S3 client with its XML protocol is ~200 KB of
+ * their bundle; the workers (reading, multipart writing) keep the client.
+ */
 export async function objectSize(bucket: string, key: string): Promise<number | undefined> {
-  try {
-    const out = await s3().send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-    return out.ContentLength ?? 0;
-  } catch (error) {
-    const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-    if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return undefined;
-    throw error;
+  const url = await presignedUrl('HEAD', 'HeadObject', bucket, key, SIGNED_REQUEST_SECONDS);
+  const res = await sendSigned('HeadObject', () => fetch(url, { method: 'HEAD' }), [404]);
+  if (res.status === 404) return undefined;
+  return Number(res.headers.get('content-length') ?? 0);
+}
+
+/** How long the URL of a request sent at once is valid. */
+const SIGNED_REQUEST_SECONDS = 300;
+const MAX_ATTEMPTS = 4;
+
+/**
+ * Sends a presigned request with the S3 client's standard retry rule: up to 4 attempts on a
+ * network error, 429 or 5xx, after a random delay under 100 ms × 2^attempt (full jitter). Any
+ * other answer but 2xx or an `expected` status fails with the status and S3's error code.
+ */
+async function sendSigned(operation: string, send: () => Promise<Response>, expected: readonly number[] = []): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response | undefined;
+    try {
+      res = await send();
+    } catch (error) {
+      if (attempt >= MAX_ATTEMPTS) throw error;
+    }
+    if (res && (res.ok || expected.includes(res.status))) return res;
+    if (res && !(res.status === 429 || res.status >= 500)) throw new Error(`S3 ${operation}: HTTP ${res.status} ${s3ErrorCode(await res.text())}`.trim());
+    if (res && attempt >= MAX_ATTEMPTS) throw new Error(`S3 ${operation}: HTTP ${res.status} after ${attempt} attempts`);
+    await res?.body?.cancel();
+    await new Promise((r) => setTimeout(r, Math.random() * 100 * 2 ** attempt));
   }
 }
+
+/** S3's error code from its XML error body (`<Code>NoSuchBucket</Code>`), for the message. */
+const s3ErrorCode = (xml: string): string => /<Code>([^<]{1,100})<\/Code>/.exec(xml)?.[1] ?? '';
 
 /** The object as a stream of bytes (never read whole). */
 export async function openObject(bucket: string, key: string): Promise<Readable> {

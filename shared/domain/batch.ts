@@ -27,9 +27,13 @@ import { isUuid } from '../schemas/primitives.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { actorOf, type OperationContext } from './context.js';
 import { type CustomFieldEntity, listDefinitions } from './custom-fields.js';
-import type { EntityService, Preloaded, Resolved } from './entity-service.js';
+import type { Preloaded, Resolved } from './entity-service.js';
 import { normalizeLookupKey, recordsByLookup } from './lookups.js';
-import { services } from './records.js';
+import { draftOf } from './records/create.js';
+import { remove } from './records/delete.js';
+import { familyOf, type RecordFamily, toApi, writing } from './records/family.js';
+import { reconcile } from './records/references.js';
+import { applyUpdate } from './records/update.js';
 
 export type BatchAction = 'created' | 'updated' | 'unchanged' | 'deleted';
 export type ItemError = ReturnType<ApiError['toJSON']>;
@@ -53,14 +57,14 @@ const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typ
 /** Records of one type by id, strongly consistent (a batch's reference checks). */
 const readRecords = (type: string, accountId: string, ids: readonly string[]) => recordStore(entityByType(type) as EntityDefinition).getManyConsistent(accountId, ids);
 
-type Rec = ReturnType<EntityService['toApi']>;
+type Rec = Record<string, unknown>;
 type Slot = { index: number; result?: ItemResult<Rec> };
 
 /** What the batch operations of one family work from. */
 interface Batch {
   def: EntityDefinition;
   family: Family;
-  service: EntityService;
+  fam: RecordFamily;
   cfField: string | undefined;
   refs: ReturnType<typeof refFields>;
 }
@@ -98,12 +102,11 @@ async function preload(b: Batch, ctx: OperationContext, bodies: readonly ParsedB
  * an earlier attempt at the chunk) is kept as it is.
  */
 async function createAll(b: Batch, ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody; id?: string; now?: string }>, pre: Preloaded, opts: { skipExisting?: boolean } = {}): Promise<void> {
-  const { service } = b;
   const drafted: Array<{ slot: Slot; draft: Record<string, unknown>; resolved: Resolved[]; now: string; id?: string }> = [];
   await Promise.all(
     items.map(async ({ slot, body, id, now }) => {
       try {
-        const d = await service.draftOf(ctx, body, {}, pre);
+        const d = await draftOf(b.fam, ctx, body, {}, pre);
         drafted.push({ slot, ...d, ...(now ? { now } : {}), id });
       } catch (error) {
         slot.result = failure(b, slot.index, error);
@@ -113,7 +116,7 @@ async function createAll(b: Batch, ctx: OperationContext, items: Array<{ slot: S
   if (drafted.length === 0) return;
   let stored: StoredRecord[];
   try {
-    stored = await service.store.createMany(
+    stored = await b.fam.store.createMany(
       drafted.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx), ...(d.id ? { id: d.id } : {}) })),
       opts,
     );
@@ -130,8 +133,8 @@ async function createAll(b: Batch, ctx: OperationContext, items: Array<{ slot: S
     drafted.map((d, i) => ({ d, record: stored[i]! })),
     async ({ d, record }) => {
       try {
-        const current = d.resolved.some(stale) ? await service.writing(() => service.reconcile(ctx.accountId, record, d.resolved, actorOf(ctx))) : record;
-        d.slot.result = { index: d.slot.index, ok: true, action: 'created', record: service.toApi(current) };
+        const current = d.resolved.some(stale) ? await writing(b.fam, () => reconcile(b.fam, ctx.accountId, record, d.resolved, actorOf(ctx))) : record;
+        d.slot.result = { index: d.slot.index, ok: true, action: 'created', record: toApi(b.fam, current) };
       } catch (error) {
         d.slot.result = failure(b, d.slot.index, error);
       }
@@ -141,18 +144,17 @@ async function createAll(b: Batch, ctx: OperationContext, items: Array<{ slot: S
 
 /** The single update per item (optimistic locking, rules, events), concurrently, with the batch's preloaded reads. */
 async function updateAll(b: Batch, ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody }>, pre: Preloaded): Promise<void> {
-  const { service } = b;
   const done: Array<{ slot: Slot; stored: StoredRecord; changed: boolean }> = [];
   await eachConcurrently(items, async ({ slot, body }) => {
     try {
-      done.push({ slot, ...(await service.applyUpdate(ctx, body, pre)) });
+      done.push({ slot, ...(await applyUpdate(b.fam, ctx, body, pre)) });
     } catch (error) {
       slot.result = failure(b, slot.index, error);
     }
   });
   if (done.length === 0) return;
   const meta = await readMeta(ctx.accountId);
-  for (const d of done) d.slot.result = { index: d.slot.index, ok: true, action: d.changed ? 'updated' : 'unchanged', record: service.toApi(d.stored, meta) };
+  for (const d of done) d.slot.result = { index: d.slot.index, ok: true, action: d.changed ? 'updated' : 'unchanged', record: toApi(b.fam, d.stored, meta) };
 }
 
 const finish = (slots: Slot[]): BatchResults<Rec> => ({ results: slots.map((s) => s.result!) });
@@ -198,7 +200,7 @@ async function batchUpdate(b: Batch, ctx: OperationContext, items: readonly unkn
 }
 
 async function batchDelete(b: Batch, ctx: OperationContext, ids: readonly unknown[]): Promise<BatchResults<Rec>> {
-  const { family, service } = b;
+  const { family } = b;
   const slots = slotsFor(ids);
   const seen = new Set<string>();
   const valid: Array<{ slot: Slot; id: string }> = [];
@@ -214,7 +216,7 @@ async function batchDelete(b: Batch, ctx: OperationContext, ids: readonly unknow
   });
   await eachConcurrently(valid, async ({ slot, id }) => {
     try {
-      await service.delete(ctx, id);
+      await remove(b.fam, ctx, id);
       slot.result = { index: slot.index, ok: true, action: 'deleted' };
     } catch (error) {
       slot.result = failure(b, slot.index, error);
@@ -225,7 +227,7 @@ async function batchDelete(b: Batch, ctx: OperationContext, ids: readonly unknow
 
 /** `{ items, not_found }`: the records in input order (an id given twice is answered once); ids must be UUIDs. */
 async function batchGet(b: Batch, ctx: OperationContext, ids: readonly unknown[]): Promise<{ items: Rec[]; not_found: string[] }> {
-  const { family, service } = b;
+  const { family } = b;
   const wanted = ids.map((raw, i) => {
     try {
       return requireId(family, { id: raw });
@@ -235,9 +237,9 @@ async function batchGet(b: Batch, ctx: OperationContext, ids: readonly unknown[]
     }
   });
   const distinct = [...new Set(wanted)];
-  const [found, meta] = await Promise.all([service.store.getManyConsistent(ctx.accountId, distinct), readMeta(ctx.accountId)]);
+  const [found, meta] = await Promise.all([b.fam.store.getManyConsistent(ctx.accountId, distinct), readMeta(ctx.accountId)]);
   return {
-    items: distinct.flatMap((id) => (found.has(id) ? [service.toApi(found.get(id)!, meta)] : [])),
+    items: distinct.flatMap((id) => (found.has(id) ? [toApi(b.fam, found.get(id)!, meta)] : [])),
     not_found: distinct.filter((id) => !found.has(id)),
   };
 }
@@ -309,9 +311,27 @@ async function applyChunk(b: Batch, ctx: OperationContext, creates: ReadonlyArra
   return slots.map((s) => s.result!);
 }
 
+const batches = new WeakMap<object, Batch>();
+function batchOf(entity: Entity): Batch {
+  let b = batches.get(entity);
+  if (!b) {
+    const def = entity as EntityDefinition;
+    batches.set(entity, (b = { def, family: def.family as Family, fam: familyOf(def), cfField: customField(def), refs: refFields(def) }));
+  }
+  return b;
+}
+
+// One exported function per batch operation (shared/http/batch.ts calls only its own, so a
+// batch-get's bundle does not carry the create and update rules).
+export const batchCreateOf = (entity: Entity, ctx: OperationContext, items: readonly unknown[]) => batchCreate(batchOf(entity), ctx, items);
+export const batchUpdateOf = (entity: Entity, ctx: OperationContext, items: readonly unknown[]) => batchUpdate(batchOf(entity), ctx, items);
+export const batchUpsertOf = (entity: Entity, ctx: OperationContext, items: readonly unknown[]) => batchUpsert(batchOf(entity), ctx, items);
+export const batchDeleteOf = (entity: Entity, ctx: OperationContext, ids: readonly unknown[]) => batchDelete(batchOf(entity), ctx, ids);
+export const batchGetOf = (entity: Entity, ctx: OperationContext, ids: readonly unknown[]) => batchGet(batchOf(entity), ctx, ids);
+
+/** Every batch operation of a family, and the import worker's `applyChunk`. */
 export function batchService<D extends Entity>(entity: D) {
-  const def = entity as unknown as EntityDefinition;
-  const b: Batch = { def, family: def.family as Family, service: services[entity.type] as unknown as EntityService, cfField: customField(def), refs: refFields(def) };
+  const b = batchOf(entity);
   return {
     definition: entity,
     batchCreate: (ctx: OperationContext, items: readonly unknown[]) => batchCreate(b, ctx, items),

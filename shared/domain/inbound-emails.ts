@@ -32,7 +32,10 @@ import { type InboundEmail, type InboundListInput, inboundEmailSchema } from '..
 import type { OperationContext } from './context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from './listing.js';
 import { contactsByEmail, normalizeLookupKey } from './lookups.js';
-import { services } from './records.js';
+import { activityEntity, contactEntity } from '../schemas/entities/index.js';
+import { create, get } from './records/create.js';
+import { familyOf } from './records/family.js';
+import { list } from './records/list.js';
 
 /** Largest message accepted (SMTP `552` above it; SES's own limit is 40 MB). */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -357,7 +360,7 @@ async function logActivity(owner: { accountId: string; userId: string }, email: 
 
 async function createAndLink(owner: { accountId: string; userId: string }, ctx: OperationContext, email: InboundEmailItem, senderIsContact: boolean, resume: boolean): Promise<void> {
   if (resume) {
-    const page = await services.activity.list({ ...ctx, operation: 'activities-list' }, { contact_id: email.matched_contact_ids[0], limit: 100 });
+    const page = await list(familyOf(activityEntity), { ...ctx, operation: 'activities-list' }, { contact_id: email.matched_contact_ids[0], limit: 100 });
     const earlier = page.items.find((a) => (a as Record<string, unknown>).inbound_email_id === email.id) as { id: string } | undefined;
     if (earlier) {
       await setEmailActivity(owner.accountId, email.id, earlier.id);
@@ -374,14 +377,14 @@ async function createAndLink(owner: { accountId: string; userId: string }, ctx: 
   });
   let activity: { id: string };
   try {
-    activity = (await services.activity.create(ctx, { id: undefined, fields: fields(email.matched_contact_ids) } as never, { readOnly: { inbound_email_id: email.id } })) as { id: string };
+    activity = (await create(familyOf(activityEntity), ctx, { id: undefined, fields: fields(email.matched_contact_ids) } as never, { readOnly: { inbound_email_id: email.id } })) as { id: string };
   } catch (error) {
     // A matched contact deleted meanwhile: log on the ones that are left.
     if (!(error instanceof ApiError && error.code === 'activities.invalid_contact_ids')) throw error;
-    const existing = await Promise.all(email.matched_contact_ids.map(async (c) => ((await services.contact.get(ctx, c).catch(() => undefined)) ? c : undefined)));
+    const existing = await Promise.all(email.matched_contact_ids.map(async (c) => ((await get(familyOf(contactEntity), ctx, c).catch(() => undefined)) ? c : undefined)));
     const ids = existing.filter((c): c is string => Boolean(c));
     if (ids.length === 0) return;
-    activity = (await services.activity.create(ctx, { id: undefined, fields: fields(ids) } as never, { readOnly: { inbound_email_id: email.id } })) as { id: string };
+    activity = (await create(familyOf(activityEntity), ctx, { id: undefined, fields: fields(ids) } as never, { readOnly: { inbound_email_id: email.id } })) as { id: string };
   }
   await setEmailActivity(owner.accountId, email.id, activity.id);
 }

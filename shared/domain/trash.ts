@@ -8,7 +8,7 @@ import { TRASH_ENTITIES } from '../schemas/entities/index.js';
 import type { TrashListInput, TrashPage } from '../schemas/trash.js';
 import type { OperationContext } from './context.js';
 import { cursorScope, DEFAULT_LIMIT } from './listing.js';
-import { serviceOf } from './records.js';
+import { familyOf, toApi } from './records/family.js';
 import { readMeta } from '../db/meta.js';
 
 export async function listTrashed(ctx: OperationContext, input: TrashListInput): Promise<TrashPage> {
@@ -23,7 +23,7 @@ export async function listTrashed(ctx: OperationContext, input: TrashListInput):
   return {
     items: page.items.map((t) => ({
       family: TRASH_ENTITIES.find((e) => e.type === t.type)!.family,
-      record: serviceOf(t.type).toApi(t.record, stored),
+      record: toApi(familyOf(TRASH_ENTITIES.find((e) => e.type === t.type)!), t.record, stored),
       deleted_at: t.deleted_at,
       purge_at: t.purge_at,
     })) as TrashPage['items'],

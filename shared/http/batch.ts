@@ -3,18 +3,13 @@
  * CRUD handlers (crud.ts): each handler file is one line
  * (`export const handler = batchCreateHandler(contactEntity, { wrap: idempotentCreate() })`).
  */
-import { batchService } from '../domain/batch.js';
+import { batchCreateOf, batchDeleteOf, batchGetOf, batchUpdateOf, batchUpsertOf } from '../domain/batch.js';
 import type { Family } from '../errors.js';
 import type { Entity } from '../schemas/entities/index.js';
 import { parseBatchIds, parseBatchItems } from '../schemas/batch.js';
 import { operation, type RunWrapper } from './operation.js';
 
-const services = new WeakMap<object, ReturnType<typeof batchService>>();
-const serviceFor = (entity: Entity) => {
-  let s = services.get(entity);
-  if (!s) services.set(entity, (s = batchService(entity)));
-  return s;
-};
+const RUN_ITEMS = { create: batchCreateOf, update: batchUpdateOf, upsert: batchUpsertOf };
 
 const items = (entity: Entity, verb: 'create' | 'update' | 'upsert', opts: { wrap?: RunWrapper } = {}) =>
   operation({
@@ -22,10 +17,7 @@ const items = (entity: Entity, verb: 'create' | 'update' | 'upsert', opts: { wra
     family: entity.family as Family,
     wrap: opts.wrap,
     parse: (body) => parseBatchItems(entity.family as Family, body),
-    run: ({ items: list }, ctx) => {
-      const s = serviceFor(entity);
-      return verb === 'create' ? s.batchCreate(ctx, list) : verb === 'update' ? s.batchUpdate(ctx, list) : s.batchUpsert(ctx, list);
-    },
+    run: ({ items: list }, ctx) => RUN_ITEMS[verb](entity, ctx, list),
   });
 
 const ids = (entity: Entity, verb: 'delete' | 'get') =>
@@ -33,7 +25,7 @@ const ids = (entity: Entity, verb: 'delete' | 'get') =>
     name: `${entity.family}-batch-${verb}`,
     family: entity.family as Family,
     parse: (body) => parseBatchIds(entity.family as Family, body),
-    run: ({ ids: list }, ctx): Promise<unknown> => (verb === 'delete' ? serviceFor(entity).batchDelete(ctx, list) : serviceFor(entity).batchGet(ctx, list)),
+    run: ({ ids: list }, ctx): Promise<unknown> => (verb === 'delete' ? batchDeleteOf(entity, ctx, list) : batchGetOf(entity, ctx, list)),
   });
 
 /** `<family>-batch-create`; pass `{ wrap: idempotentCreate() }` for Idempotency-Key. */

@@ -1,16 +1,20 @@
 /**
  * Handlers of plain CRUD operations, derived from an entity definition: each handler file is
  * one line (`export const handler = createHandler(contactEntity, { wrap: idempotentCreate() })`).
+ * Each calls its one domain function (shared/domain/records/), so a handler's bundle carries that
+ * operation's rules and not the whole service (a get does not bundle merge).
  */
-import { services } from '../domain/records.js';
+import { create, get } from '../domain/records/create.js';
+import { remove } from '../domain/records/delete.js';
+import { familyOf } from '../domain/records/family.js';
+import { list } from '../domain/records/list.js';
+import { update } from '../domain/records/update.js';
 import type { Family } from '../errors.js';
 import { parseIdOnly, parseWith } from '../schemas/common.js';
-import { type Entity, listSchema } from '../schemas/entities/index.js';
+import { type Entity, listSchema, type RecordOf } from '../schemas/entities/index.js';
 import { parseRecordBody } from '../schemas/record-body.js';
 import { operation, type RunWrapper } from './operation.js';
 
-/** An entity's domain service, typed by its definition (crud.ts, trash.ts). */
-export const serviceFor = <D extends Entity>(entity: D) => services[entity.type] as unknown as ReturnType<typeof import('../domain/entity-service.js').entityService<D>>;
 
 export const createHandler = <D extends Entity>(entity: D, opts: { wrap?: RunWrapper } = {}) =>
   operation({
@@ -18,7 +22,7 @@ export const createHandler = <D extends Entity>(entity: D, opts: { wrap?: RunWra
     family: entity.family as Family,
     wrap: opts.wrap,
     parse: (body) => parseRecordBody(entity, body, 'create'),
-    run: (input, ctx) => serviceFor(entity).create(ctx, input),
+    run: (input, ctx) => create(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
   });
 
 export const getHandler = <D extends Entity>(entity: D) =>
@@ -26,7 +30,7 @@ export const getHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-get`,
     family: entity.family as Family,
     parse: (body) => parseIdOnly(entity.family as Family, body),
-    run: ({ id }, ctx) => serviceFor(entity).get(ctx, id),
+    run: ({ id }, ctx) => get(familyOf(entity), ctx, id) as Promise<RecordOf<D>>,
   });
 
 export const updateHandler = <D extends Entity>(entity: D) =>
@@ -34,7 +38,7 @@ export const updateHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-update`,
     family: entity.family as Family,
     parse: (body) => parseRecordBody(entity, body, 'update'),
-    run: (input, ctx) => serviceFor(entity).update(ctx, input),
+    run: (input, ctx) => update(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
   });
 
 export const deleteHandler = <D extends Entity>(entity: D) =>
@@ -42,7 +46,7 @@ export const deleteHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-delete`,
     family: entity.family as Family,
     parse: (body) => parseIdOnly(entity.family as Family, body),
-    run: ({ id }, ctx) => serviceFor(entity).delete(ctx, id),
+    run: ({ id }, ctx) => remove(familyOf(entity), ctx, id),
   });
 
 export const listHandler = <D extends Entity>(entity: D) =>
@@ -50,5 +54,5 @@ export const listHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-list`,
     family: entity.family as Family,
     parse: (body) => parseWith(entity.family as Family, listSchema(entity), body) as Record<string, unknown>,
-    run: (input, ctx) => serviceFor(entity).list(ctx, input),
+    run: (input, ctx) => list(familyOf(entity), ctx, input),
   });

@@ -4,9 +4,11 @@
  */
 import type { Family } from '../errors.js';
 import { parseIdOnly } from '../schemas/common.js';
-import type { Entity } from '../schemas/entities/index.js';
+import type { Entity, RecordOf } from '../schemas/entities/index.js';
 import { parseMerge } from '../schemas/trash.js';
-import { serviceFor } from './crud.js';
+import { familyOf } from '../domain/records/family.js';
+import { merge } from '../domain/records/merge.js';
+import { restore } from '../domain/records/restore.js';
 import { operation } from './operation.js';
 
 export const restoreHandler = <D extends Entity>(entity: D) =>
@@ -14,7 +16,7 @@ export const restoreHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-restore`,
     family: entity.family as Family,
     parse: (body) => parseIdOnly(entity.family as Family, body),
-    run: ({ id }, ctx) => serviceFor(entity).restore(ctx, id),
+    run: ({ id }, ctx) => restore(familyOf(entity), ctx, id) as Promise<RecordOf<D>>,
   });
 
 export const mergeHandler = <D extends Entity>(entity: D) =>
@@ -22,6 +24,6 @@ export const mergeHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-merge`,
     family: entity.family as Family,
     parse: (body) => parseMerge(entity.family as Family, body),
-    run: (input, ctx) => serviceFor(entity).merge(ctx, input.primary_id, input.secondary_id),
+    run: (input, ctx) => merge(familyOf(entity), ctx, input.primary_id, input.secondary_id) as Promise<RecordOf<D>>,
   });
 

@@ -56,13 +56,16 @@ const REPRESENTATIVES: Record<string, number> = {
   'exports-list': API_BUNDLE_LIMIT,
   'webhooks-update': API_BUNDLE_LIMIT, // KMS user
   'custom-fields-update': API_BUNDLE_LIMIT,
+  'contacts-batch-get': API_BUNDLE_LIMIT, // one batch function, not the whole batch service
+  'inbound-emails-get': API_BUNDLE_LIMIT, // not the whole record service
+  'imports-start': API_BUNDLE_LIMIT, // HEAD through fetch, without the S3 client
   // Not met yet (docs/performance.md): the limits are today's sizes rounded up.
-  'contacts-batch-get': 305 * 1024,
-  'webhooks-rotate-secret': 310 * 1024, // KMS user
-  'contacts-create': 340 * 1024, // Powertools idempotency (+ JMESPath)
-  'contacts-batch-create': 349 * 1024,
-  'webhooks-create': 359 * 1024, // idempotency + KMS
-  'imports-create': 486 * 1024, // the S3 client (PutObject of an inline file)
+  'webhooks-test': 317 * 1024, // SQS client, the URL checks' ipaddr.js
+  'webhooks-rotate-secret': 318 * 1024, // KMS user
+  'contacts-create': 336 * 1024, // Powertools idempotency (+ JMESPath)
+  'contacts-batch-create': 342 * 1024,
+  'webhooks-create': 365 * 1024, // idempotency + KMS
+  'imports-create': 334 * 1024, // idempotency (the inline file is a PUT through fetch)
 };
 
 describe('API bundle sizes', () => {
