@@ -144,7 +144,7 @@ function asFileProblem(error: unknown): unknown {
 }
 
 const importedEntity = (objectType: ImportItem['object_type']): Entity => (objectType === 'contacts' ? contactEntity : companyEntity);
-const entityOf = (objectType: ImportItem['object_type']) => importedEntity(objectType) as unknown as EntityDefinition;
+const entityOf = (objectType: ImportItem['object_type']) => importedEntity(objectType) as EntityDefinition;
 
 /** The id of the record a row creates: the same on every attempt. */
 export function rowRecordId(importId: string, rowNumber: number): string {

@@ -19,10 +19,10 @@ export const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
 
 /** The entity definition of each object type. */
 export const EXPORT_ENTITIES: Record<ExportObjectType, EntityDefinition> = {
-  contacts: contactEntity as unknown as EntityDefinition,
-  companies: companyEntity as unknown as EntityDefinition,
-  projects: projectEntity as unknown as EntityDefinition,
-  activities: activityEntity as unknown as EntityDefinition,
+  contacts: contactEntity as EntityDefinition,
+  companies: companyEntity as EntityDefinition,
+  projects: projectEntity as EntityDefinition,
+  activities: activityEntity as EntityDefinition,
 };
 
 const uuid = v.pipe(v.string(), v.uuid('must be a UUID'));

@@ -83,7 +83,7 @@ export type InputOfOp<O> = O extends { parse: (body: Record<string, unknown>) =>
 /** Parses a body for an operation of `def`: its own `parse`, else the body rules then its input schema. */
 export function parseOperation<O extends OperationDecl<unknown>>(family: Family, op: O, body: Record<string, unknown>): InputOfOp<O> {
   if (op.parse) return op.parse(body) as InputOfOp<O>;
-  const entries = (op.input as unknown as { entries?: Record<string, unknown> }).entries ?? {};
+  const entries = 'entries' in op.input ? (op.input.entries as Record<string, unknown>) : {};
   const rules = op.body ?? {};
   rejectUnknownFields(family, body, { allowed: Object.keys(entries), readOnly: rules.readOnly });
   const ids = Object.fromEntries((rules.ids ?? []).map((field) => [field, requireId(family, body, field)]));

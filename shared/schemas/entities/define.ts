@@ -171,7 +171,7 @@ export function createSchema<FS extends Fields>(def: EntityDefinition<string, st
 export function updateSchema<FS extends Fields>(def: EntityDefinition<string, string, FS>) {
   return memo(def, 'update', () => {
     const entries = writableEntries(def) as v.ObjectEntries;
-    const fields = settable(def as unknown as EntityDefinition, 'update');
+    const fields = settable(def as EntityDefinition, 'update');
     return v.strictObject({
       id: v.pipe(v.string(), v.uuid('must be a UUID'), v.metadata({ description: `Id of the ${def.label} to update` })),
       ...Object.fromEntries(fields.map((k) => [k, v.optional(entries[k]!)])),
