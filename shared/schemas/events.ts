@@ -1,7 +1,7 @@
 /**
  * The change log (contract §12): the event, who made it (`actor`), and the bodies of
  * `events-list` and `webhooks-replay`, as valibot schemas (the OpenAPI document and the typed
- * client derive from them: shared/openapi/event-docs.ts).
+ * client derive from them: shared/schemas/resources/events.ts).
  */
 import * as v from 'valibot';
 import { ApiError } from '../errors.js';

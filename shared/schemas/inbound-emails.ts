@@ -1,6 +1,6 @@
 /**
  * Inbound emails (contract §11): the operations' bodies and the record, as valibot schemas (the
- * OpenAPI document and the typed client derive from them; shared/openapi/inbound-docs.ts).
+ * OpenAPI document and the typed client derive from them; shared/schemas/resources/inbound-emails.ts).
  */
 import * as v from 'valibot';
 import { cursorString, limitInteger } from './common.js';

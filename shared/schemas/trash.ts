@@ -1,7 +1,7 @@
 /**
  * Trash, restore and merge (contract §15): the bodies of `<family>-restore`, `<family>-merge` and
  * `trash-list`, and the trash page, as valibot schemas (the OpenAPI document and the typed client
- * derive from them: shared/openapi/trash-docs.ts).
+ * derive from them: shared/schemas/resources/trash.ts).
  */
 import * as v from 'valibot';
 import type { Family } from '../errors.js';
