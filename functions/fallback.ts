@@ -1,6 +1,6 @@
 import { ApiError } from '../shared/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse, requestIdOf } from '../shared/http/envelope.js';
-import { countMetric, METRIC } from '../shared/observability/metrics.js';
+import { logErrorAnswer } from '../shared/http/logger.js';
 import { closestName } from '../shared/http/closest.js';
 import { operationByName } from './operations.js';
 
@@ -13,7 +13,7 @@ export const handler = async (event: Pick<ApiEvent, 'rawPath' | 'requestContext'
   const known = match ? operationByName.has(match[1]!) : false;
   const method = event.requestContext?.http?.method ?? 'GET';
   const error = known && method !== 'POST' ? new ApiError('api.method_not_allowed', 'only POST is allowed') : new ApiError('api.unknown_operation', unknownMessage(match?.[1]));
-  countMetric(METRIC.apiErrors, 1, { code: error.code });
+  logErrorAnswer(error, requestIdOf(event));
   return errorResponse(error, requestIdOf(event));
 };
 

@@ -23,5 +23,10 @@ export const LAMBDA_BUNDLE = {
     '@aws-sdk/credential-provider-node': path.join(here, 'lambda-credentials.ts'),
     // No call of the service uses an event stream: lib/sdk-event-streams.ts (~15 KB per function).
     '@smithy/core/event-streams': path.join(here, 'sdk-event-streams.ts'),
+    // No DynamoDB command discovers endpoints: lib/sdk-endpoint-discovery.ts (~9 KB per function).
+    '@aws-sdk/middleware-endpoint-discovery': path.join(here, 'sdk-endpoint-discovery.ts'),
+    // Idempotency's expressions are field paths: lib/jmespath-fields.ts (~23 KB per idempotent create).
+    '@aws-lambda-powertools/jmespath': path.join(here, 'jmespath-fields.ts'),
+    '@aws-lambda-powertools/jmespath/functions': path.join(here, 'jmespath-fields.ts'),
   },
 } as const;

@@ -8,7 +8,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -17,6 +17,7 @@ import { ApiFunction } from './api-function.js';
 import { bind, type ServiceResources } from './bindings.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 import type { StageConfig } from './stage.js';
+import { API_ERROR_LOG_KEY, METRIC, METRICS_NAMESPACE } from '../shared/observability/names.js';
 
 /** `contacts-list` → `ContactsList` (construct ids, hence stable logical ids). */
 export const constructIdFor = (name: string) =>
@@ -81,6 +82,7 @@ export class FunctionGroup extends NestedStack {
       bind(fn, spec, resources);
       this.attach(fn, cid, spec.trigger, triggers, asyncDlq);
       this.functions.set(spec.name, fn);
+      if (spec.trigger.kind === 'http' || spec.trigger.kind === 'http-default') this.countApiErrors(fn, cid);
       // One alarm per function: crashes and timeouts (handled errors are envelopes, not Errors).
       new cloudwatch.Alarm(this, `${cid}Errors`, {
         alarmDescription: `Lambda ${spec.name}: invocation errors (crash or timeout).`,
@@ -91,6 +93,22 @@ export class FunctionGroup extends NestedStack {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }).addAlarmAction(notify);
     }
+  }
+
+  /**
+   * The `ApiErrors` metric (namespace Crm, dimensions code and service, as the dashboard searches
+   * it) from the log line every error answer writes (shared/http/logger.ts `logErrorAnswer`):
+   * a metric filter, so the API bundles carry no metrics library.
+   */
+  private countApiErrors(fn: ApiFunction, cid: string): void {
+    fn.logGroup.addMetricFilter(`${cid}ApiErrors`, {
+      filterPattern: logs.FilterPattern.exists(`$.${API_ERROR_LOG_KEY}`),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: METRIC.apiErrors,
+      metricValue: '1',
+      unit: cloudwatch.Unit.COUNT,
+      dimensions: { code: `$.${API_ERROR_LOG_KEY}`, service: '$.service' },
+    });
   }
 
   /** The trigger adapters: one per kind of the topology. */

@@ -5,7 +5,7 @@
  * document lists each operation's scope from it. Pure: no storage.
  */
 import type { Family } from '../errors.js';
-import { FULL_SCOPES, SCOPE_ALL, SCOPE_ALL_READ, SCOPE_MANAGE_KEYS } from '../schemas/api-keys.js';
+import { FULL_SCOPES, SCOPE_ALL, SCOPE_ALL_READ, SCOPE_MANAGE_KEYS } from '../schemas/scope-names.js';
 
 export type ScopeAccess = 'read' | 'write';
 

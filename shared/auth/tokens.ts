@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type ApiKeyItem, insertApiKey, revokeApiKeyItem } from '../db/api-keys.js';
 import { deleteTokenItem, getTokenItem } from '../db/tokens.js';
 import type { AuthContext } from '../domain/context.js';
-import { FULL_SCOPES, KEY_PREFIX_LENGTH, TOKEN_PREFIX } from '../schemas/api-keys.js';
+import { FULL_SCOPES, KEY_PREFIX_LENGTH, TOKEN_PREFIX } from '../schemas/scope-names.js';
 
 /** Tokens are stored only as SHA-256 hashes: the table never holds a usable token. */
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');

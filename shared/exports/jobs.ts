@@ -11,9 +11,8 @@ import { notFound } from '../errors.js';
 import { DOWNLOAD_URL_TTL_SECONDS, type ExportCreateInput, type ExportListInput, type ExportRecord } from '../schemas/exports.js';
 import { downloadUrl, enqueueExport, exportKeyOf } from './storage.js';
 
-/** The API view: a completed export gets a fresh presigned GET, valid 15 minutes from now. */
-export async function exportToApi(item: ExportItem, now = Date.now()): Promise<ExportRecord> {
-  const completed = item.status === 'completed';
+/** The API view of a job, given its download URL (null unless completed). */
+function exportView(item: ExportItem, url: string | null, now: number): ExportRecord {
   return {
     id: item.id,
     account_id: item.account_id,
@@ -23,12 +22,17 @@ export async function exportToApi(item: ExportItem, now = Date.now()): Promise<E
     status: item.status,
     total_rows: item.total_rows,
     processed_rows: item.processed_rows,
-    download_url: completed ? await downloadUrl(item.object_key, DOWNLOAD_URL_TTL_SECONDS) : null,
-    expires_at: completed ? new Date(now + DOWNLOAD_URL_TTL_SECONDS * 1000).toISOString() : null,
+    download_url: url,
+    expires_at: url === null ? null : new Date(now + DOWNLOAD_URL_TTL_SECONDS * 1000).toISOString(),
     failure_reason: item.failure_reason,
     created_at: item.created_at,
     updated_at: item.updated_at,
   };
+}
+
+/** The API view: a completed export gets a fresh presigned GET, valid 15 minutes from now. */
+export async function exportToApi(item: ExportItem, now = Date.now()): Promise<ExportRecord> {
+  return exportView(item, item.status === 'completed' ? await downloadUrl(item.object_key, DOWNLOAD_URL_TTL_SECONDS) : null, now);
 }
 
 export async function createExport(ctx: OperationContext, input: ExportCreateInput): Promise<ExportRecord> {
@@ -53,7 +57,8 @@ export async function createExport(ctx: OperationContext, input: ExportCreateInp
   await insertExport(item);
   await markExportActive(ctx.accountId, id);
   await enqueueExport({ account_id: ctx.accountId, export_id: id });
-  return exportToApi(item);
+  // Queued: no download URL yet (and exports-create bundles no presigner).
+  return exportView(item, null, Date.now());
 }
 
 export async function getExport(ctx: OperationContext, id: string): Promise<ExportRecord> {

@@ -5,9 +5,8 @@ import type { AuthContext, OperationContext } from '../domain/context.js';
 import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../auth/scopes.js';
 import { recordKeyUse } from '../domain/key-use.js';
 import { consumeRateLimit, knownOverLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
-import { countMetric, METRIC } from '../observability/metrics.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
-import { logger } from './logger.js';
+import { logErrorAnswer, logger } from './logger.js';
 
 export type { AuthContext, OperationContext };
 
@@ -111,15 +110,12 @@ export function readJsonObject(event: ApiEvent, family: Family): Record<string, 
   return parsed as Record<string, unknown>;
 }
 
-/** Error middleware: the one place where errors become responses (and the ApiErrors metric, by code). */
+/** Error middleware: the one place where errors become responses (and their log line, which the ApiErrors metric counts). */
 const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
   onError: async (request) => {
     const apiError = toApiError(request.error, family);
     const requestId = requestIdOf(request.event);
-    if (apiError.status >= 500) {
-      logger.error('operation failed', { code: apiError.code, request_id: requestId, error: apiError.cause ?? request.error });
-    }
-    countMetric(METRIC.apiErrors, 1, { code: apiError.code });
+    logErrorAnswer(apiError, requestId, apiError.cause ?? request.error);
     request.response = errorResponse(apiError, requestId);
   },
 });

@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * Pure classification of webhook URLs and IP addresses (no DNS, no environment): which
@@ -74,20 +73,34 @@ export const IPV6_SPECIAL: ReadonlyArray<readonly [cidr: string, range: string]>
   ['ff00::/8', 'multicast'],
 ];
 
-type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
-const compile = (rows: ReadonlyArray<readonly [string, string]>) => rows.map(([cidr, range]) => [ipaddr.parseCIDR(cidr), range] as const);
-const V4 = compile(IPV4_SPECIAL);
-const V6 = compile(IPV6_SPECIAL);
-const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as Cidr;
+/** One BlockList per row (Node's own CIDR matcher): the first row whose list holds the address names its range. */
+const compile = (rows: ReadonlyArray<readonly [string, string]>, family: 'ipv4' | 'ipv6') =>
+  rows.map(([cidr, range]) => {
+    const [prefix, bits] = cidr.split('/') as [string, string];
+    const list = new BlockList();
+    list.addSubnet(prefix, Number(bits), family);
+    return [list, range] as const;
+  });
+const V4 = compile(IPV4_SPECIAL, 'ipv4');
+const V6 = compile(IPV6_SPECIAL, 'ipv6');
+const GLOBAL_UNICAST_V6 = new BlockList();
+GLOBAL_UNICAST_V6.addSubnet('2000::', 3, 'ipv6');
+const METADATA_LIST = new BlockList();
+for (const ip of METADATA) METADATA_LIST.addAddress(ip, isIP(ip) === 4 ? 'ipv4' : 'ipv6');
 
 /**
- * ipaddr.js reads a dotted tail as IPv4-mapped whatever the prefix (`::10.0.0.1` becomes
- * `::ffff:a00:1`), so IPv6 text goes through the WHATWG URL parser first, which keeps
- * `::a00:1` (IPv4-compatible) apart from `::ffff:a00:1`. A zone id (`%eth0`) is dropped.
+ * IPv6 text in the WHATWG URL parser's canonical form, which keeps `::a00:1` (IPv4-compatible)
+ * apart from `::ffff:a00:1` (IPv4-mapped) and writes a dotted tail in hex. A zone id (`%eth0`)
+ * is dropped.
  */
-function canonicalV6(ip: string): string {
-  const bare = ip.split('%')[0]!;
-  return bare.includes('.') ? bareHost(new URL(`http://[${bare}]/`).hostname) : bare;
+const canonicalV6 = (ip: string): string => bareHost(new URL(`http://[${ip.split('%')[0]!}]/`).hostname);
+
+/** `::ffff:a00:1` → `10.0.0.1`: the IPv4 address an IPv4-mapped IPv6 address (canonical form) stands for. */
+function mappedIPv4(canonical: string): string | undefined {
+  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!m) return undefined;
+  const [hi, lo] = [parseInt(m[1]!, 16), parseInt(m[2]!, 16)];
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
 }
 
 /**
@@ -95,16 +108,16 @@ function canonicalV6(ip: string): string {
  * global unicast: allowed) or `invalid`. IPv4-mapped IPv6 is the range of its IPv4.
  */
 export function addressRange(ip: string): string {
-  const family = isIP(ip);
-  if (family === 0) return 'invalid';
-  let addr = family === 4 ? ipaddr.parse(ip) : ipaddr.parse(canonicalV6(ip));
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
-  if (METADATA.has(addr.toNormalizedString()) || METADATA.has(addr.toString())) return 'metadata';
-  const table = addr.kind() === 'ipv4' ? V4 : V6;
-  for (const [cidr, range] of table) {
-    if (cidr[0].kind() === addr.kind() && addr.match(cidr as Cidr)) return range;
+  if (isIP(ip) === 0) return 'invalid';
+  let family: 'ipv4' | 'ipv6' = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
+  let addr = family === 'ipv4' ? ip : canonicalV6(ip);
+  const v4 = family === 'ipv6' ? mappedIPv4(addr) : undefined;
+  if (v4 !== undefined) [addr, family] = [v4, 'ipv4'];
+  if (METADATA_LIST.check(addr, family)) return 'metadata';
+  for (const [list, range] of family === 'ipv4' ? V4 : V6) {
+    if (list.check(addr, family)) return range;
   }
-  if (addr.kind() === 'ipv6' && !addr.match(GLOBAL_UNICAST_V6)) return 'reserved';
+  if (family === 'ipv6' && !GLOBAL_UNICAST_V6.check(addr, 'ipv6')) return 'reserved';
   return 'unicast';
 }
 

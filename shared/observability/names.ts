@@ -7,7 +7,12 @@ export const METRICS_NAMESPACE = 'Crm';
 export const METRICS_SERVICE = 'crm';
 
 export const METRIC = {
-  /** Every error envelope an operation answers; dimension `code` (e.g. `contacts.not_found`). */
+  /**
+   * Every error envelope an API function answers; dimension `code` (e.g. `contacts.not_found`).
+   * Not written as EMF: a metric filter on each API function's log group counts the log lines
+   * that carry API_ERROR_LOG_KEY (lib/function-group.ts), so the API bundles need no metrics
+   * library.
+   */
   apiErrors: 'ApiErrors',
   /** Webhook deliveries that got a 2xx. */
   deliveriesDelivered: 'WebhookDeliveriesDelivered',
@@ -20,5 +25,8 @@ export const METRIC = {
   /** Inbound e-mails received, by outcome (dimension `outcome`). */
   inboundMails: 'InboundMails',
 } as const;
+
+/** The log-line key (its value the error code) that marks an error answer; see METRIC.apiErrors. */
+export const API_ERROR_LOG_KEY = 'api_error';
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

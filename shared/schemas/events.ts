@@ -6,13 +6,13 @@
 import * as v from 'valibot';
 import { ApiError } from '../errors.js';
 import { cursorString, limitInteger, parseWith, rejectUnknownFields, requireId } from './common.js';
-import { ENTITY_EVENTS } from './entities/index.js';
+import { EVENT_NAMES } from './entities/event-names.js';
 
 const datetime = v.pipe(v.string(), v.isoTimestamp());
 const uuidIn = v.pipe(v.string(), v.uuid('must be a UUID'), v.toLowerCase());
 
 /** Event names of the log: every event of the entity list (the names webhooks subscribe to). */
-export const LOG_EVENTS = ENTITY_EVENTS as [(typeof ENTITY_EVENTS)[number], ...(typeof ENTITY_EVENTS)[number][]];
+export const LOG_EVENTS = EVENT_NAMES;
 export type LogEvent = (typeof LOG_EVENTS)[number];
 
 // --- actor ------------------------------------------------------------------------------------

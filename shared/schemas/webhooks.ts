@@ -3,11 +3,11 @@ import { ApiError } from '../errors.js';
 import { allowInsecureWebhooks } from '../config/env.js';
 import { parseWebhookUrl } from '../net/ssrf.js';
 import { cursorString, limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
-import { ENTITY_EVENTS } from './entities/index.js';
+import { EVENT_NAMES } from './entities/event-names.js';
 import { actorSchema } from './events.js';
 
 /** Event names an endpoint may subscribe to: every event of the entity list (interface "Events"). */
-export const WEBHOOK_EVENTS = ENTITY_EVENTS as [(typeof ENTITY_EVENTS)[number], ...(typeof ENTITY_EVENTS)[number][]];
+export const WEBHOOK_EVENTS = EVENT_NAMES;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** What a delivery can carry: the subscribable events and `webhook.test` (webhooks-test). */

@@ -12,7 +12,7 @@ import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/
 import { synthesizeFlat } from '../helpers/cdk-templates.js';
 import { createTableInput, TABLE_DEFINITION } from '../../shared/db/table.js';
 import { buildCrmApp } from '../../lib/app.js';
-import { METRIC, METRICS_NAMESPACE } from '../../shared/observability/names.js';
+import { API_ERROR_LOG_KEY, METRIC, METRICS_NAMESPACE } from '../../shared/observability/names.js';
 import { TABLE_WRITE_ACTIONS } from '../../lib/grants.js';
 import { REPO_ROOT } from '../../lib/paths.js';
 import { stageConfig } from '../../lib/stage.js';
@@ -407,6 +407,21 @@ describe('dashboard', () => {
     const text = body();
     for (const name of Object.values(METRIC)) expect(text, name).toContain(name);
     expect(text).toMatch(new RegExp(`SEARCH\\('\\{${METRICS_NAMESPACE},code,service\\} MetricName=[\\\\"]+${METRIC.apiErrors}`));
+  });
+
+  it('counts API errors by code from the log line of every error answer (a metric filter per API function)', () => {
+    const filters = ofType(dev.resources, 'AWS::Logs::MetricFilter').map(([, r]) => r.Properties!);
+    const apiFunctions = FUNCTIONS.filter((f) => f.trigger.kind === 'http' || f.trigger.kind === 'http-default');
+    expect(filters).toHaveLength(apiFunctions.length);
+    expect(new Set(filters.map((f) => JSON.stringify(f.LogGroupName))).size).toBe(apiFunctions.length);
+    for (const f of filters) {
+      expect(f).toMatchObject({
+        FilterPattern: `{ $.${API_ERROR_LOG_KEY} = "*" }`,
+        MetricTransformations: [{ MetricNamespace: METRICS_NAMESPACE, MetricName: METRIC.apiErrors, MetricValue: '1', Unit: 'Count' }],
+      });
+      const dims = (f.MetricTransformations as { Dimensions: { Key: string; Value: string }[] }[])[0]!.Dimensions;
+      expect(dims).toEqual(expect.arrayContaining([{ Key: 'code', Value: `$.${API_ERROR_LOG_KEY}` }, { Key: 'service', Value: '$.service' }]));
+    }
   });
 
   it('shows the state of every alarm of the stack', () => {

@@ -12,11 +12,13 @@ async function load(env: Record<string, string | undefined>) {
 
 function captureStdout(): { lines: () => string[]; restore: () => void } {
   const written: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+  const write = (chunk: string | Uint8Array) => {
     written.push(String(chunk));
     return true;
-  });
-  return { lines: () => written.join('').split('\n').filter(Boolean), restore: () => spy.mockRestore() };
+  };
+  // stdout and stderr (Powertools Logger writes ERROR lines to stderr).
+  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(write), vi.spyOn(process.stderr, 'write').mockImplementation(write)];
+  return { lines: () => written.join('').split('\n').filter(Boolean), restore: () => spies.forEach((s) => s.mockRestore()) };
 }
 
 afterEach(() => {
@@ -53,30 +55,53 @@ describe('countMetric', () => {
     }
   });
 
-  it('counts every error envelope of an operation by code (the operation pipeline)', async () => {
-    await load({ AWS_LAMBDA_FUNCTION_NAME: 'crm-test', CRM_LOCAL: undefined, POWERTOOLS_METRICS_DISABLED: undefined, POWERTOOLS_DEV: undefined });
+  it('writes one log line per error envelope, with the code the ApiErrors metric filter counts, and no EMF', async () => {
+    await load({ AWS_LAMBDA_FUNCTION_NAME: 'crm-test', CRM_LOCAL: undefined, POWERTOOLS_METRICS_DISABLED: undefined, POWERTOOLS_DEV: undefined, POWERTOOLS_LOG_LEVEL: 'INFO' });
     const { operation } = await import('../../shared/http/operation.js');
     const { ApiError } = await import('../../shared/errors.js');
     const { apiEvent } = await import('../../local/invoke.js');
     const { lambdaContext } = await import('../../local/server.js');
-    const probe = operation({
-      name: 'probe-metrics',
-      family: 'contacts',
-      parse: (body) => body,
-      run: async () => {
-        throw new ApiError('contacts.not_found', 'contact not found');
-      },
-    });
+    const { API_ERROR_LOG_KEY } = await import('../../shared/observability/names.js');
+    const failing = (error: Error) =>
+      operation({
+        name: 'probe-errors',
+        family: 'contacts',
+        parse: (body) => body,
+        run: async () => {
+          throw error;
+        },
+      });
     const out = captureStdout();
-    let status: number | undefined;
+    const statuses: number[] = [];
     try {
-      status = (await probe(apiEvent('probe-metrics', {}, { accountId: 'a', userId: 'u' }), lambdaContext('probe-metrics'))).statusCode;
+      for (const error of [new ApiError('contacts.not_found', 'contact not found'), new Error('boom')]) {
+        statuses.push((await failing(error)(apiEvent('probe-errors', {}, { accountId: 'a', userId: 'u' }), lambdaContext('probe-errors'))).statusCode!);
+      }
     } finally {
       out.restore();
     }
-    expect(status).toBe(404);
-    const emf = out.lines().filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l));
-    expect(emf).toEqual([expect.objectContaining({ service: 'crm', code: 'contacts.not_found', ApiErrors: 1 })]);
+    expect(statuses).toEqual([404, 500]);
+    const lines = out.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => '_aws' in l)).toEqual([]);
+    const answers = lines.filter((l) => API_ERROR_LOG_KEY in l);
+    expect(answers).toEqual([
+      expect.objectContaining({ level: 'INFO', service: 'crm', [API_ERROR_LOG_KEY]: 'contacts.not_found', status: 404, operation: 'probe-errors' }),
+      expect.objectContaining({ level: 'ERROR', service: 'crm', [API_ERROR_LOG_KEY]: 'contacts.internal', status: 500, error: expect.objectContaining({ message: 'boom' }) }),
+    ]);
+  });
+
+  it('answers an unknown operation (the fallback route) with the same log line', async () => {
+    await load({ AWS_LAMBDA_FUNCTION_NAME: 'crm-test', POWERTOOLS_LOG_LEVEL: 'INFO' });
+    const { handler } = await import('../../functions/fallback.js');
+    const { API_ERROR_LOG_KEY } = await import('../../shared/observability/names.js');
+    const out = captureStdout();
+    try {
+      expect((await handler({ rawPath: '/api/contacts-lst', requestContext: { http: { method: 'POST' } } as never })).statusCode).toBe(404);
+    } finally {
+      out.restore();
+    }
+    const lines = out.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toEqual([expect.objectContaining({ service: 'crm', [API_ERROR_LOG_KEY]: 'api.unknown_operation', status: 404 })]);
   });
 });
 

@@ -6,6 +6,7 @@ import { ApiError } from '../../shared/errors.js';
 import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
 import { operation } from '../../shared/http/operation.js';
+import { API_ERROR_LOG_KEY } from '../../shared/observability/names.js';
 
 /** The request id (API Gateway's requestContext.requestId) is in every error body and every log line of the request. */
 const auth = { accountId: randomUUID(), userId: randomUUID() };
@@ -69,7 +70,7 @@ describe('request_id', () => {
     const { result, lines } = await captureLogs(() => failing(event, lambdaContext('probe-crash')));
     expect(result.statusCode).toBe(500);
     expect(JSON.parse(result.body!).error).toMatchObject({ code: 'contacts.internal', request_id: requestId });
-    expect(lines.find((l) => l.level === 'ERROR')).toMatchObject({ request_id: requestId, code: 'contacts.internal' });
+    expect(lines.find((l) => l.level === 'ERROR')).toMatchObject({ request_id: requestId, [API_ERROR_LOG_KEY]: 'contacts.internal', status: 500 });
   });
 
   it('is absent when no request id is known (no empty value)', async () => {

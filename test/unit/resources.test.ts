@@ -7,10 +7,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { ApiError } from '../../shared/errors.js';
-import { ENTITIES } from '../../shared/schemas/entities/index.js';
+import { EVENT_NAMES_FILE, eventNamesFile } from '../../scripts/client-files.js';
+import { EVENT_NAMES, type EventName } from '../../shared/schemas/entities/event-names.js';
+import { ENTITIES, ENTITY_EVENTS } from '../../shared/schemas/entities/index.js';
 import { apiShape, defineResource, operationName, parseOperation } from '../../shared/schemas/resource.js';
 import { RESOURCES, webhooksResource } from '../../shared/schemas/resources/index.js';
 
@@ -125,5 +127,14 @@ describe('apiShape', () => {
 
   it('fills a field an older item lacks when asked', () => {
     expect(apiShape(v.object({ id: v.string(), note: v.nullable(v.string()) }), null)({ id: '1' })).toEqual({ id: '1', note: null });
+  });
+});
+
+describe('the written-out event names (shared/schemas/entities/event-names.ts)', () => {
+  it('are the entity definitions\' event names, in their order (else: npm run client:generate)', () => {
+    expect(EVENT_NAMES).toEqual(ENTITY_EVENTS);
+    expect(read(EVENT_NAMES_FILE), `${EVENT_NAMES_FILE} is stale: run npm run client:generate`).toBe(eventNamesFile());
+    // The written list is exact; the derived type is the wider `<type>.<change>` product.
+    expectTypeOf<EventName>().toExtend<(typeof ENTITY_EVENTS)[number]>();
   });
 });

@@ -1,3 +1,6 @@
+import { isIP } from 'node:net';
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { addressRange, addressRefusal, IPV4_SPECIAL, IPV6_SPECIAL, parseWebhookUrl } from '../../shared/net/ssrf.js';
 import { urlAddressRefusal } from '../../shared/webhooks/ssrf.js';
@@ -167,5 +170,58 @@ describe('URLs with embedded IPv4 hosts (webhooks-create/update address check)',
     expect(parseWebhookUrl('http://[::7f00:1]/', true)).toBeUndefined();
     expect(parseWebhookUrl('http://[::ffff:7f00:1]/', true)).toBeDefined();
     expect(parseWebhookUrl('http://[::1]/', true)).toBeDefined();
+  });
+});
+
+/**
+ * The classification runs on Node's BlockList (no library in the Lambda bundles); until session 6
+ * it ran on ipaddr.js. That implementation stays here as the oracle: for random addresses inside
+ * and around every registry row (both families, IPv4-mapped and dotted-tail IPv6 forms) both must
+ * name the same range.
+ */
+describe('addressRange agrees with the ipaddr.js classification it replaced', () => {
+  type Addr = ipaddr.IPv4 | ipaddr.IPv6;
+  const compileRows = (rows: ReadonlyArray<readonly [string, string]>) => rows.map(([cidr, range]) => [ipaddr.parseCIDR(cidr), range] as const);
+  const oracleV4 = compileRows(IPV4_SPECIAL);
+  const oracleV6 = compileRows(IPV6_SPECIAL);
+  const metadata = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '168.63.129.16']);
+  const oracle = (ip: string): string => {
+    const family = isIP(ip);
+    if (family === 0) return 'invalid';
+    const text = family === 6 && ip.includes('.') ? new URL(`http://[${ip.split('%')[0]}]/`).hostname.slice(1, -1) : ip.split('%')[0]!;
+    let addr: Addr = ipaddr.parse(text);
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+    if (metadata.has(addr.toNormalizedString()) || metadata.has(addr.toString())) return 'metadata';
+    for (const [cidr, range] of addr.kind() === 'ipv4' ? oracleV4 : oracleV6) {
+      if (cidr[0].kind() === addr.kind() && addr.match(cidr as [Addr, number])) return range;
+    }
+    if (addr.kind() === 'ipv6' && !addr.match(ipaddr.parseCIDR('2000::/3') as [Addr, number])) return 'reserved';
+    return 'unicast';
+  };
+
+  /** An address inside `cidr` (or just outside it, when `jitter` lands past its end). */
+  const within = (cidr: string, bytes: number[]) => {
+    const [base, bits] = ipaddr.parseCIDR(cidr);
+    const parts = base.toByteArray().map((b, i) => (i * 8 >= bits ? bytes[i % bytes.length]! : i * 8 + 8 > bits ? (b & (0xff << (8 - (bits - i * 8)))) | (bytes[i % bytes.length]! & (0xff >> (bits - i * 8))) : b));
+    return ipaddr.fromByteArray(parts).toString();
+  };
+  const bytes = fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 16, maxLength: 16 });
+  const v4 = fc.oneof(
+    bytes.map((b) => b.slice(0, 4).join('.')),
+    fc.tuple(fc.constantFrom(...IPV4_SPECIAL.map(([c]) => c)), bytes).map(([c, b]) => within(c, b)),
+  );
+  const v6 = fc.oneof(
+    bytes.map((b) => ipaddr.fromByteArray(b).toString()),
+    fc.tuple(fc.constantFrom(...IPV6_SPECIAL.map(([c]) => c), '2000::/3', 'fd00:ec2::/120'), bytes).map(([c, b]) => within(c, b)),
+  );
+  const address = fc.oneof(v4, v6, v4.map((a) => `::ffff:${a}`), v4.map((a) => `::${a}`), v4.map((a) => `64:ff9b::${a}`), fc.constantFrom('169.254.169.254', 'fd00:ec2::254', '::ffff:a9fe:a9fe', 'fe80::1%eth0'));
+
+  it('for random addresses in and around every row', () => {
+    fc.assert(
+      fc.property(address, (ip) => {
+        expect(addressRange(ip), ip).toBe(oracle(ip));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
