@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { FUNCTIONS } from '../functions/topology.js';
 import { LAMBDA_BUNDLE } from '../lib/bundling.js';
@@ -106,7 +107,7 @@ export function bundleSummary(rows: BundleRow[]) {
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const arg = (name: string) => {
     const i = process.argv.indexOf(name);
     return i < 0 ? undefined : process.argv[i + 1];

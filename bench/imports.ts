@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { issueToken } from '../shared/auth/tokens.js';
-import { services } from '../shared/domain/records.js';
+import { familyOf } from '../shared/domain/records/family.js';
+import { contactEntity } from '../shared/schemas/entities/index.js';
 import { csvRecords } from '../shared/imports/worker.js';
 import type { LocalStack } from '../local/runtime.js';
 import { writeItems } from './seed.js';
@@ -86,7 +87,7 @@ function upload(url: string, file: string): Promise<void> {
 async function rawRate(stack: LocalStack, rows: number): Promise<{ write: number; withStream: number }> {
   const accountId = crypto.randomUUID();
   const userId = crypto.randomUUID();
-  const store = services.contact.store;
+  const store = familyOf(contactEntity).store;
   const empty = { company_id: null, company_name: '', source_id: null, source_name: '', notes: '', address: '', state: '', zip_code: '', country: '', custom_fields: {} };
   const items: Record<string, unknown>[] = [];
   const now = new Date().toISOString();

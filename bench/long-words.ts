@@ -10,7 +10,8 @@ import { invokeOperation } from '../local/invoke.js';
 import { type LocalStack, startLocalStack } from '../local/runtime.js';
 import { issueToken } from '../shared/auth/tokens.js';
 import { measureCapacity } from '../shared/db/capacity.js';
-import { services } from '../shared/domain/records.js';
+import { familyOf } from '../shared/domain/records/family.js';
+import { contactEntity } from '../shared/schemas/entities/index.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { writeItems } from './seed.js';
 import { percentile, table, timeIt } from './stats.js';
@@ -33,7 +34,7 @@ async function seedSimilar(accountId: string, userId: string, from: number, coun
         first_name: `Verification12${letter}${i}`, last_name: `Reconciliation99${letter}${i}`, email: i < 50 ? `scarcity${i}@x${i}.test` : '', phone: '', company_id: null, company_name: '',
         job_title: '', address: '', city: '', state: '', zip_code: '', country: '', notes: '', tags: [], source_id: null, source_name: '', custom_fields: {},
       };
-      const { item, entries } = services.contact.store.newItems({ accountId, userId, fields }, new Date(start + (i - from) * 1000).toISOString(), randomUUID());
+      const { item, entries } = familyOf(contactEntity).store.newItems({ accountId, userId, fields }, new Date(start + (i - from) * 1000).toISOString(), randomUUID());
       items.push(item, ...entries);
     }
     await writeItems(items);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../shared/db/client.js';
-import { services } from '../shared/domain/records.js';
-import { activityEntity, type EntityDefinition, projectEntity } from '../shared/schemas/entities/index.js';
+import { familyOf } from '../shared/domain/records/family.js';
+import { activityEntity, contactEntity, type EntityDefinition, projectEntity } from '../shared/schemas/entities/index.js';
 import { recordStore } from '../shared/db/record-store.js';
 
-const contactStore = services.contact.store;
+const contactStore = familyOf(contactEntity).store;
 
 export const FIRST = ['Alexander', 'Maria', 'Chen', 'Fatima', 'Olivia', 'Liam', 'Noah', 'Emma', 'Sofia', 'Mateo', 'Aiko', 'Ravi', 'Zoe', 'Ivan', 'Chloé', 'Jonas', 'Amara', 'Lucas', 'Nia', 'Omar'];
 export const LAST = ['Smith', 'García', 'Nguyen', 'Müller', 'Okafor', 'Rossi', 'Kowalski', 'Hansen', 'Silva', 'Tanaka', 'Dubois', 'Novak', 'Cohen', 'Patel', 'Jensen', 'Ali', 'Moreau', 'Ivanova', 'Lopez', 'Brown'];

@@ -2,7 +2,7 @@ import { ApiError } from '../shared/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse, requestIdOf } from '../shared/http/envelope.js';
 import { logErrorAnswer } from '../shared/http/logger.js';
 import { closestName } from '../shared/http/closest.js';
-import { operationByName } from './operations.js';
+import { OPERATION_NAMES } from './operation-names.js';
 
 /**
  * The `$default` route: unknown operations are 404 (naming the closest operation when one is
@@ -10,7 +10,7 @@ import { operationByName } from './operations.js';
  */
 export const handler = async (event: Pick<ApiEvent, 'rawPath' | 'requestContext'>): Promise<ApiResult> => {
   const match = /^\/api\/([^/]+)\/?$/.exec(event.rawPath ?? '');
-  const known = match ? operationByName.has(match[1]!) : false;
+  const known = match ? OPERATION_NAMES.has(match[1]!) : false;
   const method = event.requestContext?.http?.method ?? 'GET';
   const error = known && method !== 'POST' ? new ApiError('api.method_not_allowed', 'only POST is allowed') : new ApiError('api.unknown_operation', unknownMessage(match?.[1]));
   logErrorAnswer(error, requestIdOf(event));
@@ -18,7 +18,7 @@ export const handler = async (event: Pick<ApiEvent, 'rawPath' | 'requestContext'
 };
 
 function unknownMessage(name: string | undefined): string {
-  const near = name ? closestName(decodeURIComponentSafe(name).toLowerCase(), [...operationByName.keys()]) : undefined;
+  const near = name ? closestName(decodeURIComponentSafe(name).toLowerCase(), [...OPERATION_NAMES]) : undefined;
   return `unknown operation${near ? `: did you mean ${near}?` : ''} Every operation is POST /api/<operation>; the list is at /docs`;
 }
 

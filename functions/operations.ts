@@ -7,10 +7,10 @@
  *
  * access: 'read' functions get read-only table grants; 'write' functions read and write.
  */
-import { type Access, type OperationEntry, registryEntries } from '../shared/http/registry.js';
+import { type OperationEntry, registryEntries } from '../shared/http/registry.js';
 import { RESOURCES } from '../shared/schemas/resources/index.js';
 
-export type { Access, OperationEntry };
+export type { OperationEntry };
 
 export const operations: readonly OperationEntry[] = RESOURCES.flatMap(registryEntries);
 

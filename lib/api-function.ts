@@ -108,7 +108,8 @@ export class ApiFunction extends NodejsFunction {
         sourcesContent: false,
         // Resolve the ESM builds of dependencies first: better tree shaking, smaller bundles.
         mainFields: [...LAMBDA_BUNDLE.mainFields],
-        // Lambda's credentials are always in the environment: see lib/lambda-credentials.ts.
+        // The aliases of LAMBDA_BUNDLE (credentials from the environment, stubs of unused SDK and
+        // Powertools parts): see lib/bundling.ts.
         esbuildArgs: Object.fromEntries(Object.entries(LAMBDA_BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to])),
         // The AWS SDK v3 is bundled on purpose instead of using the copy in the runtime:
         // a tree-shaken, minified SDK built from its ESM entry points loads faster on cold

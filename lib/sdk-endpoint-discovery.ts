@@ -25,10 +25,15 @@ const isFalsy = (value: string | undefined) => value === 'false' || value === '0
 export const NODE_ENDPOINT_DISCOVERY_CONFIG_OPTIONS = {
   environmentVariableSelector: (env: Record<string, string | undefined>) => {
     const key = ENV_ENDPOINT_DISCOVERY.find((k) => k in env);
-    return key === undefined ? undefined : !isFalsy(env[key]);
+    if (key === undefined) return undefined;
+    if (env[key] === '') throw new Error(`Environment variable ${key} can't be empty of undefined, got ""`);
+    return !isFalsy(env[key]);
   },
-  configFileSelector: (profile: Record<string, string | undefined>) =>
-    'endpoint_discovery_enabled' in profile ? !isFalsy(profile.endpoint_discovery_enabled) : undefined,
+  configFileSelector: (profile: Record<string, string | undefined>) => {
+    if (!('endpoint_discovery_enabled' in profile)) return undefined;
+    if (profile.endpoint_discovery_enabled === undefined) throw new Error('Shared config entry endpoint_discovery_enabled can\'t be undefined, got "undefined"');
+    return !isFalsy(profile.endpoint_discovery_enabled);
+  },
   default: undefined,
 };
 

@@ -38,9 +38,12 @@ export interface Reply<T = Record<string, unknown>> {
   body: { ok: boolean; result?: T; error?: { code: string; message: string; details?: { path: string; message: string }[] } };
 }
 
+/** Each operation's `http` function of the topology. */
+const OPERATION_FUNCTIONS = new Map(FUNCTIONS.flatMap((f) => (f.trigger.kind === 'http' ? [[f.trigger.operation, f] as const] : [])));
+
 /** Invokes an operation's Lambda handler in-process (its `http` function of the topology). */
 export async function invokeOperation<T = Record<string, unknown>>(op: string, body: unknown, auth?: AuthContext, headers?: Record<string, string>): Promise<Reply<T>> {
-  const fn = FUNCTIONS.find((f) => f.trigger.kind === 'http' && f.trigger.operation === op);
+  const fn = OPERATION_FUNCTIONS.get(op);
   if (!fn) throw new Error(`no operation ${op}`);
   const res = await (await loadHandler<Handler>(fn.entry))(apiEvent(op, body, auth, headers), lambdaContext(op));
   return { status: res.statusCode ?? 200, body: JSON.parse(res.body ?? '{}') };

@@ -21,8 +21,6 @@ export interface LocalJobQueueOptions {
   /** Seconds a failed message waits before it comes back (default: the trigger's local visibility, the job's lease). */
   visibilityTimeoutSeconds?: number;
   onError?: (e: unknown) => void;
-  /** false: only the bucket, the queue and the environment; the worker runs elsewhere. */
-  worker?: boolean;
 }
 
 /**
@@ -42,10 +40,6 @@ export async function startLocalJobQueue(
   await ensureBucket(endpoint, bucket);
   const queueUrl = await ensureQueue(endpoint, opts.queueName ?? defaults.queueName);
   Object.assign(process.env, { [bindingEnv(defaults.env.bucket)]: bucket, [bindingEnv(defaults.env.queue)]: queueUrl, AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL_SQS: endpoint });
-  if (opts.worker === false) {
-    const idle: QueueWorker = { stop: async () => undefined, drain: async () => undefined };
-    return { bucket, queueUrl, worker: idle, stop: async () => undefined };
-  }
   const spec = queueFunction(queue);
   const handler = opts.handler ?? (await loadHandler<QueueWorkerOptions['handler']>(spec.entry));
   const worker = startQueueTrigger(spec, handler, { endpoint, queueUrl, visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds, onError: opts.onError });

@@ -52,16 +52,12 @@ export interface LocalStackOptions {
   devTokens?: string;
   /** Extra GET routes (e.g. documentation). */
   routes?: StaticRoute[];
-  /** Errors of a background function (its trigger or its handler); default: by kind, the three below. */
+  /** Errors of a background function (its trigger or its handler, the SMTP listener's included); default: ignored. */
   onWorkerError?: WorkerErrorHandler;
-  onStreamError?: (e: unknown) => void;
-  onQueueError?: (e: unknown) => void;
   /** Called once per answered HTTP request (npm start prints a line). */
   onRequest?: (entry: RequestLog) => void;
   /** SMTP listener port (inbound email): SMTP_PORT, else 2525 when `port` is fixed, else a free port. */
   smtpPort?: number;
-  /** Errors of the SMTP listener or of processing a message (the client got a 4xx); default: onQueueError. */
-  onSmtpError?: (e: unknown) => void;
   /**
    * Run the background functions (every function of the topology but the API's) in a worker
    * thread (local/workers-thread.ts; `npm start` unless CRM_LOCAL_WORKERS=main), so the API keeps
@@ -164,8 +160,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     await recoverExports({ releaseLeases: true });
     await sweepDueDeliveries({ graceSeconds: 0 });
 
-    const byKind: Partial<Record<TriggerKind, ((e: unknown) => void) | undefined>> = { stream: opts.onStreamError, queue: opts.onQueueError, schedule: opts.onQueueError, object: opts.onSmtpError ?? opts.onQueueError };
-    const onError: WorkerErrorHandler = opts.onWorkerError ?? ((fn, e) => byKind[fn.kind]?.(e));
+    const onError: WorkerErrorHandler = opts.onWorkerError ?? (() => undefined);
     workers = opts.workersInThread ? await startWorkersThread(resources, { onError }) : await startBackgroundWorkers(resources, { onError });
     const { functions } = workers;
     const smtpFunction = functionOf(functions, 'object');

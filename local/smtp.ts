@@ -16,7 +16,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { MAX_MESSAGE_BYTES, ownerOfRecipient, processInboundMessage, type ProcessedEmail } from '../shared/domain/inbound-emails.js';
+import { MAX_MESSAGE_BYTES, ownerOfRecipient, processInboundMessage } from '../shared/domain/inbound-emails.js';
 
 export const DEFAULT_SMTP_PORT = 2525;
 /** Envelope recipients per message (RFC 5321 asks for at least 100); more get `452`. */
@@ -29,8 +29,6 @@ export interface SmtpListenerOptions {
   maxBytes?: number;
   /** Called for errors of the listener or of processing (the client got a 4xx). */
   onError?: (error: unknown) => void;
-  /** Called after each stored message (without `store`). */
-  onMessage?: (result: ProcessedEmail[]) => void;
   /**
    * Stores and processes an accepted message (its bytes and envelope recipients); resolves to what
    * the `250` reply says, throws to answer `451`. Default: processInboundMessage at once.
@@ -59,6 +57,8 @@ export async function startSmtpListener(opts: SmtpListenerOptions = {}): Promise
     }
   };
   const inFlight = new Set<Promise<unknown>>();
+  const store =
+    opts.store ?? (async (raw: Buffer, to: string[], receivedAt: Date) => (await processInboundMessage(raw, to, { receivedAt })).map((r) => r.emailId).join(', '));
 
   const server = new SMTPServer({
     name: 'crm.localhost',
@@ -105,17 +105,6 @@ export async function startSmtpListener(opts: SmtpListenerOptions = {}): Promise
           return;
         }
         const recipients = session.envelope.rcptTo.map((r) => r.address);
-        const store =
-          opts.store ??
-          (async (raw: Buffer, to: string[], receivedAt: Date) => {
-            const result = await processInboundMessage(raw, to, { receivedAt });
-            try {
-              opts.onMessage?.(result);
-            } catch (error) {
-              report(error);
-            }
-            return result.map((r) => r.emailId).join(', ');
-          });
         const job = store(Buffer.concat(chunks), recipients, new Date()).then(
           (stored) => callback(null, `2.0.0 stored (${stored})`),
           (error: unknown) => {

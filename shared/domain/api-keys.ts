@@ -3,13 +3,12 @@
  * get, revoke. `last_used_at` is shared/domain/key-use.ts (every operation bundles it).
  */
 import { type ApiKeyItem, getApiKeyItem, queryApiKeys, revokeApiKeyItem } from '../db/api-keys.js';
-import { orderKey } from '../db/table.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { covers, scopesFromContext } from '../auth/scopes.js';
 import { issueKey } from '../auth/tokens.js';
 import type { ApiKeyCreateInput, ApiKeyListInput, ApiKeyRecord } from '../schemas/api-keys.js';
 import type { OperationContext } from './context.js';
-import { cursorScope, type Page } from './listing.js';
+import { cursorScope, listPosition, type Page } from './listing.js';
 
 export function apiKeyToApi(item: ApiKeyItem): ApiKeyRecord {
   return {
@@ -48,7 +47,7 @@ export async function listApiKeys(ctx: OperationContext, input: ApiKeyListInput)
   const items = await queryApiKeys(ctx.accountId, input.limit + 1, after);
   const page = items.slice(0, input.limit);
   const last = page[page.length - 1];
-  return { items: page.map(apiKeyToApi), next_cursor: next(items.length > input.limit && last ? orderKey(last.created_at, last.id) : undefined) };
+  return { items: page.map(apiKeyToApi), next_cursor: next(items.length > input.limit && last ? listPosition(last) : undefined) };
 }
 
 /** Revokes a key of the account (a revoked one is returned unchanged): its token stops working. */

@@ -19,19 +19,18 @@
  */
 import { newestFirst, type StoredRecord } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
-import { recordStore } from '../db/record-store.js';
 import { ApiError, type Family, internal, invalidRequest } from '../errors.js';
-import { customField, type Entity, entityByType, type EntityDefinition, refFields } from '../schemas/entities/index.js';
+import { customField, type Entity, type EntityDefinition, refFields } from '../schemas/entities/index.js';
 import { requireId } from '../schemas/common.js';
 import { isUuid } from '../schemas/primitives.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { actorOf, type OperationContext } from './context.js';
 import { type CustomFieldEntity, listDefinitions } from './custom-fields.js';
-import type { Preloaded, Resolved } from './entity-service.js';
+import type { Preloaded, Resolved } from './records/references.js';
 import { normalizeLookupKey, recordsByLookup } from './lookups.js';
 import { draftOf } from './records/create.js';
 import { remove } from './records/delete.js';
-import { familyOf, type RecordFamily, toApi, writing } from './records/family.js';
+import { familyOf, type RecordFamily, storeOfType, toApi, writing } from './records/family.js';
 import { reconcile } from './records/references.js';
 import { applyUpdate } from './records/update.js';
 
@@ -55,7 +54,7 @@ async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
 
 /** Records of one type by id, strongly consistent (a batch's reference checks). */
-const readRecords = (type: string, accountId: string, ids: readonly string[]) => recordStore(entityByType(type) as EntityDefinition).getManyConsistent(accountId, ids);
+const readRecords = (type: string, accountId: string, ids: readonly string[]) => storeOfType(type)!.getManyConsistent(accountId, ids);
 
 type Rec = Record<string, unknown>;
 type Slot = { index: number; result?: ItemResult<Rec> };

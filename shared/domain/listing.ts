@@ -4,7 +4,6 @@
  * layer runs; the other lists (trash, jobs, deliveries, events) read their own items.
  */
 import { cursorKey, decodeCursor, encodeCursor } from '../db/cursor.js';
-import { orderKey } from '../db/table.js';
 import { ApiError, type Family } from '../errors.js';
 import type { OperationContext } from './context.js';
 
@@ -23,7 +22,7 @@ export interface CursorScope {
 }
 
 /** The list position of an item (newest first: creation time, then id). */
-export const listPosition = (item: { created_at: string; id: string }): string => orderKey(item.created_at, item.id);
+export { positionOf as listPosition } from '../db/items.js';
 
 /**
  * The contract's cursor rules (§4) for one request: a cursor is valid only for the same account,

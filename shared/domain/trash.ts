@@ -21,12 +21,10 @@ export async function listTrashed(ctx: OperationContext, input: TrashListInput):
   // A trashed record keeps the names it stored (no pending rename of a linked record applies to it).
   const stored = { ...meta, overrides: new Map() };
   return {
-    items: page.items.map((t) => ({
-      family: TRASH_ENTITIES.find((e) => e.type === t.type)!.family,
-      record: toApi(familyOf(TRASH_ENTITIES.find((e) => e.type === t.type)!), t.record, stored),
-      deleted_at: t.deleted_at,
-      purge_at: t.purge_at,
-    })) as TrashPage['items'],
+    items: page.items.map((t) => {
+      const fam = familyOf(TRASH_ENTITIES.find((e) => e.type === t.type)!);
+      return { family: fam.family, record: toApi(fam, t.record, stored), deleted_at: t.deleted_at, purge_at: t.purge_at };
+    }) as TrashPage['items'],
     next_cursor: scope.next(page.next),
   };
 }

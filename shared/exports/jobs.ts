@@ -4,9 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ExportItem, getExportItem, insertExport, markExportActive, queryExports } from '../db/exports.js';
-import { orderKey } from '../db/table.js';
 import type { OperationContext } from '../domain/context.js';
-import { cursorScope } from '../domain/listing.js';
+import { cursorScope, listPosition } from '../domain/listing.js';
 import { notFound } from '../errors.js';
 import { DOWNLOAD_URL_TTL_SECONDS, type ExportCreateInput, type ExportListInput, type ExportRecord } from '../schemas/exports.js';
 import { downloadUrl, enqueueExport, exportKeyOf } from './storage.js';
@@ -73,5 +72,5 @@ export async function listExports(ctx: OperationContext, input: ExportListInput)
   const items = await queryExports(ctx.accountId, input.limit + 1, after);
   const page = items.slice(0, input.limit);
   const last = page[page.length - 1];
-  return { items: await Promise.all(page.map((i) => exportToApi(i))), next_cursor: next(items.length > input.limit && last ? orderKey(last.created_at, last.id) : undefined) };
+  return { items: await Promise.all(page.map((i) => exportToApi(i))), next_cursor: next(items.length > input.limit && last ? listPosition(last) : undefined) };
 }

@@ -21,7 +21,8 @@ import { batchGetRecords } from '../db/items.js';
 import { MIN_PART_BYTES, type UploadedPart } from '../db/objects.js';
 import type { OperationContext } from '../domain/context.js';
 import { listDefinitions } from '../domain/custom-fields.js';
-import { serviceOf } from '../domain/records.js';
+import { familyOf } from '../domain/records/family.js';
+import { list } from '../domain/records/list.js';
 import { exportColumns, recordCells } from '../imports/mapping.js';
 import { EXPORT_ENTITIES } from '../schemas/exports.js';
 import { customField } from '../schemas/entities/index.js';
@@ -108,7 +109,7 @@ async function work(job: ExportItem, opts: typeof DEFAULTS & ExportWorkerDeps, o
   const definitions = cf ? await listDefinitions(job.account_id, def.type as 'contact') : [];
   const columns = exportColumns(def, definitions);
   const ctx: OperationContext = { accountId: job.account_id, userId: job.created_by, operation: 'exports-worker', headers: {} };
-  const service = serviceOf(def.type as 'contact');
+  const fam = familyOf(def);
 
   // The file: one buffer of pending bytes, sent as a part once it reaches partBytes; the upload of a part overlaps the next pages.
   const parts: UploadedPart[] = [];
@@ -139,8 +140,8 @@ async function work(job: ExportItem, opts: typeof DEFAULTS & ExportWorkerDeps, o
   let savedAt = Date.now();
   let cursor: string | undefined;
   do {
-    const page = await service.list(ctx, { ...job.filters, limit: opts.pageSize, ...(cursor ? { cursor } : {}) });
-    const records = page.items as unknown as Record<string, unknown>[];
+    const page = await list(fam, ctx, { ...job.filters, limit: opts.pageSize, ...(cursor ? { cursor } : {}) });
+    const records = page.items;
     if (def.type === 'contact') {
       const missing = [...new Set(records.map((r) => r.company_id).filter((id): id is string => typeof id === 'string' && !domains.has(id)))];
       if (missing.length) {

@@ -9,29 +9,31 @@ import type { Entity } from '../schemas/entities/index.js';
 import { parseBatchIds, parseBatchItems } from '../schemas/batch.js';
 import { operation, type RunWrapper } from './operation.js';
 
-const RUN_ITEMS = { create: batchCreateOf, update: batchUpdateOf, upsert: batchUpsertOf };
+type RunItems = typeof batchCreateOf;
+type RunIds = typeof batchGetOf | typeof batchDeleteOf;
 
-const items = (entity: Entity, verb: 'create' | 'update' | 'upsert', opts: { wrap?: RunWrapper } = {}) =>
+// Each handler passes its own domain function, so its bundle carries that one only.
+const items = (entity: Entity, verb: 'create' | 'update' | 'upsert', run: RunItems, opts: { wrap?: RunWrapper } = {}) =>
   operation({
     name: `${entity.family}-batch-${verb}`,
     family: entity.family as Family,
     wrap: opts.wrap,
     parse: (body) => parseBatchItems(entity.family as Family, body),
-    run: ({ items: list }, ctx) => RUN_ITEMS[verb](entity, ctx, list),
+    run: ({ items: list }, ctx) => run(entity, ctx, list),
   });
 
-const ids = (entity: Entity, verb: 'delete' | 'get') =>
+const ids = (entity: Entity, verb: 'delete' | 'get', run: RunIds) =>
   operation({
     name: `${entity.family}-batch-${verb}`,
     family: entity.family as Family,
     parse: (body) => parseBatchIds(entity.family as Family, body),
-    run: ({ ids: list }, ctx): Promise<unknown> => (verb === 'delete' ? batchDeleteOf(entity, ctx, list) : batchGetOf(entity, ctx, list)),
+    run: ({ ids: list }, ctx): Promise<unknown> => run(entity, ctx, list),
   });
 
 /** `<family>-batch-create`; pass `{ wrap: idempotentCreate() }` for Idempotency-Key. */
-export const batchCreateHandler = (entity: Entity, opts: { wrap?: RunWrapper } = {}) => items(entity, 'create', opts);
-export const batchUpdateHandler = (entity: Entity) => items(entity, 'update');
+export const batchCreateHandler = (entity: Entity, opts: { wrap?: RunWrapper } = {}) => items(entity, 'create', batchCreateOf, opts);
+export const batchUpdateHandler = (entity: Entity) => items(entity, 'update', batchUpdateOf);
 /** `<family>-batch-upsert` (families with a lookup key); pass `{ wrap: idempotentCreate() }` for Idempotency-Key. */
-export const batchUpsertHandler = (entity: Entity, opts: { wrap?: RunWrapper } = {}) => items(entity, 'upsert', opts);
-export const batchDeleteHandler = (entity: Entity) => ids(entity, 'delete');
-export const batchGetHandler = (entity: Entity) => ids(entity, 'get');
+export const batchUpsertHandler = (entity: Entity, opts: { wrap?: RunWrapper } = {}) => items(entity, 'upsert', batchUpsertOf, opts);
+export const batchDeleteHandler = (entity: Entity) => ids(entity, 'delete', batchDeleteOf);
+export const batchGetHandler = (entity: Entity) => ids(entity, 'get', batchGetOf);

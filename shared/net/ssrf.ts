@@ -108,17 +108,20 @@ function mappedIPv4(canonical: string): string | undefined {
  * global unicast: allowed) or `invalid`. IPv4-mapped IPv6 is the range of its IPv4.
  */
 export function addressRange(ip: string): string {
-  if (isIP(ip) === 0) return 'invalid';
-  let family: 'ipv4' | 'ipv6' = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
-  let addr = family === 'ipv4' ? ip : canonicalV6(ip);
-  const v4 = family === 'ipv6' ? mappedIPv4(addr) : undefined;
-  if (v4 !== undefined) [addr, family] = [v4, 'ipv4'];
+  const version = isIP(ip);
+  if (version === 0) return 'invalid';
+  if (version === 4) return rangeOf(ip, 'ipv4', V4);
+  const v6 = canonicalV6(ip);
+  const mapped = mappedIPv4(v6);
+  if (mapped !== undefined) return rangeOf(mapped, 'ipv4', V4);
+  const range = rangeOf(v6, 'ipv6', V6);
+  return range === 'unicast' && !GLOBAL_UNICAST_V6.check(v6, 'ipv6') ? 'reserved' : range;
+}
+
+/** `metadata`, the first matching row's range, or `unicast`. */
+function rangeOf(addr: string, family: 'ipv4' | 'ipv6', table: typeof V4): string {
   if (METADATA_LIST.check(addr, family)) return 'metadata';
-  for (const [list, range] of family === 'ipv4' ? V4 : V6) {
-    if (list.check(addr, family)) return range;
-  }
-  if (family === 'ipv6' && !GLOBAL_UNICAST_V6.check(addr, 'ipv6')) return 'reserved';
-  return 'unicast';
+  return table.find(([list]) => list.check(addr, family))?.[1] ?? 'unicast';
 }
 
 export interface AddressPolicy {

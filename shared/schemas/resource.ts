@@ -11,7 +11,7 @@
  * - the OpenAPI operations and components, and the client's types: shared/openapi/operations.ts.
  *
  * Record families (contacts, companies …) get theirs from their entity definition
- * (`entityResource` in entities/operations.ts); the other families declare theirs in
+ * (`entityResource` in resources/entities.ts); the other families declare theirs in
  * `resources/<family>.ts`. The list of every family is `RESOURCES` in resources/index.ts.
  */
 import type * as v from 'valibot';

@@ -1,5 +1,5 @@
 import { type AccountMeta, readMeta } from '../db/meta.js';
-import { serviceOf } from '../domain/records.js';
+import { familyOf, toApi } from '../domain/records/family.js';
 import { entityByType } from '../schemas/entities/index.js';
 import type { WebhookEvent, WebhookPayload } from '../schemas/webhooks.js';
 import type { RecordChange } from '../db/changes.js';
@@ -52,19 +52,19 @@ export async function resolveActor(change: RecordChange): Promise<RecordChange> 
  * `updated_at`), with their values before the change, as the API returned them.
  */
 export function buildPayload(change: RecordChange, event: WebhookEvent, meta: AccountMeta): WebhookPayload {
-  const service = serviceOf(change.type);
+  const fam = familyOf(entityByType(change.type)!);
   const deleted = change.op === 'deleted';
   const image = (deleted ? change.old : change.new) ?? {};
   // A deleted record keeps the names it stored: a rename that happened after the deletion
   // must not show up in its last picture. The same holds for the picture before an update.
   const stored = { ...meta, overrides: new Map() };
-  const data = service.toApi(image, deleted ? stored : meta) as Record<string, unknown>;
+  const data = toApi(fam, image, deleted ? stored : meta);
   const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
   const actor = storedActor(change.actor);
   // `<type>.merged` (contract §15): `data` the primary, `merged_id` the secondary.
   if (change.op === 'merged') return { id: change.eventId, event, timestamp, record_id: change.id, data, merged_id: change.mergedId, actor };
   if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, record_id: change.id, data, actor };
-  const before = service.toApi(change.old, stored) as Record<string, unknown>;
+  const before = toApi(fam, change.old, stored);
   const previous = Object.fromEntries(Object.entries(before).filter(([k, v]) => k !== 'updated_at' && !same(v, data[k])));
   return { id: change.eventId, event, timestamp, record_id: change.id, data, previous_attributes: previous, actor };
 }

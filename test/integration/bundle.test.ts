@@ -2,11 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
-import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FUNCTIONS } from '../../functions/topology.js';
-import { LAMBDA_BUNDLE } from '../../lib/bundling.js';
+import { benchBundles, bundleFunction } from '../../bench/bundles.js';
 import { apiEvent } from '../../local/invoke.js';
 import { lambdaContext } from '../../local/server.js';
 import { newAccount } from '../helpers/api.js';
@@ -17,12 +14,7 @@ describe('Lambda bundles (the stack\'s esbuild settings)', () => {
     const bundles: Record<string, string> = {};
     for (const op of ['contacts/create', 'contacts/get']) {
       const outfile = join(dir, `${op.replace('/', '-')}.mjs`);
-      const result = await build({
-        entryPoints: [join(import.meta.dirname, '..', '..', 'functions', `${op}.ts`)],
-        bundle: true, outfile, logLevel: 'silent', metafile: true,
-        ...LAMBDA_BUNDLE, mainFields: [...LAMBDA_BUNDLE.mainFields], banner: { js: LAMBDA_BUNDLE.banner },
-      });
-      const inputs = Object.keys(result.metafile.inputs);
+      const inputs = Object.keys((await bundleFunction(`${op}.ts`, outfile)).inputs);
       expect(inputs.some((f) => f.includes('credential-provider-sso'))).toBe(false);
       expect(inputs.some((f) => f.includes('lambda-credentials'))).toBe(true);
       bundles[op] = outfile;
@@ -82,18 +74,9 @@ const REPRESENTATIVES = [
 
 describe('API bundle sizes', () => {
   it('the largest operation of each kind is within its limit', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'crm-bundle-size-'));
-    const sizes = await Promise.all(REPRESENTATIVES.map(async (name) => {
-      const spec = FUNCTIONS.find((f) => f.name === name);
-      expect(spec, name).toBeDefined();
-      const outfile = join(dir, `${name}.mjs`);
-      await build({
-        entryPoints: [join(import.meta.dirname, '..', '..', 'functions', spec!.entry)],
-        bundle: true, outfile, logLevel: 'silent',
-        ...LAMBDA_BUNDLE, mainFields: [...LAMBDA_BUNDLE.mainFields], banner: { js: LAMBDA_BUNDLE.banner },
-      });
-      return { name, kb: Math.round(statSync(outfile).size / 102.4) / 10, over: statSync(outfile).size > API_BUNDLE_LIMIT };
-    }));
+    const rows = await benchBundles({ only: REPRESENTATIVES, init: false });
+    expect(rows.map((r) => r.name).sort()).toEqual([...REPRESENTATIVES].sort());
+    const sizes = rows.map((r) => ({ name: r.name, kb: Math.round(r.bytes / 102.4) / 10, over: r.bytes > API_BUNDLE_LIMIT }));
     expect(sizes.filter((s) => s.over)).toEqual([]);
   });
 });

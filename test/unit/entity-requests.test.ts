@@ -4,9 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../shared/db/items.js';
-import { newRecordItems, planUpdate } from '../../shared/db/writes.js';
+import { type EntityModel, newRecordItems, planUpdate } from '../../shared/db/writes.js';
 import { indexNamesOf, searchNamesOf } from '../../shared/db/record-model.js';
-import type { EntityModel } from '../../shared/db/writes.js';
 import { activityEntity, companyEntity, contactEntity, type EntityDefinition, projectEntity } from '../../shared/schemas/entities/index.js';
 
 process.env.TABLE_NAME ??= 'crm-offline';

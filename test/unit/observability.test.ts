@@ -10,7 +10,7 @@ async function load(env: Record<string, string | undefined>) {
   return import('../../shared/observability/metrics.js');
 }
 
-function captureStdout(): { lines: () => string[]; restore: () => void } {
+function captureOutput(): { lines: () => string[]; restore: () => void } {
   const written: string[] = [];
   const write = (chunk: string | Uint8Array) => {
     written.push(String(chunk));
@@ -28,7 +28,7 @@ afterEach(() => {
 describe('countMetric', () => {
   it('writes one EMF line per call inside Lambda, with the namespace, service and extra dimensions', async () => {
     const { countMetric, METRIC, METRICS_NAMESPACE } = await load({ AWS_LAMBDA_FUNCTION_NAME: 'crm-test', CRM_LOCAL: undefined, POWERTOOLS_METRICS_DISABLED: undefined, POWERTOOLS_DEV: undefined });
-    const out = captureStdout();
+    const out = captureOutput();
     try {
       countMetric(METRIC.apiErrors, 1, { code: 'contacts.not_found' });
       countMetric(METRIC.deliveriesDelivered, 3);
@@ -45,7 +45,7 @@ describe('countMetric', () => {
   it('is silent outside Lambda and in local mode', async () => {
     for (const env of [{ AWS_LAMBDA_FUNCTION_NAME: undefined }, { AWS_LAMBDA_FUNCTION_NAME: 'crm-test', CRM_LOCAL: 'true' }, { AWS_LAMBDA_FUNCTION_NAME: 'crm-test', POWERTOOLS_METRICS_DISABLED: 'true' }]) {
       const { countMetric, METRIC } = await load(env);
-      const out = captureStdout();
+      const out = captureOutput();
       try {
         countMetric(METRIC.apiErrors, 1, { code: 'api.internal' });
       } finally {
@@ -71,7 +71,7 @@ describe('countMetric', () => {
           throw error;
         },
       });
-    const out = captureStdout();
+    const out = captureOutput();
     const statuses: number[] = [];
     try {
       for (const error of [new ApiError('contacts.not_found', 'contact not found'), new Error('boom')]) {
@@ -94,7 +94,7 @@ describe('countMetric', () => {
     await load({ AWS_LAMBDA_FUNCTION_NAME: 'crm-test', POWERTOOLS_LOG_LEVEL: 'INFO' });
     const { handler } = await import('../../functions/fallback.js');
     const { API_ERROR_LOG_KEY } = await import('../../shared/observability/names.js');
-    const out = captureStdout();
+    const out = captureOutput();
     try {
       expect((await handler({ rawPath: '/api/contacts-lst', requestContext: { http: { method: 'POST' } } as never })).statusCode).toBe(404);
     } finally {

@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { ApiError } from '../../shared/errors.js';
-import { EVENT_NAMES_FILE, eventNamesFile } from '../../scripts/client-files.js';
+import { generatedServerFiles } from '../../scripts/client-files.js';
 import { EVENT_NAMES, type EventName } from '../../shared/schemas/entities/event-names.js';
 import { ENTITIES, ENTITY_EVENTS } from '../../shared/schemas/entities/index.js';
 import { apiShape, defineResource, operationName, parseOperation } from '../../shared/schemas/resource.js';
@@ -133,8 +133,13 @@ describe('apiShape', () => {
 describe('the written-out event names (shared/schemas/entities/event-names.ts)', () => {
   it('are the entity definitions\' event names, in their order (else: npm run client:generate)', () => {
     expect(EVENT_NAMES).toEqual(ENTITY_EVENTS);
-    expect(read(EVENT_NAMES_FILE), `${EVENT_NAMES_FILE} is stale: run npm run client:generate`).toBe(eventNamesFile());
     // The written list is exact; the derived type is the wider `<type>.<change>` product.
     expectTypeOf<EventName>().toExtend<(typeof ENTITY_EVENTS)[number]>();
+  });
+});
+
+describe('the written-out server files (npm run client:generate)', () => {
+  it('match the declarations they are written from', () => {
+    for (const [path, text] of Object.entries(generatedServerFiles())) expect(read(path), `${path} is stale: run npm run client:generate`).toBe(text);
   });
 });

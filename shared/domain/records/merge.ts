@@ -14,11 +14,11 @@ import { recordStore } from '../../db/record-store.js';
 import { type EntityType, keys } from '../../db/table.js';
 import { advanceMerge, getMerge, mergePut, partitionEntriesAfter, recordExistsCheck, trashPut } from '../../db/trash.js';
 import { ApiError } from '../../errors.js';
-import { entityByType, type EntityDefinition, settable, tagsField } from '../../schemas/entities/index.js';
+import { settable, tagsField } from '../../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { trashOrDelete } from './delete.js';
-import { NAMED_TARGETS, notFoundOf, type RecordFamily, toApi } from './family.js';
+import { NAMED_TARGETS, notFoundOf, type RecordFamily, storeOfType, toApi } from './family.js';
 import { inParallel, type Reference, referencesTo } from './referencing.js';
 import { applyUpdate } from './update.js';
 
@@ -135,7 +135,7 @@ export async function repointMerge(change: RecordChange): Promise<void> {
   const merge = await getMerge(change.accountId, change.type, secondaryId);
   if (!merge || merge.done) return;
   // The primary as it is now (a primary deleted since: the links are dropped, as its deletion would).
-  const primary = await recordStore(entityByType(change.type) as EntityDefinition).get(change.accountId, merge.primary_id);
+  const primary = await storeOfType(change.type)!.get(change.accountId, merge.primary_id);
   const steps = stepsOf(change.type);
   let { step, after } = merge;
   let budget = MERGE_CHUNK;

@@ -4,13 +4,11 @@
  * version is brought up to date when one of them changed meanwhile (`reconcile`).
  */
 import type { StoredRecord } from '../../db/items.js';
-import { recordStore } from '../../db/record-store.js';
 import { ApiError } from '../../errors.js';
-import { entityByType, type EntityDefinition } from '../../schemas/entities/index.js';
 import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
 import type { CustomFieldDefinition } from '../custom-fields.js';
-import type { RecordFamily, Ref } from './family.js';
+import { type RecordFamily, type Ref, storeOfType } from './family.js';
 
 /**
  * What a batch (shared/domain/batch.ts) reads once for all its items: the entity type's
@@ -30,7 +28,7 @@ export interface Resolved {
 }
 
 /** The store of a reference's target family. */
-export const targetStore = (ref: Ref) => recordStore(entityByType(ref.target) as EntityDefinition);
+export const targetStore = (ref: Ref) => storeOfType(ref.target)!;
 
 const invalidRef = (ref: Ref, detail: string) => new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: detail }]);
 

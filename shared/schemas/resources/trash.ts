@@ -1,6 +1,6 @@
 /**
  * The trash (contract §15): `trash-list`, declared once (see ../resource.ts). `<family>-restore`
- * and `<family>-merge` are the record families' own (entities/operations.ts).
+ * and `<family>-merge` are the record families' own (resources/entities.ts).
  */
 import { defineResource } from '../resource.js';
 import { mergeInput, trashListInput, trashPage } from '../trash.js';
