@@ -36,6 +36,20 @@ module.exports = {
       to: { path: '@aws-sdk/(lib-dynamodb|client-dynamodb|client-s3|client-kms|s3-request-presigner)|@aws-lambda-powertools/idempotency/dynamodb', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'key-declarations-are-data',
+      severity: 'error',
+      comment: 'Key declarations (shared/schemas/keys/) are pure data: they import only each other, so the data layer takes them without any family schema.',
+      from: { path: '^shared/schemas/keys/' },
+      to: { pathNot: '^shared/schemas/keys/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'keys-built-only-in-the-table-module',
+      severity: 'error',
+      comment: 'Key builders are derived in shared/db/table.ts; outside the resource definitions and tests, nothing reads the declarations directly.',
+      from: { pathNot: '^(shared/db/table\\.ts|shared/schemas/|test/)' },
+      to: { path: '^shared/schemas/keys/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'one-writer-of-records',
       severity: 'error',
       comment:

@@ -18,6 +18,7 @@ import type * as v from 'valibot';
 import type { Bindings } from '../config/bindings.js';
 import type { Family } from '../errors.js';
 import { parseWith, rejectUnknownFields, requireId, requireName } from './common.js';
+import type { KeyDeclarations } from './keys/define.js';
 
 /** Table access of an operation's function: `read` gets read-only grants. */
 export type Access = 'read' | 'write';
@@ -65,6 +66,13 @@ export interface ResourceDefinition<Ops extends Record<string, OperationDecl<unk
   family: Family;
   /** Operation prefix and handler folder (`custom-fields`): `POST /api/<prefix>-<verb>`, `functions/<prefix>/<verb>.ts`. */
   prefix: string;
+  /**
+   * The family's keys and index compositions (shared/schemas/keys/): the data layer's key
+   * builders are derived from these declarations (shared/db/table.ts `keys`).
+   */
+  keys: KeyDeclarations;
+  /** Names of the family's index partitions (record families: tags, references, lookups, values, search words). */
+  indexes?: KeyDeclarations;
   /** Named schemas of the OpenAPI document (the document refers to them wherever they are used). */
   components: Record<string, v.GenericSchema>;
   /** Every operation of the family, by verb (`create`, `rotate-secret`, `batch-get`). */

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTableInput, keys, orderKey, TABLE_DEFINITION } from '../../shared/db/table.js';
@@ -35,5 +37,23 @@ describe('key builders', () => {
     expect(input.KeySchema.map((k) => k.AttributeName)).toEqual([TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey]);
     expect(input.GlobalSecondaryIndexes[0]!.IndexName).toBe(TABLE_DEFINITION.gsi1.name);
     expect(input.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+  });
+
+  it('spells key strings only in the key declarations (shared/schemas/keys/)', () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const files = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+    const keyString = /[`'"](A#|TOKEN#|IDEMP#|WHDUE#|INBOUND#|IMPORTS#|EXPORTS#|SYSTEM['`])|\$\{acct\(/;
+    const offenders = ['shared', 'functions', 'local', 'lib']
+      .flatMap(files)
+      .filter((f) => !f.startsWith(join('shared', 'schemas', 'keys')))
+      .filter((f) => {
+        const code = readFileSync(join(root, f), 'utf8')
+          .split('\n')
+          .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
+          .join('\n');
+        return keyString.test(code);
+      });
+    expect(offenders).toEqual([]);
   });
 });

@@ -15,6 +15,8 @@ import { EVENT_NAMES, type EventName } from '../../shared/schemas/entities/event
 import { ENTITIES, ENTITY_EVENTS } from '../../shared/schemas/entities/index.js';
 import { apiShape, defineResource, operationName, parseOperation } from '../../shared/schemas/resource.js';
 import { RESOURCES, webhooksResource } from '../../shared/schemas/resources/index.js';
+import { ACCOUNT_KEYS, type KeyDeclarations, RECORD_INDEX_NAMES, TABLE_KEYS } from '../../shared/schemas/keys/index.js';
+import { indexName, keys } from '../../shared/db/table.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -65,10 +67,47 @@ describe('resource definitions', () => {
   });
 });
 
+describe('keys: declared by the families, derived by the data layer', () => {
+  // Every owner of key declarations: the families' definitions, and the account's own keys.
+  const owners: KeyDeclarations[] = [...new Set([...RESOURCES.map((r) => r.keys), ACCOUNT_KEYS])];
+
+  it('every family declares its keys, and the table has a builder for each declaration and nothing else', () => {
+    for (const r of RESOURCES) expect(Object.keys(r.keys).length, r.family).toBeGreaterThan(0);
+    const declared = owners.flatMap((o) => Object.keys(o));
+    expect(new Set(declared).size, 'a key name declared by two families').toBe(declared.length);
+    expect(Object.keys(keys).sort()).toEqual([...declared].sort());
+    expect(Object.keys(TABLE_KEYS).sort()).toEqual([...declared].sort());
+  });
+
+  it('builds each key from its declaration: placeholders in order, numbers zero-padded', () => {
+    expect(keys.webhookEndpoint('acc', 'id-1')).toEqual({ pk: 'A#acc#wh', sk: 'id-1' });
+    expect(keys.importGsi('acc', '2026-01-01T00:00:00.000Z', 'j')).toEqual({ gsi1pk: 'A#acc#imp', gsi1sk: '2026-01-01T00:00:00.000Z#j' });
+    expect(keys.importError('acc', 'j', 42)).toEqual({ pk: 'A#acc#imp#j', sk: 'E#000000042' });
+    expect(keys.cascadeLog('acc', 'company', 'c1', 'contact', 'k1', 'company_id')).toEqual({ pk: 'A#acc#company#c1', sk: 'C#contact#k1#company_id' });
+    expect(keys.activeImportsPartition).toBe('IMPORTS#ACTIVE');
+    expect(indexName.ref('company', 'c1')).toBe('c#c1');
+    expect(Object.keys(indexName)).toEqual(expect.arrayContaining(Object.keys(RECORD_INDEX_NAMES)));
+  });
+
+  it('scopes every account key to its account: it starts with A#<account>, except the listed installation-wide ones', () => {
+    const notUnderTheAccount = ['idempotency', 'activeImport', 'activeExport'];
+    for (const [name, builder] of Object.entries(keys)) {
+      if (typeof builder !== 'function') continue;
+      const args = Array.from({ length: 8 }, (_, i) => (i === 0 ? 'ACC' : `p${i}`));
+      const built = (builder as (...a: unknown[]) => unknown)(...args);
+      const first = typeof built === 'string' ? built : Object.values(built as object)[0];
+      const declaration = JSON.stringify(TABLE_KEYS[name as keyof typeof TABLE_KEYS]);
+      if (!declaration.includes('{account}') || notUnderTheAccount.includes(name)) continue;
+      expect(first, name).toMatch(/^A#ACC(#|$)/);
+    }
+  });
+});
+
 describe('parseOperation: the contract order from the declaration', () => {
   const resource = defineResource({
     family: 'webhooks',
     prefix: 'things',
+    keys: {},
     components: {},
     operations: {
       rename: {

@@ -4,12 +4,14 @@
  */
 import { apiKeyCreateInput, apiKeyCreateResult, apiKeyIdInput, apiKeyListInput, apiKeyListResult, apiKeySchema, parseApiKeyCreate } from '../api-keys.js';
 import { BY_ID, defineResource } from '../resource.js';
+import { API_KEY_KEYS } from '../keys/api-keys.js';
 
 const BY_ID_ERRORS = ['api_keys.invalid_id', 'api_keys.not_found'] as const;
 
 export const apiKeysResource = defineResource({
   family: 'api_keys',
   prefix: 'api-keys',
+  keys: API_KEY_KEYS,
   components: {
     ApiKey: apiKeySchema,
     ApiKeyCreateInput: apiKeyCreateInput,

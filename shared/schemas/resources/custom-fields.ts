@@ -4,6 +4,7 @@ import { idOnlyInput } from '../common.js';
 import { customFieldCreateInput, customFieldListInput, customFieldSchema, customFieldUpdateInput } from '../custom-fields.js';
 import { BY_ID, defineResource } from '../resource.js';
 import { deletedSchema } from './shared.js';
+import { CUSTOM_FIELD_KEYS } from '../keys/custom-fields.js';
 
 export const customFieldList = v.object({ items: v.array(customFieldSchema) });
 const READ_ONLY = ['account_id', 'created_by', 'created_at', 'updated_at'] as const;
@@ -11,6 +12,7 @@ const READ_ONLY = ['account_id', 'created_by', 'created_at', 'updated_at'] as co
 export const customFieldsResource = defineResource({
   family: 'custom_fields',
   prefix: 'custom-fields',
+  keys: CUSTOM_FIELD_KEYS,
   components: {
     CustomField: customFieldSchema,
     CustomFieldList: customFieldList,

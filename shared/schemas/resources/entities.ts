@@ -21,6 +21,7 @@ import { errorCodesFor } from '../error-codes.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
 import { deletedSchema } from './shared.js';
+import { RECORD_INDEX_NAMES, RECORD_KEYS } from '../keys/records.js';
 
 const pascal = (s: string) => s.replace(/(^|[-_])(\w)/g, (_m, _d, c: string) => c.toUpperCase());
 
@@ -216,6 +217,8 @@ export function entityResource(entity: Entity): ResourceDefinition {
   return defineResource({
     family: entity.family,
     prefix: entity.family,
+    keys: RECORD_KEYS,
+    indexes: RECORD_INDEX_NAMES,
     components: components(def),
     operations: operationsOf(def),
   });

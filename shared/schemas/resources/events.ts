@@ -1,10 +1,12 @@
 /** The change log (contract §12): the family's operations, declared once (see ../resource.ts). `webhooks-replay` is the webhooks family's. */
 import { actorSchema, eventSchema, eventsListInput, eventsPage, parseEventsList } from '../events.js';
 import { defineResource } from '../resource.js';
+import { EVENT_KEYS } from '../keys/events.js';
 
 export const eventsResource = defineResource({
   family: 'events',
   prefix: 'events',
+  keys: EVENT_KEYS,
   components: { Event: eventSchema, Actor: actorSchema, EventPage: eventsPage, EventListInput: eventsListInput },
   operations: {
     list: {

@@ -1,10 +1,12 @@
 /** CSV exports (contract §16): the family's operations, declared once (see ../resource.ts). */
 import { exportCreateInput, exportIdInput, exportListInput, exportListResult, exportSchema, parseExportCreate } from '../exports.js';
 import { BY_ID, defineResource } from '../resource.js';
+import { EXPORT_KEYS } from '../keys/exports.js';
 
 export const exportsResource = defineResource({
   family: 'exports',
   prefix: 'exports',
+  keys: EXPORT_KEYS,
   components: {
     Export: exportSchema,
     ExportList: exportListResult,

@@ -11,6 +11,7 @@ import {
   importSchema,
 } from '../imports.js';
 import { BY_ID, defineResource } from '../resource.js';
+import { IMPORT_KEYS } from '../keys/imports.js';
 
 const BY_ID_ERRORS = ['imports.invalid_id', 'imports.not_found'] as const;
 const JOB = { importsBucket: 'write', importsQueue: 'send' } as const;
@@ -18,6 +19,7 @@ const JOB = { importsBucket: 'write', importsQueue: 'send' } as const;
 export const importsResource = defineResource({
   family: 'imports',
   prefix: 'imports',
+  keys: IMPORT_KEYS,
   components: {
     Import: importSchema,
     ImportCreateResult: importCreateResult,

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { idOnlyInput } from '../common.js';
 import { inboundAddressInput, inboundAddressResult, inboundEmailPage, inboundEmailSchema, inboundListInput } from '../inbound-emails.js';
 import { BY_ID, defineResource } from '../resource.js';
+import { INBOUND_EMAIL_KEYS } from '../keys/inbound-emails.js';
 
 const FLOW =
   "Mail sent or copied (To, Cc or Bcc) to the account's address is parsed and stored; the addresses of From, To and Cc (other than the inbound address) are compared without case to contacts' emails, and when any matches one `email` activity is logged on them (`inbound_email_id` set, `direction` inbound when the sender is a contact, else outbound). The same Message-ID is stored once per account. Locally: SMTP on 127.0.0.1:SMTP_PORT (default 2525); deployed: Amazon SES receiving for CRM_INBOUND_DOMAIN (docs/inbound-email.md).";
@@ -13,6 +14,7 @@ const DOMAIN = { inboundDomain: 'read' } as const;
 export const inboundEmailsResource = defineResource({
   family: 'inbound_emails',
   prefix: 'inbound-emails',
+  keys: INBOUND_EMAIL_KEYS,
   components: {
     InboundEmail: inboundEmailSchema,
     InboundEmailPage: inboundEmailPage,

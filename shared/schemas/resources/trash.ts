@@ -4,10 +4,12 @@
  */
 import { defineResource } from '../resource.js';
 import { mergeInput, trashListInput, trashPage } from '../trash.js';
+import { RECORD_KEYS } from '../keys/records.js';
 
 export const trashResource = defineResource({
   family: 'trash',
   prefix: 'trash',
+  keys: RECORD_KEYS,
   components: { MergeInput: mergeInput, TrashListInput: trashListInput, TrashPage: trashPage },
   operations: {
     list: {

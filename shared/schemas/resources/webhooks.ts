@@ -25,6 +25,7 @@ import {
   webhookRotateResult,
   webhookUpdateInput,
 } from '../webhooks.js';
+import { WEBHOOK_KEYS } from '../keys/webhooks.js';
 
 const BODY_ERRORS = ['webhooks.url_required', 'webhooks.invalid_url', 'webhooks.events_required', 'webhooks.invalid_events'] as const;
 const BY_ID_ERRORS = ['webhooks.invalid_id', 'webhooks.not_found'] as const;
@@ -33,6 +34,7 @@ const BY_ENDPOINT = { ids: ['endpoint_id'] } as const;
 export const webhooksResource = defineResource({
   family: 'webhooks',
   prefix: 'webhooks',
+  keys: WEBHOOK_KEYS,
   components: {
     WebhookEndpoint: webhookEndpointSchema,
     WebhookDelivery: webhookDeliverySchema,

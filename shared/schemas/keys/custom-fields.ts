@@ -1,0 +1,9 @@
+/** Keys of custom-field definitions (contract §3): one partition per account. */
+import { ACCOUNT, defineKeys } from './define.js';
+
+const FIELDS = `${ACCOUNT}#cf`;
+
+export const CUSTOM_FIELD_KEYS = defineKeys({
+  customField: [FIELDS, '{id}'],
+  customFieldPartition: FIELDS,
+});

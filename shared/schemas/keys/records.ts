@@ -1,0 +1,75 @@
+/**
+ * Keys and index compositions of the record families (companies, contacts, lead sources,
+ * projects, activities; trash and merge of contract §15). Every key is composed from the
+ * entity's `type`; which fields are indexed, and how, is the entity definition's `filters`,
+ * `lookup` and `search` (see shared/db/record-model.ts).
+ */
+import type { EntityType } from '../entities/index.js';
+import { ACCOUNT, defineKeys, ORDER } from './define.js';
+
+const RECORD = `${ACCOUNT}#{type}#{id}`;
+const INDEX = `${ACCOUNT}#{type}#x#{name}`;
+const TRASH = `${ACCOUNT}#trash#{type}`;
+const CASCADES = `${ACCOUNT}#{target}#{targetId}`;
+
+export const RECORD_KEYS = defineKeys({
+  /** A record: one item, `sk` R. */
+  record: [RECORD, 'R'],
+  recordSk: 'R',
+  /** GSI1 attributes of a record: the account's list of that type, newest first. */
+  recordGsi: { gsi1: [`${ACCOUNT}#{type}`, ORDER] },
+  listPartition: `${ACCOUNT}#{type}`,
+  /**
+   * An index entry: one small item per (record, indexed value), in a partition per value
+   * (`name`: see RECORD_INDEX_NAMES), sorted like the GSI.
+   */
+  indexPartition: INDEX,
+  indexEntry: [INDEX, ORDER],
+  /** The sampled size of an index partition (search prefixes): one counter item beside it. */
+  partitionCount: [`${ACCOUNT}#{type}#n#{name}`, 'N'],
+  /** Sort value of the GSI and of index entries. */
+  order: ORDER,
+  /**
+   * Who deleted a record (its `*.deleted` event's actor): written in the deletion's transaction
+   * beside the record item, read by the stream worker; expires after a day.
+   */
+  recordDeletion: [RECORD, 'D'],
+  /**
+   * A trashed record (sk `T`, beside where the record was): its last stored image, `deleted_at`,
+   * `purge_at` and `ttl`. GSI1 lists the account's trash of one type, most recently deleted first.
+   */
+  trash: [RECORD, 'T'],
+  trashGsi: { gsi1: [TRASH, '{deletedAt}#{id}'] },
+  trashPartition: TRASH,
+  /**
+   * What a deletion's cascade changed on one referencing record (in the deleted record's
+   * partition): the value the cascade wrote, so a restore re-links only where it is still that value.
+   */
+  cascadeLog: [CASCADES, 'C#{type}#{id}#{field}'],
+  cascadeLogPartition: CASCADES,
+  cascadeLogPrefix: 'C#',
+  /**
+   * A merge (sk `M`, in the secondary's partition): the primary's image after the merge and the
+   * progress of the re-pointing of the secondary's links; its stream records are merges.
+   */
+  merge: [`${ACCOUNT}#{type}#{secondaryId}`, 'M'],
+  mergeSk: 'M',
+});
+
+/** Names of index partitions (the `name` of `indexEntry`): one partition per indexed value. */
+export const RECORD_INDEX_NAMES = defineKeys({
+  tag: 't#{tag}',
+  /** Records that reference a record (`tag`: REFERENCE_TAGS of its type). */
+  ref: '{tag}#{id}',
+  /** Exact (normalized) email address of a contact. */
+  email: 'e#{email}',
+  /** Exact (normalized) domain of a company. */
+  domain: 'd#{domain}',
+  /** A search prefix. */
+  word: 'w#{prefix}',
+  /** An enumerated field's value (a project's status, an activity's type, …). */
+  value: 'v#{field}#{value}',
+});
+
+/** The `tag` of a reference index, by the referenced type (a contact's company: `c#<id>`). */
+export const REFERENCE_TAGS = { company: 'c', source: 's', contact: 'k', project: 'p', activity: 'a' } as const satisfies Record<EntityType, string>;
