@@ -94,16 +94,20 @@ function compile(template: string, names: string[]): Part[] {
 
 function render(parts: readonly Part[], args: readonly unknown[]): string {
   let out = '';
-  for (const p of parts) out += typeof p === 'string' ? p : String(args[p.arg]).padStart(p.pad, '0');
+  for (const p of parts) {
+    if (typeof p === 'string') out += p;
+    else if (p.pad === 0) out += String(args[p.arg]);
+    else out += String(args[p.arg]).padStart(p.pad, '0');
+  }
   return out;
 }
 
 /** The builder of one declaration (see shared/schemas/keys/define.ts for the forms). */
 export function deriveKey<D extends KeyDeclaration>(declaration: D): KeyBuilder<D> {
   const names: string[] = [];
-  const build = (attributes: readonly string[], templates: readonly string[]) => {
-    const compiled = templates.map((t) => compile(t, names));
-    return (args: readonly unknown[]) => Object.fromEntries(attributes.map((a, i) => [a, render(compiled[i]!, args)]));
+  const pair = (pkAttribute: string, skAttribute: string, [pk, sk]: readonly string[]) => {
+    const [p, q] = [compile(pk!, names), compile(sk!, names)];
+    return (args: readonly unknown[]) => ({ [pkAttribute]: render(p, args), [skAttribute]: render(q, args) });
   };
   const d: KeyDeclaration = declaration;
   let builder: (args: readonly unknown[]) => unknown;
@@ -111,9 +115,9 @@ export function deriveKey<D extends KeyDeclaration>(declaration: D): KeyBuilder<
     const parts = compile(d, names);
     builder = (args) => render(parts, args);
   } else if ('gsi1' in d) {
-    builder = build([TABLE_DEFINITION.gsi1.partitionKey, TABLE_DEFINITION.gsi1.sortKey], d.gsi1);
+    builder = pair(TABLE_DEFINITION.gsi1.partitionKey, TABLE_DEFINITION.gsi1.sortKey, d.gsi1);
   } else {
-    builder = build([TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey], d);
+    builder = pair(TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey, d);
   }
   return (names.length === 0 ? builder([]) : (...args: unknown[]) => builder(args)) as KeyBuilder<D>;
 }

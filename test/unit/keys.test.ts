@@ -17,6 +17,16 @@ describe('key builders', () => {
     );
   });
 
+  it('property: a derived builder puts its arguments in verbatim, even ones that look like placeholders', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.nat({ max: 999_999_999 }), (a, id, row) => {
+        expect(keys.webhookEndpoint(a, id)).toEqual({ pk: `A#${a}#wh`, sk: id });
+        expect(keys.importError(a, id, row)).toEqual({ pk: `A#${a}#imp#${id}`, sk: `E#${String(row).padStart(9, '0')}` });
+        expect(keys.inboundEmailGsi(a, `{createdAt}${id}`, '{id}')).toEqual({ gsi1pk: `A#${a}#ie`, gsi1sk: `{createdAt}${id}#{id}` });
+      }),
+    );
+  });
+
   it('sorts index entries and the GSI by created_at then id', () => {
     const e = keys.indexEntry('acc', 'contact', 't#vip', '2026-01-01T00:00:00.000Z', 'id-1');
     const g = keys.recordGsi('acc', 'contact', '2026-01-01T00:00:00.000Z', 'id-1');
