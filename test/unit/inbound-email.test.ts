@@ -10,12 +10,18 @@ describe('splitUtf8', () => {
       fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.integer({ min: 4, max: 40 }), (text, bytes) => {
         const pieces = splitUtf8(text, bytes);
         expect(pieces.join('')).toBe(text);
-        for (const p of pieces) {
-          expect(Buffer.byteLength(p)).toBeLessThanOrEqual(bytes);
-          expect(p).not.toContain('\ufffd');
-        }
+        // A cut inside a character would decode its bytes as U+FFFD (3 bytes each): the pieces'
+        // bytes would differ from the text's. (The text itself may hold U+FFFD, so counting
+        // U+FFFD in the pieces is no test.)
+        expect(Buffer.concat(pieces.map((p) => Buffer.from(p, 'utf8')))).toEqual(Buffer.from(text, 'utf8'));
+        for (const p of pieces) expect(Buffer.byteLength(p)).toBeLessThanOrEqual(bytes);
       }),
     );
+  });
+
+  it('keeps a U+FFFD of the text itself, whole (fast-check found the old check taking it for a cut)', () => {
+    expect(splitUtf8('\ufffd', 4)).toEqual(['\ufffd']);
+    expect(splitUtf8('a\ufffd\ufffd', 4)).toEqual(['a\ufffd', '\ufffd']);
   });
 
   it('cuts before a 4-byte character that would not fit', () => {
