@@ -96,13 +96,26 @@ export type WebhookReplayInput = v.InferOutput<typeof webhookReplayInput>;
 export const webhookReplayResult = v.object({ queued: v.pipe(v.number(), v.integer(), v.metadata({ description: 'New deliveries queued' })) });
 
 /** `since`/`until` come back normalised to `toISOString()` form. */
-export function parseWebhookReplay(body: Record<string, unknown>): WebhookReplayInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookReplayInput.entries) });
+/**
+ * The body of an endpoint's time-window operation (webhooks-recover, webhooks-replay): unknown
+ * fields, then `endpoint_id`, then `since` (required), then the schema; `since` and `until`
+ * normalised to ISO instants, `until` after `since`.
+ */
+export function parseEndpointWindow<S extends v.ObjectSchema<v.ObjectEntries, undefined> | v.StrictObjectSchema<v.ObjectEntries, undefined>>(
+  schema: S,
+  body: Record<string, unknown>,
+): { endpoint_id: string; since: string; until?: string; input: v.InferOutput<S> } {
+  rejectUnknownFields('webhooks', body, { allowed: Object.keys(schema.entries) });
   const endpointId = requireId('webhooks', body, 'endpoint_id');
   if (body.since === undefined) throw new ApiError('webhooks.invalid_request', 'since is required', [{ path: 'since', message: 'is required' }]);
-  const input = parseWith('webhooks', webhookReplayInput, body);
+  const input = parseWith('webhooks', schema, body) as v.InferOutput<S> & { since: string; until?: string };
   const since = new Date(input.since).toISOString();
   const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
   if (until !== undefined && until <= since) throw new ApiError('webhooks.invalid_request', 'until must be after since', [{ path: 'until', message: 'must be after since' }]);
-  return { endpoint_id: endpointId, since, ...(until ? { until } : {}), ...(input.types ? { types: [...new Set(input.types)] } : {}) };
+  return { endpoint_id: endpointId, since, ...(until ? { until } : {}), input };
+}
+
+export function parseWebhookReplay(body: Record<string, unknown>): WebhookReplayInput {
+  const { input, ...window } = parseEndpointWindow(webhookReplayInput, body);
+  return { ...window, ...(input.types ? { types: [...new Set(input.types)] } : {}) };
 }

@@ -2,9 +2,9 @@ import * as v from 'valibot';
 import { ApiError } from '../errors.js';
 import { allowInsecureWebhooks } from '../config/env.js';
 import { parseWebhookUrl } from '../net/ssrf.js';
-import { cursorString, limitInteger, parseWith, plainString, rejectUnknownFields, requireId } from './common.js';
+import { cursorString, limitInteger, plainString } from './common.js';
 import { EVENT_NAMES } from './entities/event-names.js';
-import { actorSchema } from './events.js';
+import { actorSchema, parseEndpointWindow } from './events.js';
 
 /** Event names an endpoint may subscribe to: every event of the entity list (interface "Events"). */
 export const WEBHOOK_EVENTS = EVENT_NAMES;
@@ -177,12 +177,6 @@ export const webhookBodyChecks = (mode: 'create' | 'update') => [(body: Record<s
 
 /** `since`/`until` come back normalised to `toISOString()` form (they are compared with stored keys). */
 export function parseWebhookRecover(body: Record<string, unknown>): WebhookRecoverInput {
-  rejectUnknownFields('webhooks', body, { allowed: Object.keys(webhookRecoverInput.entries) });
-  const endpointId = requireId('webhooks', body, 'endpoint_id');
-  if (body.since === undefined) throw new ApiError('webhooks.invalid_request', 'since is required', [{ path: 'since', message: 'is required' }]);
-  const input = parseWith('webhooks', webhookRecoverInput, body);
-  const since = new Date(input.since).toISOString();
-  const until = input.until === undefined ? undefined : new Date(input.until).toISOString();
-  if (until !== undefined && until <= since) throw new ApiError('webhooks.invalid_request', 'until must be after since', [{ path: 'until', message: 'must be after since' }]);
-  return { endpoint_id: endpointId, since, ...(until ? { until } : {}) };
+  const { input: _input, ...window } = parseEndpointWindow(webhookRecoverInput, body);
+  return window;
 }

@@ -149,6 +149,18 @@ describe('parseOperation: the contract order from the declaration', () => {
     expect(parseOperation('webhooks', resource.operations.rename, { id: ID, name: 'ok' })).toEqual({ id: ID.toLowerCase(), name: 'ok' });
   });
 
+  it('parses an endpoint time window alike for webhooks-recover and -replay (order, normalised instants, until after since)', () => {
+    for (const op of [webhooksResource.operations.recover, webhooksResource.operations.replay]) {
+      const parse = (body: Record<string, unknown>) => parseOperation('webhooks', op, body);
+      expect(() => parse({ endpoint_id: 'x', colour: 1 })).toThrow('fields that cannot be');
+      expect(() => parse({ endpoint_id: 'x' })).toThrow('endpoint_id is not a valid UUID');
+      expect(() => parse({ endpoint_id: ID })).toThrow('since is required');
+      expect(() => parse({ endpoint_id: ID, since: 'yesterday' })).toThrow(ApiError);
+      expect(() => parse({ endpoint_id: ID, since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' })).toThrow('until must be after since');
+      expect(parse({ endpoint_id: ID, since: '2026-01-01T01:00:00+01:00' })).toEqual({ endpoint_id: ID.toLowerCase(), since: '2026-01-01T00:00:00.000Z' });
+    }
+  });
+
   it('uses the operation’s own parse when it has one', () => {
     expect(() => parseOperation('webhooks', webhooksResource.operations.recover, { endpoint_id: ID })).toThrow('since is required');
   });
