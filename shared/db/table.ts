@@ -127,9 +127,6 @@ export function deriveKeys<K extends KeyDeclarations>(declarations: K): KeyBuild
   return Object.fromEntries(Object.entries(declarations).map(([name, d]) => [name, deriveKey(d)])) as KeyBuilders<K>;
 }
 
-/** The literal start of a template (`w#` of `w#{prefix}`): what every key it builds starts with. */
-const literalPrefix = (template: string) => template.slice(0, template.indexOf('{') < 0 ? undefined : template.indexOf('{'));
-
 /** Every key of the table: records, the account, and each family (shared/schemas/keys/index.ts). */
 export const keys = deriveKeys(TABLE_KEYS);
 
@@ -150,12 +147,13 @@ export const indexName = {
   ...indexNames,
   /** Records that reference `id` of `target` (a contact's company, a project's contacts, …). */
   ref: (target: EntityType, id: string) => indexNames.ref(REFERENCE_TAGS[target], id),
-  isWord: (name: string) => name.startsWith(literalPrefix(RECORD_INDEX_NAMES.word)),
 } as const;
 
 const metaAttributes = deriveKeys(ACCOUNT_META_ATTRIBUTES);
+/** What every override attribute starts with: the literal start of its template (`o#`). */
+const OVERRIDE_PREFIX = ACCOUNT_META_ATTRIBUTES.override.split('{')[0]!;
 /** Attribute names of the per-account META item (see shared/db/meta.ts). */
 export const metaAttr = {
   ...metaAttributes,
-  isOverride: (attr: string) => attr.startsWith(literalPrefix(ACCOUNT_META_ATTRIBUTES.override)),
+  isOverride: (attr: string) => attr.startsWith(OVERRIDE_PREFIX),
 } as const;

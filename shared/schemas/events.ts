@@ -95,7 +95,6 @@ export const webhookReplayInput = v.strictObject({
 export type WebhookReplayInput = v.InferOutput<typeof webhookReplayInput>;
 export const webhookReplayResult = v.object({ queued: v.pipe(v.number(), v.integer(), v.metadata({ description: 'New deliveries queued' })) });
 
-/** `since`/`until` come back normalised to `toISOString()` form. */
 /**
  * The body of an endpoint's time-window operation (webhooks-recover, webhooks-replay): unknown
  * fields, then `endpoint_id`, then `since` (required), then the schema; `since` and `until`
@@ -115,6 +114,7 @@ export function parseEndpointWindow<S extends v.ObjectSchema<v.ObjectEntries, un
   return { endpoint_id: endpointId, since, ...(until ? { until } : {}), input };
 }
 
+/** `since`/`until` come back normalised to `toISOString()` form. */
 export function parseWebhookReplay(body: Record<string, unknown>): WebhookReplayInput {
   const { input, ...window } = parseEndpointWindow(webhookReplayInput, body);
   return { ...window, ...(input.types ? { types: [...new Set(input.types)] } : {}) };

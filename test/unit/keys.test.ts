@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTableInput, keys, orderKey, TABLE_DEFINITION } from '../../shared/db/table.js';
+import { readRepoFile, tsFilesUnder } from '../helpers/source-files.js';
 
 describe('key builders', () => {
   it('property: every account-scoped key starts with the account, so accounts never share a partition', () => {
@@ -50,15 +50,12 @@ describe('key builders', () => {
   });
 
   it('spells key strings only in the key declarations (shared/schemas/keys/)', () => {
-    const root = join(import.meta.dirname, '..', '..');
-    const files = (dir: string): string[] =>
-      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
     const keyString = /[`'"](A#|TOKEN#|IDEMP#|WHDUE#|INBOUND#|IMPORTS#|EXPORTS#|SYSTEM['`])|\$\{acct\(/;
     const offenders = ['shared', 'functions', 'local', 'lib']
-      .flatMap(files)
+      .flatMap(tsFilesUnder)
       .filter((f) => !f.startsWith(join('shared', 'schemas', 'keys')))
       .filter((f) => {
-        const code = readFileSync(join(root, f), 'utf8')
+        const code = readRepoFile(f)
           .split('\n')
           .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
           .join('\n');

@@ -4,7 +4,7 @@
  * file, its use of the declaration (the name typed once), its documentation, or a test that
  * calls it.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -17,11 +17,8 @@ import { apiShape, defineResource, operationName, parseOperation } from '../../s
 import { RESOURCES, webhooksResource } from '../../shared/schemas/resources/index.js';
 import { ACCOUNT_KEYS, type KeyDeclarations, RECORD_INDEX_NAMES, TABLE_KEYS } from '../../shared/schemas/keys/index.js';
 import { indexName, keys } from '../../shared/db/table.js';
+import { readRepoFile, repoRoot, tsFilesUnder } from '../helpers/source-files.js';
 
-const root = join(import.meta.dirname, '..', '..');
-const read = (path: string) => readFileSync(join(root, path), 'utf8');
-const testFiles = (dir: string): string[] =>
-  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? testFiles(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
 const entityPrefixes = new Set<string>(ENTITIES.map((e) => e.family));
 
 describe('resource definitions', () => {
@@ -44,8 +41,8 @@ describe('resource definitions', () => {
   it('have a handler file per operation that names its operation once, through the declaration', () => {
     for (const entry of operations) {
       const file = `functions/${entry.entry}`;
-      expect(existsSync(join(root, file)), `${file} is missing`).toBe(true);
-      const source = read(file);
+      expect(existsSync(join(repoRoot, file)), `${file} is missing`).toBe(true);
+      const source = readRepoFile(file);
       expect(source, file).toMatch(/export const handler = /);
       // The name is derived, never typed: a record family's handlers come from crud/batch/trash
       // builders over its entity, the others from `handle(<resource>, '<verb>', …)`.
@@ -57,9 +54,9 @@ describe('resource definitions', () => {
   });
 
   it('have every operation called by at least one test', () => {
-    const tests = testFiles('test')
+    const tests = tsFilesUnder('test')
       .filter((f) => !f.endsWith('resources.test.ts'))
-      .map(read)
+      .map(readRepoFile)
       .join('\n');
     // A family's generic test may build the name (`${family}-batch-get`): then the verb is enough.
     const missing = operations.filter((o) => !tests.includes(`'${o.name}'`) && !tests.includes(`-${o.entry.slice(o.entry.indexOf('/') + 1, -3)}\``));
@@ -191,6 +188,6 @@ describe('the written-out event names (shared/schemas/entities/event-names.ts)',
 
 describe('the written-out server files (npm run client:generate)', () => {
   it('match the declarations they are written from', () => {
-    for (const [path, text] of Object.entries(generatedServerFiles())) expect(read(path), `${path} is stale: run npm run client:generate`).toBe(text);
+    for (const [path, text] of Object.entries(generatedServerFiles())) expect(readRepoFile(path), `${path} is stale: run npm run client:generate`).toBe(text);
   });
 });
