@@ -1,7 +1,7 @@
 /* global module */
 /**
  * Layer rules (docs/architecture.md, "Layers"): folders import one way and a new cycle or a
- * forbidden import fails `npm run depcheck` (run by `.ci/run` and `npm test`'s architecture test).
+ * forbidden import fails `npm run depcheck` (run by `.ci/run`).
  */
 const layer = (name, forbidden, comment) => ({
   name: `${name}-imports-one-way`,

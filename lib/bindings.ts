@@ -4,7 +4,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { type BindingMode, type BindingName, type Bindings, bindingEnv } from '../shared/config/bindings.js';
+import { type BindingMode, type BindingName, bindingEnv } from '../shared/config/bindings.js';
 import type { FunctionSpec } from '../functions/topology.js';
 import { bindTable, grantSystemKeySeed } from './grants.js';
 import { acknowledge } from './nag.js';
@@ -99,5 +99,3 @@ export function bind(fn: lambda.Function, spec: FunctionSpec, resources: Service
     (GRANTS[name] as Grant<BindingName>)(fn, mode as never, resources, spec);
   }
 }
-
-export type { Bindings };

@@ -3,7 +3,7 @@
  * document (client/generated/): `api.ts` (openapi-typescript: request and result types of every
  * operation, webhook payloads), `operations.ts` (each operation's family prefix, method and
  * whether it pages) and the union of error codes. The client imports nothing of the server;
- * test/unit/client-package.test.ts fails when these files are stale. It also writes the entity
+ * test/integration/client-package.test.ts fails when these files are stale. It also writes the entity
  * event names and the operation names out (scripts/client-files.ts `generatedServerFiles`).
  */
 import { writeFileSync } from 'node:fs';

@@ -46,7 +46,3 @@ async function createOnce(name: string): Promise<Buffer> {
   }
 }
 
-/** Forgets the keys read by this process (tests that swap tables). */
-export function forgetSystemKeys(): void {
-  cache.clear();
-}

@@ -11,7 +11,7 @@
  *   deleted record's version (`dver`). A restore re-links only where the field still is `after`.
  * - merge item `A#<acct>#<type>#<secondary> / M`: `{ primary_id, record (the primary after the
  *   merge), actor, step, after, round, done }`: the progress of the re-pointing of the
- *   secondary's links, advanced one bounded chunk per stream record (shared/stream/merge.ts).
+ *   secondary's links, advanced one bounded chunk per stream record (`repointMerge` in shared/domain/records/merge.ts).
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';

@@ -342,4 +342,3 @@ export function batchService<D extends Entity>(entity: D) {
   };
 }
 
-export type BatchService = ReturnType<typeof batchService>;

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { ApiError, type ErrorDetail, type Family, invalidRequest } from '../errors.js';
 
-import { UUID_RE, isUuid, plainString, notesString, nameString, emailString, isHttpUrl, httpUrlString, countInteger, tagList, refId, customFieldsInput, limitInteger, cursorString, searchString } from './primitives.js';
+import { isUuid, plainString, emailString, isHttpUrl, httpUrlString, tagList, limitInteger, cursorString } from './primitives.js';
 
-export { UUID_RE, isUuid, plainString, notesString, nameString, emailString, isHttpUrl, httpUrlString, countInteger, tagList, refId, customFieldsInput, limitInteger, cursorString, searchString };
+export { isUuid, plainString, emailString, isHttpUrl, httpUrlString, tagList, limitInteger, cursorString };
 
 /** How the contract names a JSON type (`must be a string`), for valibot's `Expected Array` issues. */
 const TYPE_WORDS: Record<string, string> = { string: 'a string', number: 'a number', boolean: 'true or false', null: 'null', undefined: 'absent', Array: 'an array', Object: 'an object', Date: 'a date' };

@@ -7,9 +7,7 @@ import * as v from 'valibot';
 import { cursorString, limitInteger } from './common.js';
 
 export const IMPORT_OBJECT_TYPES = ['contacts', 'companies'] as const;
-export type ImportObjectType = (typeof IMPORT_OBJECT_TYPES)[number];
 export const IMPORT_MODES = ['upsert', 'create'] as const;
-export type ImportMode = (typeof IMPORT_MODES)[number];
 export const IMPORT_STATUSES = ['awaiting_upload', 'queued', 'processing', 'completed', 'failed', 'canceled'] as const;
 export const ROW_ERROR_CODES = ['invalid_value', 'missing_required', 'duplicate_in_file', 'invalid_company', 'invalid_custom_fields', 'wrong_column_count'] as const;
 export type RowErrorCode = (typeof ROW_ERROR_CODES)[number];

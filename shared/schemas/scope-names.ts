@@ -21,7 +21,6 @@ export const SCOPE_FAMILIES = [
   'trash',
   'exports',
 ] as const;
-export type ScopeFamily = (typeof SCOPE_FAMILIES)[number];
 
 /** Every read (`*:read`), everything but key management (`*`), and key management. */
 export const SCOPE_ALL_READ = '*:read';
@@ -45,4 +44,3 @@ export const FULL_SCOPES: readonly string[] = [SCOPE_ALL, SCOPE_MANAGE_KEYS];
 export const TOKEN_PREFIX = 'crm_';
 /** `prefix` of a key: the token's first characters, enough to recognise it in a list. */
 export const KEY_PREFIX_LENGTH = 12;
-export const MAX_SCOPES = ALL_SCOPES.length;

@@ -13,7 +13,6 @@ const datetime = (description: string) => v.pipe(v.string(), v.isoTimestamp(), v
 
 /** Families whose deletions go to the trash (the `family` of trash-list). */
 export const TRASH_FAMILIES = TRASH_ENTITIES.map((e) => e.family) as [(typeof TRASH_ENTITIES)[number]['family'], ...(typeof TRASH_ENTITIES)[number]['family'][]];
-export type TrashFamily = (typeof TRASH_FAMILIES)[number];
 
 export const mergeInput = v.strictObject({
   primary_id: uuid('The record that stays: it keeps its non-empty fields and takes the secondary\'s where its own are empty'),

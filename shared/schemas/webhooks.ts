@@ -16,14 +16,12 @@ export type DeliveryEventType = (typeof DELIVERY_EVENT_TYPES)[number];
 
 /** Why an endpoint is inactive (`""` while it is active). */
 export const DISABLED_REASONS = ['', 'manual', 'failing', 'gone'] as const;
-export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 /** webhooks-rotate-secret: the grace period's bounds and default (seconds). */
 export const MAX_GRACE_PERIOD_SECONDS = 604_800;
 export const DEFAULT_GRACE_PERIOD_SECONDS = 86_400;
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 const uuid = v.pipe(v.string(), v.uuid('must be a UUID'));
 const datetime = v.pipe(v.string(), v.isoTimestamp());

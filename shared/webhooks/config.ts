@@ -1,8 +1,6 @@
 import { optionalEnv, requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
 
-export { allowInsecureWebhooks } from '../config/env.js';
-
 /** Webhook settings, read from the environment on every use (tests change them per file). */
 
 export const DEFAULT_RETRY_DELAYS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
@@ -25,8 +23,6 @@ export function retryDelays(): number[] {
   }
   return delays;
 }
-
-export const maxAttempts = () => retryDelays().length + 1;
 
 /** `WEBHOOK_TIMEOUT_MS`: time-out of one attempt (connect + response), 10 s by default. */
 export function attemptTimeoutMs(): number {

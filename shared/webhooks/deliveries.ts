@@ -26,7 +26,7 @@ import {
 } from '../schemas/webhooks.js';
 import { enqueueDeliveries } from './queue.js';
 
-export { type DeliveryRef, deliveryId, getDelivery, markEnqueued, putDelivery, refOf } from '../db/webhooks.js';
+export { type DeliveryRef, getDelivery, markEnqueued, putDelivery, refOf } from '../db/webhooks.js';
 
 /**
  * Delivery records (items and keys: shared/db/webhooks.ts). The id is derived from (stream

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
  * Webhook signing secrets: how they are made and shown. Their encryption at rest (KMS deployed,
  * AES-GCM with the installation's key locally) is the data layer's: shared/db/secret-box.ts.
  */
-export { localSecretBox, kmsSecretBox, openSecret, type SecretBox, type SecretContext, secretBox } from '../db/secret-box.js';
+export { localSecretBox, openSecret, secretBox } from '../db/secret-box.js';
 
 /** `whsec_` + base64 of 32 random bytes (contract §6). */
 export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;

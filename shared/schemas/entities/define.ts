@@ -98,20 +98,10 @@ export const recordTail = {
   updated_at: timestamp('Last update timestamp (ISO 8601 UTC)'),
 };
 
-/** Fields every record carries that a client never sets. */
-export const RECORD_READ_ONLY = ['id', 'account_id', 'created_by', 'created_at', 'updated_at'] as const;
-
 type OutputEntries<FS extends Fields> = { [K in keyof FS]: FS[K]['output'] };
 type InputEntries<FS extends Fields> = { [K in keyof FS as FS[K]['input'] extends v.GenericSchema ? K : never]: NonNullable<FS[K]['input']> };
 
 export type RecordSchema<FS extends Fields> = v.ObjectSchema<typeof recordHead & OutputEntries<FS> & typeof recordTail, undefined>;
-/** The body fields a client may send (typed per field), all optional. */
-export type InputOf<D extends EntityDefinition> = {
-  [K in keyof D['fields'] as D['fields'][K]['input'] extends v.GenericSchema ? K : never]?: v.InferInput<Extract<D['fields'][K]['input'], v.GenericSchema>>;
-};
-
-/** The create body (typed per field): the required field required, the others optional. */
-export type CreateInputOf<D extends EntityDefinition> = InputOf<D> & { [K in D['required'] & keyof InputOf<D>]-?: NonNullable<InputOf<D>[K]> };
 
 /** The API shape of a record of the definition (typed per field). */
 export type RecordOf<D extends EntityDefinition> = v.InferOutput<RecordSchema<D['fields']>>;

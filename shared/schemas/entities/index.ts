@@ -29,8 +29,6 @@ export const ENTITY_EVENTS = EVENT_ENTITIES.flatMap((e) => changesOf(e).map((c) 
 
 /** Entities whose deletions go to the trash (contract §15). */
 export const TRASH_ENTITIES = ENTITIES.filter((e) => 'trash' in e && e.trash);
-/** Entities whose duplicates can be merged (contract §15). */
-export const MERGE_ENTITIES = ENTITIES.filter((e) => 'merge' in e && e.merge);
 
 /** Entity types custom-field definitions may target (those with a custom_fields field). */
 export type CustomFieldEntityType = Extract<Entity, { fields: { custom_fields: unknown } }>['type'];

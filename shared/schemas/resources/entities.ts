@@ -176,13 +176,13 @@ function restoreOperation(def: EntityDefinition): OperationDecl {
   const p = def.family;
   return {
     access: 'write',
-      summary: `Restore a ${def.label} from the trash`,
-      description:
-        `Brings a deleted ${def.label} back with its id, fields, \`created_at\` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their \`*.updated\` events). Raises \`${def.type}.restored\` (body as \`${def.type}.created\`). ` +
-        `Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): \`${p}.not_found\`.`,
-      input: idOnlyInput,
-      result: recordSchema(def),
-      errors: [`${p}.invalid_id`, `${p}.not_found`],
+    summary: `Restore a ${def.label} from the trash`,
+    description:
+      `Brings a deleted ${def.label} back with its id, fields, \`created_at\` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their \`*.updated\` events). Raises \`${def.type}.restored\` (body as \`${def.type}.created\`). ` +
+      `Not in the trash (never deleted, restored already, purged after TRASH_RETENTION_DAYS, or another account's): \`${p}.not_found\`.`,
+    input: idOnlyInput,
+    result: recordSchema(def),
+    errors: [`${p}.invalid_id`, `${p}.not_found`],
   };
 }
 
@@ -191,18 +191,17 @@ function mergeOperation(def: EntityDefinition): OperationDecl {
   const links = def.type === 'contact' ? "activities' and projects' `contact_ids`, inbound emails' `matched_contact_ids`" : "contacts', projects' and activities' `company_id`";
   return {
     access: 'write',
-      summary: `Merge a duplicate ${def.label} into another`,
-      description:
-        `The primary keeps its non-empty fields and takes the secondary's where its own are empty; \`tags\` are the union (the primary's first); \`custom_fields\` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (${links}): ` +
-        `the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). ` +
-        `Events: \`${def.type}.updated\` for the primary (with \`previous_attributes\`), \`${def.type}.deleted\` for the secondary, \`*.updated\` for every re-pointed record, and \`${def.type}.merged\` (\`data\` the primary, \`merged_id\` the secondary's id). ` +
-        `The same id twice: \`${p}.invalid_request\`; either missing: \`${p}.not_found\`.`,
-      input: mergeInput,
-      result: recordSchema(def),
-      errors: [`${p}.invalid_id`, `${p}.not_found`, `${p}.conflict`],
+    summary: `Merge a duplicate ${def.label} into another`,
+    description:
+      `The primary keeps its non-empty fields and takes the secondary's where its own are empty; \`tags\` are the union (the primary's first); \`custom_fields\` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (${links}): ` +
+      `the answer comes once the two records are merged, and the links follow within seconds (the stream worker moves them in chunks of a few hundred, resuming after a crash). ` +
+      `Events: \`${def.type}.updated\` for the primary (with \`previous_attributes\`), \`${def.type}.deleted\` for the secondary, \`*.updated\` for every re-pointed record, and \`${def.type}.merged\` (\`data\` the primary, \`merged_id\` the secondary's id). ` +
+      `The same id twice: \`${p}.invalid_request\`; either missing: \`${p}.not_found\`.`,
+    input: mergeInput,
+    result: recordSchema(def),
+    errors: [`${p}.invalid_id`, `${p}.not_found`, `${p}.conflict`],
   };
 }
-
 
 function operationsOf(def: EntityDefinition): Record<string, OperationDecl> {
   const ops: Record<string, OperationDecl> = { ...crudOperations(def), ...batchOperations(def) };
