@@ -1,18 +1,29 @@
 import type { TestProject } from 'vitest/node';
 import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
 
-/** One DynamoDB Local for the whole run; every test file creates its own table in it. */
+/**
+ * One DynamoDB Local per test worker (`maxWorkers`); every test file creates its own table in
+ * its worker's instance. DynamoDB Local runs its calls on one SQLite thread and answers every
+ * stream call by scanning the stream records of every table it holds, so workers that share one
+ * instance queue behind each other and slow as the run's tables pile up (docs/performance.md,
+ * "The test suite").
+ */
 export default async function setup(project: TestProject) {
-  const dynamo = await startDynamo();
+  const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
+  const instances = await Promise.all(Array.from({ length: workers }, () => startDynamo()));
   Object.assign(process.env, LOCAL_AWS_ENV);
-  project.provide('dynamoEndpoint', dynamo.endpoint);
+  project.provide('dynamoEndpoints', instances.map((d) => d.endpoint));
+  // The first instance, for helpers written before there was one per worker.
+  project.provide('dynamoEndpoint', instances[0]!.endpoint);
   return async () => {
-    await dynamo.stop();
+    await Promise.all(instances.map((d) => d.stop()));
   };
 }
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamoEndpoint: string;
+    /** One DynamoDB Local per worker: a file uses `dynamoEndpoints[VITEST_POOL_ID - 1]` (test/helpers/setup-file.ts). */
+    dynamoEndpoints: string[];
   }
 }

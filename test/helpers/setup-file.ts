@@ -5,10 +5,12 @@ import { beforeAll, inject } from 'vitest';
 import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
 
 /**
- * Each test file gets its own table (created from the shared definition) in the run's
- * DynamoDB Local, so stream workers and queues of one file never see another file's writes.
+ * Each test file gets its own table (created from the shared definition) in its worker's
+ * DynamoDB Local (test/helpers/global-setup.ts), so stream workers and queues of one file never
+ * see another file's writes.
  */
-const endpoint = inject('dynamoEndpoint');
+const endpoints = inject('dynamoEndpoints');
+const endpoint = endpoints[(Number(process.env.VITEST_POOL_ID ?? 1) - 1) % endpoints.length]!;
 const tableName = `test-${randomUUID()}`;
 Object.assign(process.env, LOCAL_AWS_ENV, { DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, CURSOR_SECRET: 'test-cursor-secret', POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'CRITICAL' });
 // The suite sends many requests quickly from one account: rate limiting is off unless a test

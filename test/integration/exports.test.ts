@@ -50,7 +50,7 @@ let exportsLocal: LocalExports;
 let poller: StreamPoller;
 const changes: RecordChange[] = [];
 
-// 2,000 large contacts and their stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
+// Hundreds of large contacts and their stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
 useOwnDynamo();
 
 beforeAll(async () => {
@@ -84,6 +84,8 @@ beforeEach(() => {
 });
 
 const FINISHED = ['completed', 'failed'];
+/** Rows of the large export: enough for two 5 MiB parts with the notes below. */
+const ROWS = 600;
 
 async function waitFor<T extends { status: string }>(op: string, auth: Auth, id: string, until: (r: T) => boolean = (r) => FINISHED.includes(r.status) || r.status === 'canceled', ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -125,10 +127,9 @@ async function allOf(auth: Auth, op: string, body: Record<string, unknown> = {})
   return out;
 }
 
-async function batchCreate(auth: Auth, family: string, items: Record<string, unknown>[]): Promise<void> {
-  // 50 at a time: 50 contacts with 3 KB notes stay under the 256 KiB body limit.
-  for (let i = 0; i < items.length; i += 50) {
-    const out = await ok<{ results: Array<{ ok: boolean; error?: unknown }> }>(`${family}-batch-create`, { items: items.slice(i, i + 50) }, auth);
+async function batchCreate(auth: Auth, family: string, items: Record<string, unknown>[], size = 50): Promise<void> {
+  for (let i = 0; i < items.length; i += size) {
+    const out = await ok<{ results: Array<{ ok: boolean; error?: unknown }> }>(`${family}-batch-create`, { items: items.slice(i, i + size) }, auth);
     const bad = out.results.find((x) => !x.ok);
     if (bad) throw new Error(`batch create failed: ${JSON.stringify(bad)}`);
   }
@@ -146,7 +147,7 @@ async function importFile(auth: Auth, objectType: string, bytes: Buffer): Promis
 const mineSince = (auth: Auth, from: number) => changes.slice(from).filter((c) => c.accountId === auth.accountId);
 
 describe('exports', () => {
-  it('a 2,000-contact export (hostile cells, custom fields, company_domain, several parts) re-imports with zero errors and zero changes', async () => {
+  it('a 600-contact export (hostile cells, custom fields, company_domain, several parts) re-imports with zero errors and zero changes', async () => {
     const auth = newAccount();
     const companies: Rec[] = [];
     for (let i = 0; i < 5; i++) companies.push(await ok<Rec>('companies-create', { name: `Co ${i}`, domain: `co${i}.example` }, auth));
@@ -157,10 +158,11 @@ describe('exports', () => {
     const langs = await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'Langs', field_type: 'multi_select', options: ['en', 'fr', '@de'] }, auth);
     const note = await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'Formula, "quoted"', field_type: 'text' }, auth);
     const source = await ok<Rec>('sources-create', { name: 'Fair' }, auth);
-    // Cells a spreadsheet would run, and every kind of quoting; notes long enough that the file needs two parts (> 5 MiB).
+    // Cells a spreadsheet would run, and every kind of quoting; notes long enough (~9.5 KB) that
+    // 600 rows need two parts (> 5 MiB): the multipart path without thousands of rows to write.
     const hostile = ['=HYPERLINK("http://evil.example","x")', '+1 555 0100', '-2+3', '@SUM(A1)', "'=already quoted", "'plain apostrophe", 'comma, "quote"\r\nnew line'];
-    const filler = 'x'.repeat(2_900);
-    const items = Array.from({ length: 2_000 }, (_, i) => ({
+    const filler = 'x'.repeat(9_500);
+    const items = Array.from({ length: ROWS }, (_, i) => ({
       first_name: i % 7 === 0 ? hostile[i % hostile.length]! : `First${i}`,
       last_name: hostile[(i + 3) % hostile.length]!,
       email: `person${i}@example.com`,
@@ -179,9 +181,10 @@ describe('exports', () => {
         [note.id]: hostile[(i + 1) % hostile.length],
       },
     }));
-    await batchCreate(auth, 'contacts', items);
+    // 20 at a time: 20 contacts with 9.5 KB notes stay under the 256 KiB body limit.
+    await batchCreate(auth, 'contacts', items, 20);
     const before = await allOf(auth, 'contacts-list');
-    expect(before).toHaveLength(2_000);
+    expect(before).toHaveLength(ROWS);
 
     let probed: ExportRec | undefined;
     deps = {
@@ -195,7 +198,7 @@ describe('exports', () => {
     expect(probed).toMatchObject({ status: 'processing', download_url: null, expires_at: null });
     expect(probed!.processed_rows).toBeGreaterThanOrEqual(0);
     expect(probed!.processed_rows).toBeLessThanOrEqual(500);
-    expect(job).toMatchObject({ status: 'completed', total_rows: 2_000, processed_rows: 2_000, failure_reason: '', object_type: 'contacts', filters: {} });
+    expect(job).toMatchObject({ status: 'completed', total_rows: ROWS, processed_rows: ROWS, failure_reason: '', object_type: 'contacts', filters: {} });
     expect(job.download_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/crm-imports\/exports\/.+X-Amz-Expires=900.*X-Amz-Signature=/);
     const expiresIn = Date.parse(job.expires_at!) - Date.now();
     expect(expiresIn).toBeGreaterThan(14 * 60_000);
@@ -210,7 +213,7 @@ describe('exports', () => {
       'company_domain', 'custom:Tier', 'custom:Score', 'custom:VIP', 'custom:Since', 'custom:Langs', 'custom:Formula, "quoted"',
       'id', 'created_at', 'updated_at',
     ]);
-    expect(file.records).toHaveLength(2_000);
+    expect(file.records).toHaveLength(ROWS);
     // Newest first, as the list; every record once.
     expect(file.records.map((r) => r.id)).toEqual(before.map((c) => c.id));
     const byId = new Map(before.map((c) => [c.id, c]));
@@ -244,9 +247,9 @@ describe('exports', () => {
     await poller.drain(180_000);
     const from = changes.length;
     const again = await importFile(auth, 'contacts', file.bytes);
-    expect(again).toMatchObject({ status: 'completed', processed_rows: 2_000, error_count: 0, created_count: 0, unmapped_columns: [] });
+    expect(again).toMatchObject({ status: 'completed', processed_rows: ROWS, error_count: 0, created_count: 0, unmapped_columns: [] });
     // Matched rows holding identical values count as updated, but are not written.
-    expect(again.updated_count).toBe(2_000);
+    expect(again.updated_count).toBe(ROWS);
     await poller.drain(60_000);
     expect(mineSince(auth, from)).toEqual([]);
     expect(await allOf(auth, 'contacts-list')).toEqual(before);

@@ -17,7 +17,7 @@ import { descendants, processTable } from '../helpers/processes.js';
  * events it had already handled again.
  */
 const REPO = join(import.meta.dirname, '..', '..');
-const CONTACTS = 30;
+const CONTACTS = 12;
 
 interface Service {
   child: ChildProcess;
