@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
 import { synthesizeFlat } from '../helpers/cdk-templates.js';
@@ -48,10 +48,39 @@ const logicalId = (construct: { node: { defaultChild?: unknown } }) => Stack.of(
 let dev: ReturnType<typeof synth>;
 let prod: ReturnType<typeof synth>;
 
+/**
+ * `cdk synth` through the real CLI, offline and without AWS credentials, bundling every function
+ * (most of this file's time): started first, in a child process, so that it runs beside the
+ * template tests; its own test at the end awaits it and checks what it wrote.
+ */
+function cliSynth(): { out: string; done: Promise<number> } {
+  const out = mkdtempSync(path.join(tmpdir(), 'cdk-synth-'));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^(AWS_|CDK_)/.test(key) && !['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'CURSOR_SECRET'].includes(key)) env[key] = value;
+  }
+  const started = Date.now();
+  const done = promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/aws-cdk/bin/cdk'), 'synth', '--quiet', '--no-notices', '--output', out], {
+    cwd: REPO_ROOT,
+    env,
+    maxBuffer: 64 * 1024 * 1024,
+  }).then(() => Date.now() - started);
+  // Awaited by its test; a failure before then must not count as unhandled.
+  done.catch(() => undefined);
+  return { out, done };
+}
+let cli: ReturnType<typeof cliSynth>;
+
 beforeAll(() => {
+  cli = cliSynth();
   dev = synth('dev');
   prod = synth('prod');
 }, 300_000);
+
+afterAll(async () => {
+  await cli?.done.catch(() => undefined);
+  if (cli) rmSync(cli.out, { recursive: true, force: true });
+}, 600_000);
 
 const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const refId = (value: unknown): string | undefined => {
@@ -448,35 +477,22 @@ describe('cdk synth through the real CLI', () => {
   it(
     'succeeds offline with no AWS credentials and bundles every function with the local esbuild',
     async () => {
-      const out = mkdtempSync(path.join(tmpdir(), 'cdk-synth-'));
-      try {
-        const env: NodeJS.ProcessEnv = {};
-        for (const [key, value] of Object.entries(process.env)) {
-          if (!/^(AWS_|CDK_)/.test(key) && !['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'CURSOR_SECRET'].includes(key)) env[key] = value;
-        }
-        const started = Date.now();
-        await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/aws-cdk/bin/cdk'), 'synth', '--quiet', '--no-notices', '--output', out], {
-          cwd: REPO_ROOT,
-          env,
-          maxBuffer: 64 * 1024 * 1024,
-        });
-        // The parent template and its nested stacks' templates.
-        const templates = readdirSync(out).filter((f) => f.endsWith('.template.json'));
-        const functions = templates.flatMap((f) => ofType((JSON.parse(readFileSync(path.join(out, f), 'utf8')) as { Resources: Record<string, Resource> }).Resources, 'AWS::Lambda::Function'));
-        expect(functions.length).toBe(allFunctionNames.length);
-        const sizes = functions.map(([id, fn]) => {
-          const asset = path.join(out, String(fn.Metadata!['aws:asset:path']));
-          expect(existsSync(path.join(asset, 'index.mjs')), id).toBe(true);
-          expect(existsSync(path.join(asset, 'index.mjs.map')), id).toBe(true);
-          return statSync(path.join(asset, 'index.mjs')).size;
-        });
-        // Bundled, minified handlers stay far below Lambda's limits; a jump here means a bad import.
-        expect(Math.max(...sizes)).toBeLessThan(2 * 1024 * 1024);
-        expect(readdirSync(out).some((f) => f.endsWith('.assets.json'))).toBe(true);
-        console.info(`cdk synth: ${Date.now() - started} ms, bundles ${Math.min(...sizes)}–${Math.max(...sizes)} bytes`);
-      } finally {
-        rmSync(out, { recursive: true, force: true });
-      }
+      const { out, done } = cli;
+      const ms = await done;
+      // The parent template and its nested stacks' templates.
+      const templates = readdirSync(out).filter((f) => f.endsWith('.template.json'));
+      const functions = templates.flatMap((f) => ofType((JSON.parse(readFileSync(path.join(out, f), 'utf8')) as { Resources: Record<string, Resource> }).Resources, 'AWS::Lambda::Function'));
+      expect(functions.length).toBe(allFunctionNames.length);
+      const sizes = functions.map(([id, fn]) => {
+        const asset = path.join(out, String(fn.Metadata!['aws:asset:path']));
+        expect(existsSync(path.join(asset, 'index.mjs')), id).toBe(true);
+        expect(existsSync(path.join(asset, 'index.mjs.map')), id).toBe(true);
+        return statSync(path.join(asset, 'index.mjs')).size;
+      });
+      // Bundled, minified handlers stay far below Lambda's limits; a jump here means a bad import.
+      expect(Math.max(...sizes)).toBeLessThan(2 * 1024 * 1024);
+      expect(readdirSync(out).some((f) => f.endsWith('.assets.json'))).toBe(true);
+      console.info(`cdk synth: ${ms} ms (beside the template tests), bundles ${Math.min(...sizes)}–${Math.max(...sizes)} bytes`);
     },
     600_000,
   );
