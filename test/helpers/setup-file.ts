@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, inject } from 'vitest';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
 
 /**
@@ -21,5 +22,19 @@ process.env.CRM_STATE_FILE = join(tmpdir(), `crm-state-${tableName}.json`);
 
 beforeAll(async () => {
   await ensureTable(endpoint, tableName);
+});
+
+// The file's table goes when the file is done (after the file's own hooks have stopped its
+// workers): DynamoDB Local scans the stream records of every table it holds on each stream call,
+// so the worker's later files poll their streams faster without this one's.
+afterAll(async () => {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await client.send(new DeleteTableCommand({ TableName: tableName }));
+  } catch {
+    // Already gone, or the instance stopped: nothing to free.
+  } finally {
+    client.destroy();
+  }
 });
 

@@ -139,7 +139,7 @@ describe('lists, filters and search', () => {
           pages.slice(0, -1).forEach((p) => expect(p).toHaveLength(limit));
         },
       ),
-      { numRuns: 25 },
+      { numRuns: 15 },
     );
   });
 
