@@ -84,8 +84,8 @@ beforeEach(() => {
 });
 
 const FINISHED = ['completed', 'failed'];
-/** Rows of the large export: enough for two 5 MiB parts with the notes below. */
-const ROWS = 600;
+/** Rows of the large export: enough for two 5 MiB parts with the long notes and bio below. */
+const ROWS = 300;
 
 async function waitFor<T extends { status: string }>(op: string, auth: Auth, id: string, until: (r: T) => boolean = (r) => FINISHED.includes(r.status) || r.status === 'canceled', ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -147,7 +147,7 @@ async function importFile(auth: Auth, objectType: string, bytes: Buffer): Promis
 const mineSince = (auth: Auth, from: number) => changes.slice(from).filter((c) => c.accountId === auth.accountId);
 
 describe('exports', () => {
-  it('a 600-contact export (hostile cells, custom fields, company_domain, several parts) re-imports with zero errors and zero changes', async () => {
+  it('a 300-contact export (hostile cells, custom fields, company_domain, several parts) re-imports with zero errors and zero changes', async () => {
     const auth = newAccount();
     const companies: Rec[] = [];
     for (let i = 0; i < 5; i++) companies.push(await ok<Rec>('companies-create', { name: `Co ${i}`, domain: `co${i}.example` }, auth));
@@ -157,11 +157,13 @@ describe('exports', () => {
     const since = await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'Since', field_type: 'date' }, auth);
     const langs = await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'Langs', field_type: 'multi_select', options: ['en', 'fr', '@de'] }, auth);
     const note = await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'Formula, "quoted"', field_type: 'text' }, auth);
+    const bio = await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'Bio', field_type: 'text' }, auth);
     const source = await ok<Rec>('sources-create', { name: 'Fair' }, auth);
-    // Cells a spreadsheet would run, and every kind of quoting; notes long enough (~9.5 KB) that
-    // 600 rows need two parts (> 5 MiB): the multipart path without thousands of rows to write.
+    // Cells a spreadsheet would run, and every kind of quoting; notes and a bio long enough (~19 KB
+    // a row) that 300 rows need two parts (> 5 MiB): the multipart path without thousands of rows.
     const hostile = ['=HYPERLINK("http://evil.example","x")', '+1 555 0100', '-2+3', '@SUM(A1)', "'=already quoted", "'plain apostrophe", 'comma, "quote"\r\nnew line'];
     const filler = 'x'.repeat(9_500);
+    const bioText = 'b'.repeat(9_000);
     const items = Array.from({ length: ROWS }, (_, i) => ({
       first_name: i % 7 === 0 ? hostile[i % hostile.length]! : `First${i}`,
       last_name: hostile[(i + 3) % hostile.length]!,
@@ -179,17 +181,18 @@ describe('exports', () => {
         ...(i % 3 ? { [since.id]: '2026-01-31' } : {}),
         [langs.id]: i % 2 ? ['@de', 'en'] : ['fr'],
         [note.id]: hostile[(i + 1) % hostile.length],
+        [bio.id]: bioText,
       },
     }));
-    // 20 at a time: 20 contacts with 9.5 KB notes stay under the 256 KiB body limit.
-    await batchCreate(auth, 'contacts', items, 20);
+    // 12 at a time: 12 contacts of ~19 KB stay under the 256 KiB body limit.
+    await batchCreate(auth, 'contacts', items, 12);
     const before = await allOf(auth, 'contacts-list');
     expect(before).toHaveLength(ROWS);
 
     let probed: ExportRec | undefined;
     deps = {
       afterPage: async ({ rows }) => {
-        if (rows === 500) probed = await waitFor<ExportRec>('exports-get', auth, job0.id, () => true);
+        if (rows === 200) probed = await waitFor<ExportRec>('exports-get', auth, job0.id, () => true);
       },
     };
     const job0 = await ok<ExportRec>('exports-create', { object_type: 'contacts' }, auth);
@@ -197,7 +200,7 @@ describe('exports', () => {
     // Progress while it ran: processing, rows counted, no file yet.
     expect(probed).toMatchObject({ status: 'processing', download_url: null, expires_at: null });
     expect(probed!.processed_rows).toBeGreaterThanOrEqual(0);
-    expect(probed!.processed_rows).toBeLessThanOrEqual(500);
+    expect(probed!.processed_rows).toBeLessThanOrEqual(200);
     expect(job).toMatchObject({ status: 'completed', total_rows: ROWS, processed_rows: ROWS, failure_reason: '', object_type: 'contacts', filters: {} });
     expect(job.download_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/crm-imports\/exports\/.+X-Amz-Expires=900.*X-Amz-Signature=/);
     const expiresIn = Date.parse(job.expires_at!) - Date.now();
@@ -210,7 +213,7 @@ describe('exports', () => {
     expect(file.text.indexOf('\r\n')).toBeGreaterThan(0);
     expect(file.header).toEqual([
       'first_name', 'last_name', 'email', 'phone', 'company_id', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'tags', 'source_id',
-      'company_domain', 'custom:Tier', 'custom:Score', 'custom:VIP', 'custom:Since', 'custom:Langs', 'custom:Formula, "quoted"',
+      'company_domain', 'custom:Tier', 'custom:Score', 'custom:VIP', 'custom:Since', 'custom:Langs', 'custom:Formula, "quoted"', 'custom:Bio',
       'id', 'created_at', 'updated_at',
     ]);
     expect(file.records).toHaveLength(ROWS);
