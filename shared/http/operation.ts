@@ -107,14 +107,20 @@ export const MAX_BODY_DEPTH = 64;
  */
 export function nestsDeeperThan(raw: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next character (`\"` does not end the string)
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
+    if (c === 0x22) {
+      // A string: skip to its closing quote (one not escaped by an odd run of backslashes).
+      let end = raw.indexOf('"', i + 1);
+      while (end > 0) {
+        let backslashes = 0;
+        while (raw.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+        end = raw.indexOf('"', end + 1);
+      }
+      if (end < 0) return false;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) return true;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
