@@ -74,6 +74,8 @@ type BodyRead = { body: string } | { tooLarge: true; drained: boolean } | { abor
  * client then never sees the 413.
  */
 function readBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
+  // Gone while the authorizer ran: its close has been emitted already.
+  if (req.destroyed) return Promise.resolve({ aborted: true });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
@@ -211,6 +212,22 @@ describe('the local server over keep-alive connections', () => {
       agent.destroy();
     }
   }, 120_000);
+
+  it('answers a request target that URL() refuses (`//`, `//a:b:c`) with the envelope, and goes on', async () => {
+    const port = Number(new URL(server.baseUrl).port);
+    for (const target of ['//', '//a:b:c/api/contacts-list', '//[::1']) {
+      const raw = await new Promise<string>((resolveRaw, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`));
+        let text = '';
+        socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+        socket.on('end', () => resolveRaw(text));
+        socket.on('error', reject);
+      });
+      expect(raw, target).toMatch(/^HTTP\/1\.1 404 /);
+      expect(raw, target).toContain('"api.unknown_operation"');
+    }
+    expect((await server.call('contacts-list', {})).status).toBe(200);
+  });
 
   it('announces a keep-alive timeout shorter than the one it applies', async () => {
     const agent = new Agent({ keepAlive: true });
