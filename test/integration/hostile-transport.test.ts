@@ -217,7 +217,7 @@ describe('the local server over keep-alive connections', () => {
     const port = Number(new URL(server.baseUrl).port);
     for (const target of ['//', '//a:b:c/api/contacts-list', '//[::1']) {
       const raw = await new Promise<string>((resolveRaw, reject) => {
-        const socket = connect(port, '127.0.0.1', () => socket.end(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`));
+        const socket = connect(port, '127.0.0.1', () => socket.write(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`));
         let text = '';
         socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
         socket.on('end', () => resolveRaw(text));
