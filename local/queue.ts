@@ -1,7 +1,7 @@
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import { LOOPBACK } from './dynamo.js';
-import { persistentS3Store } from './object-store.js';
+import { persistentS3Store, requireSignedS3 } from './object-store.js';
 
 export interface LocalQueue {
   /** The SQS endpoint (http://127.0.0.1:<port>). */
@@ -25,6 +25,8 @@ export async function startLocalQueue(queueName: string, opts: { port?: number; 
   app.addHook('preHandler', async (request) => {
     if (request.method === 'PUT' && request.body === undefined) request.body = Buffer.alloc(0);
   });
+  // Like S3: unsigned, expired or forged requests are refused (presigned URLs and SDK calls alike).
+  requireSignedS3(app as never);
   await app.listen({ port: opts.port ?? 0, host: LOOPBACK });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

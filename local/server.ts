@@ -56,24 +56,103 @@ export function lambdaContext(functionName: string): Context {
   };
 }
 
-/** Reads at most `limit` bytes; undefined when the body is larger. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * How much of an oversized body is read and dropped after the limit so that the client, which
+ * sends the whole body before it reads the answer, gets the 413 on a connection that stays usable.
+ * Past it the answer closes the connection (lingering: see lingerThenClose).
+ */
+export const DRAIN_BYTES = 16 * 1024 * 1024;
+/** How long a connection closed after a 413 still takes (and drops) the client's bytes. */
+const LINGER_MS = 3000;
+
+type BodyRead = { body: string } | { tooLarge: true; drained: boolean } | { aborted: true };
+
+/**
+ * The body, when it has at most `limit` bytes. A larger one is read to its end and dropped (up to
+ * DRAIN_BYTES past the limit): stopping to read (or destroying the request, as leaving a
+ * `for await` over it does) resets the connection while the client is still sending, and the
+ * client then never sees the 413.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<BodyRead> {
+  // Gone while the authorizer ran: its close has been emitted already.
+  if (req.destroyed) return Promise.resolve({ aborted: true });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (read: BodyRead) => {
+      req.off('data', onData).off('end', onEnd).off('close', onClose).off('error', onClose);
+      resolve(read);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+      else if (size > limit + DRAIN_BYTES) settle({ tooLarge: true, drained: false });
+    };
+    const onEnd = () => settle(size > limit ? { tooLarge: true, drained: true } : { body: Buffer.concat(chunks).toString('utf8') });
+    const onClose = () => settle({ aborted: true });
+    req.on('data', onData).once('end', onEnd).once('close', onClose).once('error', onClose);
+  });
+}
+
+/**
+ * After this response, closes the connection the way a client can read the answer: the answer
+ * says `Connection: close`; once it is written, only the sending side is shut (FIN) and what the
+ * client still sends is read and dropped until it closes or LINGER_MS pass. Closing at once with
+ * unread bytes would reset the connection, and a reset can discard the answer at the client.
+ */
+function lingerThenClose(res: ServerResponse): void {
+  res.setHeader('connection', 'close');
+  const socket = res.socket;
+  if (!socket) return;
+  // Node ends a `Connection: close` response with socket.destroySoon(), which destroys the socket
+  // as soon as the answer is flushed: replaced, for this socket, by a half-close and a delay.
+  (socket as unknown as { destroySoon: () => void }).destroySoon = () => {
+    socket.end();
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('end', () => socket.destroy()).once('close', () => clearTimeout(timer));
+  };
+}
+
+/**
+ * How long an idle keep-alive connection stays open, and the shorter time its answers announce
+ * (`Keep-Alive: timeout=60`). A client that reuses a connection just as the server closes it gets
+ * a reset and no answer, with nothing logged: clients that follow the announcement (undici, Node's
+ * agent with a timeout) close theirs first, and Node's default agent, which keeps sockets until
+ * the server closes them, meets the race only after a minute of idleness, not after Node's 5 s.
+ */
+export const KEEP_ALIVE_MS = 65_000;
+const KEEP_ALIVE_ANNOUNCED = 'timeout=60';
+
+/**
+ * Connection headers of an answer: keep-alive with its announced timeout, unless the server is
+ * closing (then the connection closes after the answer, so that `close()` does not wait for it to
+ * idle out) or the connection is to close anyway.
+ */
+function connectionHeaders(res: ServerResponse, server: Server): void {
+  if (res.headersSent) return;
+  if (!server.listening) res.setHeader('connection', 'close');
+  if (res.getHeader('connection') === 'close') res.removeHeader('keep-alive');
+  else res.setHeader('keep-alive', KEEP_ALIVE_ANNOUNCED);
 }
 
 function send(res: ServerResponse, result: ApiResult) {
   res.writeHead(result.statusCode ?? 200, { 'content-type': 'application/json', ...(result.headers as Record<string, string>) });
   res.end(result.body ?? '');
+}
+
+/**
+ * The request's URL. A target Node's parser lets through but URL refuses (`//`, `//a:b:c`) is a
+ * path of its own, unknown to the API (a throw here, outside the handler's try, would leave the
+ * request unanswered).
+ */
+function requestUrl(target: string): URL {
+  try {
+    return new URL(target, 'http://localhost');
+  } catch {
+    return new URL(`/${encodeURIComponent(target)}`, 'http://localhost');
+  }
 }
 
 /** Extra GET routes (documentation) that other modules may register. */
@@ -87,6 +166,8 @@ export interface RequestLog {
   status: number;
   ms: number;
   requestId: string;
+  /** The client closed the connection before the answer was written (`status` is then 499). */
+  unanswered?: true;
 }
 
 export interface ApiServerOptions {
@@ -97,7 +178,8 @@ export interface ApiServerOptions {
 }
 
 /** `POST contacts-create 200 12 ms (request 3b0c…)`. */
-export const formatRequestLog = (e: RequestLog) => `${e.method} ${e.operation} ${e.status} ${e.ms} ms (request ${e.requestId})`;
+export const formatRequestLog = (e: RequestLog) =>
+  `${e.method} ${e.operation} ${e.status} ${e.ms} ms (request ${e.requestId})${e.unanswered ? ': the client closed the connection before the answer' : ''}`;
 
 /** Request headers up to this size reach the API (a 100 KB token is then a 401, not a bare 431). */
 export const MAX_HEADER_BYTES = 128 * 1024;
@@ -131,13 +213,23 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
     const requestId = randomUUID();
     // Like API Gateway's `apigw-requestid`: the id that error bodies and log lines carry.
     res.setHeader('apigw-requestid', requestId);
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    connectionHeaders(res, server);
+    const answer = (result: ApiResult) => {
+      connectionHeaders(res, server);
+      send(res, result);
+    };
+    const url = requestUrl(req.url ?? '/');
     const method = req.method ?? 'GET';
     const name = /^\/api\/([^/]+)\/?$/.exec(url.pathname)?.[1];
     const op = name ? api.routes.get(name) : undefined;
     if (opts.onRequest) {
       const onRequest = opts.onRequest;
-      res.once('finish', () => onRequest({ method, operation: op?.name ?? url.pathname, status: res.statusCode, ms: Math.round(performance.now() - started), requestId }));
+      const entry = () => ({ method, operation: op?.name ?? url.pathname, ms: Math.round(performance.now() - started), requestId });
+      res.once('finish', () => onRequest({ ...entry(), status: res.statusCode }));
+      // A request that got no answer is logged too (as nginx does, 499).
+      res.once('close', () => {
+        if (!res.writableFinished) onRequest({ ...entry(), status: 499, unanswered: true });
+      });
     }
     try {
       for (const route of extraRoutes) if (await route(req, res)) return;
@@ -156,20 +248,25 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
       };
       if (!op || method !== 'POST') {
         req.resume();
-        return send(res, await (await loadHandler<Fallback>(api.fallback.entry))({ rawPath: url.pathname, requestContext } as ApiEvent));
+        return answer(await (await loadHandler<Fallback>(api.fallback.entry))({ rawPath: url.pathname, requestContext } as ApiEvent));
       }
       // Two Authorization headers: which one counts is ambiguous (Node keeps the first).
       if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
         req.resume();
-        return send(res, errorResponse(new ApiError('api.invalid_request', 'send exactly one Authorization header'), requestId));
+        return answer(errorResponse(new ApiError('api.invalid_request', 'send exactly one Authorization header'), requestId));
       }
       const auth = await authorizeCached(api.authorizer, headers);
       if (!auth.isAuthorized || !('accountId' in auth.context)) {
         req.resume();
-        return send(res, errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token'), requestId));
+        return answer(errorResponse(new ApiError('auth.unauthorized', 'missing, malformed, unknown or revoked access token'), requestId));
       }
-      const body = await readBody(req, MAX_BODY_BYTES);
-      if (body === undefined) return send(res, errorResponse(new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), requestId));
+      const read = await readBody(req, MAX_BODY_BYTES);
+      // The client is gone: nobody to answer.
+      if ('aborted' in read) return;
+      if ('tooLarge' in read) {
+        if (!read.drained) lingerThenClose(res);
+        return answer(errorResponse(new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`), requestId));
+      }
       const event = {
         version: '2.0',
         routeKey: requestContext.routeKey,
@@ -177,16 +274,17 @@ export function createApiServer(extraRoutes: StaticRoute[] = [], opts: ApiServer
         rawQueryString: url.search.slice(1),
         headers,
         requestContext: { ...requestContext, authorizer: { lambda: auth.context } },
-        body,
+        body: read.body,
         isBase64Encoded: false,
       } as unknown as ApiEvent;
       const handler = await loadHandler<Handler>(op.entry);
-      send(res, await handler(event, lambdaContext(op.name)));
+      answer(await handler(event, lambdaContext(op.name)));
     } catch (error) {
       console.error(`local server error (request ${requestId})`, error);
-      if (!res.headersSent) send(res, errorResponse(new ApiError('api.internal', 'internal server error'), requestId));
+      if (!res.headersSent) answer(errorResponse(new ApiError('api.internal', 'internal server error'), requestId));
     }
   });
   server.on('clientError', answerClientError);
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   return server;
 }

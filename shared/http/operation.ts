@@ -94,10 +94,45 @@ function admit(event: ApiEvent): { auth: AuthContext; settle: () => Promise<void
   return { auth, settle };
 }
 
+/**
+ * How deep a body's objects and arrays may nest (the body itself is level 1). Far above anything
+ * an operation takes (a record nests about 3 levels, a filter's groups 4), and far below what
+ * would overflow the stack of code that walks a value recursively (e.g. key sorting).
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * Whether the JSON text nests objects and arrays deeper than `max`: one linear scan of `[`/`{`
+ * against `]`/`}` outside strings, no recursion (the text need not be valid JSON).
+ */
+export function nestsDeeperThan(raw: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: skip to its closing quote (one not escaped by an odd run of backslashes).
+      let end = raw.indexOf('"', i + 1);
+      while (end > 0) {
+        let backslashes = 0;
+        while (raw.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+        end = raw.indexOf('"', end + 1);
+      }
+      if (end < 0) return false;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 export function readJsonObject(event: ApiEvent, family: Family): Record<string, unknown> {
   const raw = event.body === undefined || event.body === null ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new ApiError('api.payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
   if (raw.trim() === '') return {};
+  // Before anything (JSON.parse included) walks it.
+  if (nestsDeeperThan(raw, MAX_BODY_DEPTH)) throw invalidRequest(family, `request body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Family } from '../errors.js';
-import { ApiError } from '../errors.js';
+import { ApiError, invalidRequest } from '../errors.js';
 import { parseWith, rejectUnknownFields, requireId, requireName } from './common.js';
 import { customField, type EntityDefinition, readOnlyFields, settable, writableEntries } from './entities/define.js';
 
@@ -26,7 +26,8 @@ function partialSchema(def: EntityDefinition, mode: 'create' | 'update'): v.Gene
 
 /**
  * Validates a create or update body in the contract's order: unknown and read-only fields,
- * then `id`, then the required field, then every field's type and rules (with details).
+ * then `id`, then the required field, then `custom_fields` being an object, then every field's
+ * type and rules (with details).
  */
 export function parseRecordBody(def: EntityDefinition, body: Record<string, unknown>, mode: 'create' | 'update'): ParsedBody {
   const family = def.family as Family;
@@ -36,7 +37,9 @@ export function parseRecordBody(def: EntityDefinition, body: Record<string, unkn
   if (writable.includes(def.required)) requireName(`${family}.${def.required}_required`, def.required, body, mode);
   const cf = customField(def);
   const custom = cf ? body[cf] : undefined;
-  if (custom && typeof custom === 'object' && !Array.isArray(custom)) {
+  // valibot's record takes an array (its indexes would pass for keys): a JSON object only.
+  if (Array.isArray(custom)) throw invalidRequest(family, `${cf} must be an object of values keyed by custom field definition id`, [{ path: cf!, message: 'must be an object' }]);
+  if (custom && typeof custom === 'object') {
     const reserved = Object.keys(custom).filter((k) => RESERVED_KEYS.includes(k));
     if (reserved.length) {
       throw new ApiError(

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import { CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -466,11 +466,12 @@ describe('exports', () => {
       await first.stop();
     }
     const second = await startLocalQueue('q', { objectDir: dir });
+    const again = new S3Client({ endpoint: second.endpoint, forcePathStyle: true, region: 'us-east-1', credentials });
     try {
-      const res = await fetch(`${second.endpoint}/b/exports/x.csv`);
-      expect(res.status).toBe(200);
-      expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
+      const got = await again.send(new GetObjectCommand({ Bucket: 'b', Key: 'exports/x.csv' }));
+      expect(Buffer.from(await got.Body!.transformToByteArray()).equals(body)).toBe(true);
     } finally {
+      again.destroy();
       await second.stop();
     }
   });
