@@ -129,9 +129,11 @@ export const maxLease = (p: RateLimitPolicy) => Math.max(1, Math.min(Math.floor(
 
 /**
  * Tokens to take in one write, from `seen`: the account's requests on this instance in about the
- * last second (a decayed count that includes the current one). 1 for an idle account.
+ * last second (a decayed count that includes the current one). About 1.2 s of the account's
+ * traffic (so 10 requests/s take leases of 12: under 0.1 writes per request), and 1 for an idle
+ * account (`seen` < 1.67: no other request in the last second or so).
  */
-export const leaseSize = (seen: number, p: RateLimitPolicy) => Math.max(1, Math.min(maxLease(p), Math.floor(seen)));
+export const leaseSize = (seen: number, p: RateLimitPolicy) => Math.max(1, Math.min(maxLease(p), Math.floor(seen * 1.2)));
 
 /** One account as this instance sees it. */
 export interface AccountLease {

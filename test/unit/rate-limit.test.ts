@@ -129,13 +129,13 @@ const requestsArb = fc.array(
   fc.record({ gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 0, max: 3_000_000 })), instance: fc.nat() }),
   { minLength: 1, maxLength: 400 },
 );
-const leasePolicyArb = fc.record({ rate: fc.integer({ min: 1, max: 400 }), burst: fc.integer({ min: 1, max: 300 }) });
+const leasePolicyArb = fc.record({ rate: fc.integer({ min: 1, max: 400 }), burst: fc.oneof(fc.integer({ min: 10, max: 40 }), fc.integer({ min: 1, max: 300 })) });
 
 describe('leases: an instance takes k tokens per write and serves k requests from memory', () => {
   it('lease size: 1 when idle, growing with the rate the instance sees, at most a tenth of the bucket and a second of refill', () => {
     const p = { rate: 100, burst: 200 };
     expect(maxLease(p)).toBe(20);
-    expect([0, 1, 1.9, 2, 10.5, 19, 500].map((seen) => leaseSize(seen, p))).toEqual([1, 1, 1, 2, 10, 19, 20]);
+    expect([0, 1, 1.6, 1.7, 10, 16, 500].map((seen) => leaseSize(seen, p))).toEqual([1, 1, 1, 2, 12, 19, 20]);
     expect(maxLease({ rate: 5, burst: 200 })).toBe(5);
     expect(maxLease({ rate: 0.1, burst: 4 })).toBe(1);
   });
@@ -162,6 +162,27 @@ describe('leases: an instance takes k tokens per write and serves k requests fro
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('the slack is real: tokens one instance leased are still served after another drained the bucket', async () => {
+    const p = { rate: 100, burst: 200 };
+    const f = fleet(p, 2);
+    let now = START;
+    // Instance 0 sees 40 requests in 0.4 s: its lease grows toward k_max (20); it holds the rest of its last one.
+    for (let i = 0; i < 40; i++) expect((await f.decide(0, 'acct', (now += 10_000))).allowed).toBe(true);
+    expect(f.writes()).toBeLessThan(20);
+    // A second later (the bucket is full again, the lease not yet expired) instance 1 drains the
+    // bucket at one instant (it stops when fewer tokens are left than the lease it now asks for),
+    // and instance 0 still serves what it holds.
+    now += 1_000_000;
+    let drained = 0;
+    while ((await f.decide(1, 'acct', now)).allowed) drained++;
+    let fromLease = 0;
+    while ((await f.decide(0, 'acct', now)).allowed) fromLease++;
+    expect(drained).toBeGreaterThan(p.burst - maxLease(p));
+    expect(fromLease).toBeGreaterThan(0);
+    expect(drained + fromLease).toBeLessThanOrEqual(p.burst + maxLease(p) - 1);
+    expect((await f.decide(1, 'acct', now)).allowed).toBe(false);
   });
 
   it('an idle account (k = 1) gets the exact figures: the same decisions and headers as the single shared bucket, on one instance or many', async () => {
