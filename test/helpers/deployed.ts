@@ -143,7 +143,7 @@ export function synthesizedDeployment(): Deployment {
   return {
     functions,
     authorizer: {
-      functionName: byId.get(idsIn(auth.Properties.AuthorizerUri)[0]!)!.name,
+      functionName: idsIn(auth.Properties.AuthorizerUri).map((id) => byId.get(id)).find(Boolean)!.name,
       identitySource: auth.Properties.IdentitySource as string[],
       simpleResponses: auth.Properties.EnableSimpleResponses === true,
       payloadFormat: String(auth.Properties.AuthorizerPayloadFormatVersion),
