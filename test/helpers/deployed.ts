@@ -164,7 +164,9 @@ export function resolveEnvironment(d: Deployment, fn: DeployedFunction, resolve:
   for (const [name, value] of Object.entries(fn.environment)) {
     if (typeof value === 'string') out[name] = value;
     else {
-      const id = refOf(value);
+      // A reference, or a resource's own name written out (a bucket named by a join): the resource it names.
+      const named = Object.entries(d.resources).find(([, r]) => JSON.stringify((r.Properties as Json | undefined)?.BucketName ?? (r.Properties as Json | undefined)?.QueueName) === JSON.stringify(value))?.[0];
+      const id = refOf(value) ?? named;
       const type = id && id in d.parameters ? 'parameter' : id ? String(d.resources[id]?.Type) : 'unknown';
       const resolved = id ? resolve({ id, type }) : undefined;
       if (resolved === undefined) throw new Error(`${fn.name}: no local value for ${name} = ${JSON.stringify(value)} (${type})`);
