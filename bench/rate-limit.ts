@@ -12,6 +12,7 @@ import { issueKey } from '../shared/auth/tokens.js';
 import { measureCapacity } from '../shared/db/capacity.js';
 import { db, tableName } from '../shared/db/client.js';
 import { keys } from '../shared/db/table.js';
+import { rateLimitStats } from '../shared/domain/rate-limit.js';
 import type { AuthContext } from '../shared/http/operation.js';
 import { percentile, table, timeIt } from './stats.js';
 
@@ -22,6 +23,7 @@ process.env.CRM_RATE_LIMIT = '0';
 const stack = await startLocalStack({ port: 0 });
 const log = (...a: unknown[]) => console.error('[bench:ratelimit]', ...a);
 const round = (n: number) => Math.round(n * 100) / 100;
+const round2 = (n: number) => Math.round(n);
 
 const auth: AuthContext = { accountId: crypto.randomUUID(), userId: crypto.randomUUID() };
 const { key, token } = await issueKey(auth, { name: 'bench' });
@@ -44,8 +46,8 @@ const rawGet = () => db().send(new GetCommand({ TableName: tableName(), Key: key
 const rawList = () =>
   db().send(new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': keys.listPartition(auth.accountId, 'contact') }, ScanIndexForward: false, Limit: 26 }));
 
-// A limit the runs never reach: the limiter does all its work (one conditional write per call)
-// but never refuses; the cost does not depend on the figures.
+// A limit the runs never reach: the limiter does all its work (a lease write every k calls, k
+// following the account's rate on this instance) but never refuses.
 const ON = '10000,20000';
 const overhead: Record<string, unknown>[] = [];
 for (const [name, op, body, raw] of [
@@ -81,6 +83,34 @@ for (const [name, op, body] of [
   const on = await capacity(ON, op, body);
   capacityRows.push({ name, rcu_off: off.rcu, wcu_off: off.wcu, calls_off: off.calls, rcu_on: on.rcu, wcu_on: on.wcu, calls_on: on.calls, added_wcu: round(on.wcu - off.wcu) });
 }
+// Sustained load: one account, 10 calls at a time for 300 calls after a warm-up of 100, with the
+// default limit (100,200: leases up to 20 tokens): the limiter's write units per request.
+{
+  process.env.CRM_RATE_LIMIT = '100,200';
+  const busy: AuthContext = { accountId: crypto.randomUUID(), userId: auth.userId, scopes: ['*'] };
+  const tenAtOnce = () => Promise.all(Array.from({ length: 10 }, () => invokeOperation('contacts-get', { id: sample }, busy)));
+  for (let i = 0; i < 10; i++) await tenAtOnce();
+  const before = rateLimitStats();
+  const started = performance.now();
+  const { usage } = await measureCapacity(async () => {
+    for (let i = 0; i < 30; i++) await tenAtOnce();
+  });
+  const after = rateLimitStats();
+  const seconds = (performance.now() - started) / 1000;
+  const requests = after.requests - before.requests;
+  capacityRows.push({
+    name: `sustained load, ${round2(requests / seconds)} requests/s of one account (100,200)`,
+    rcu_on: round(usage.rcu / requests),
+    wcu_on: round(usage.wcu / requests),
+    added_wcu: round(usage.wcu / requests),
+    bucket_writes_per_request: round((after.writes - before.writes) / requests),
+  });
+  // An idle account: one call, one write (k = 1; the headers are exact).
+  const idle: AuthContext = { accountId: crypto.randomUUID(), userId: auth.userId, scopes: ['*'] };
+  const one = await capacity('100,200', 'contacts-get', { id: sample }, idle);
+  capacityRows.push({ name: 'idle account, one call (k = 1)', rcu_on: one.rcu, wcu_on: one.wcu, calls_on: one.calls, added_wcu: one.wcu });
+}
+
 // A bucket of one request per 100 s: the first call passes, the second is refused. This instance
 // saw the bucket's state in the first answer, so it refuses from memory (no DynamoDB call); another
 // instance would spend one failed conditional write (1 WCU) to learn it.

@@ -24,7 +24,7 @@ const fixImage = (image: Record<string, AV> | undefined) =>
   image && Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fixValue(v)]));
 
 /** A DynamoDB Streams API record in the shape Lambda's event source mapping delivers. */
-function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
   const d = r.dynamodb ?? {};
   const at = d.ApproximateCreationDateTime as unknown;
   return {

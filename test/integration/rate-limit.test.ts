@@ -10,6 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, isCrmError, type RateLimitInfo } from '../../client/index.js';
 import { createApiServer } from '../../local/server.js';
 import { issueToken } from '../../shared/auth/tokens.js';
+import { measureCapacity } from '../../shared/db/capacity.js';
+import { rateLimitStats } from '../../shared/domain/rate-limit.js';
 import { invoke, newAccount } from '../helpers/api.js';
 
 let server: Server;
@@ -133,5 +135,26 @@ describe('rate limits per account', () => {
     await expect(reader.contacts.create({ first_name: 'x' })).rejects.toSatisfy((e) => isCrmError(e, 'auth.forbidden') && e.status === 403);
     // The reader's key is the same account's: its forbidden call took the last request of the bucket.
     await expect(crm.apiKeys.list()).rejects.toSatisfy((e) => isCrmError(e, 'api.rate_limited') && e.status === 429);
+  });
+
+  it('leases: a busy account costs at most 0.1 bucket write units per request on an instance, and none is refused', { timeout: 120_000 }, async () => {
+    process.env.CRM_RATE_LIMIT = '100,200';
+    const auth = newAccount();
+    const round = () => Promise.all(Array.from({ length: 10 }, () => invoke('contacts-get', { id: randomUUID() }, auth)));
+    // Warm-up: the instance learns the account's rate (its lease grows from 1 token).
+    for (let i = 0; i < 5; i++) await round();
+    const before = rateLimitStats();
+    const { result: rounds, usage } = await measureCapacity(async () => {
+      const out = [];
+      for (let i = 0; i < 20; i++) out.push(...(await round()));
+      return out;
+    });
+    const after = rateLimitStats();
+    expect(rounds.map((r) => r.status)).toEqual(Array(200).fill(404));
+    // 404s read one item and write nothing: every write unit here is the limiter's.
+    expect(after.requests - before.requests).toBe(200);
+    expect(usage.wcu / 200).toBeLessThanOrEqual(0.1);
+    expect((after.writes - before.writes) / 200).toBeLessThanOrEqual(0.1);
+    expect(usage.wcu).toBeGreaterThan(0);
   });
 });
