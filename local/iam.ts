@@ -272,6 +272,15 @@ export const enforcementEnabled = (): boolean => process.env.CRM_LOCAL_IAM !== '
 
 const PATCHED = Symbol.for('crm.local-iam');
 
+/** Each distinct refusal once on stderr: a function refused a call is a grant to fix (or a bug the deployment would have). */
+const reported = new Set<string>();
+function reportOnce(fn: string, request: AuthzRequest, error: Error): void {
+  const key = `${fn} ${request.action} ${request.resource} ${(request.leadingKeys ?? []).join(',')}`;
+  if (reported.has(key) || reported.size > 1000) return;
+  reported.add(key);
+  console.warn(`local IAM: ${error.message}${request.leadingKeys?.length ? ` (dynamodb:LeadingKeys ${request.leadingKeys.join(', ')})` : ''}`);
+}
+
 /**
  * Installs the check on every AWS SDK client of this process (the SDK's one Client class, under
  * DynamoDB, S3, SQS and KMS alike). Idempotent; does nothing with `CRM_LOCAL_IAM=off`.
@@ -287,7 +296,11 @@ export function installIamEnforcement(): void {
       const command = args[0] as { input?: Input; constructor: { name: string } };
       const serviceId = this.config?.serviceId ?? 'unknown';
       const denied = refused(localPolicyOf(current.spec), requestsOf(serviceId, command.constructor.name, command.input ?? {}));
-      if (denied) return Promise.reject(new AccessDeniedException(current.spec.name, denied, serviceId === 'DynamoDB' ? 400 : 403));
+      if (denied) {
+        const error = new AccessDeniedException(current.spec.name, denied, serviceId === 'DynamoDB' ? 400 : 403);
+        reportOnce(current.spec.name, denied, error);
+        return Promise.reject(error);
+      }
     }
     return original.apply(this, args);
   };
