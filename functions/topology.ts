@@ -8,6 +8,7 @@
  * from `access`, other bindings from the entry. The functions below are the rest.
  */
 import type { Bindings } from '../shared/config/bindings.js';
+import type { ItemKind, ItemUse } from '../shared/schemas/policies.js';
 import type { Family } from '../shared/errors.js';
 import { type OperationEntry, operations } from './operations.js';
 
@@ -73,6 +74,11 @@ export interface FunctionSpec {
   entry: string;
   trigger: Trigger;
   bindings: Bindings;
+  /**
+   * Items that are not records it reads or writes (the rate-limit bucket, key use, idempotency
+   * records …): with the bindings, its IAM policy (shared/schemas/policies.ts `policyOf`).
+   */
+  items?: ItemUse;
   /** Deployed time limit. */
   timeoutSeconds: number;
   memoryMb?: number;
@@ -83,13 +89,24 @@ export interface FunctionSpec {
 /** API operations answer within the HTTP API's limit (30 s). */
 export const API_TIMEOUT_SECONDS = 10;
 
-/** An operation's function: read operations may also seed the cursor key (lib/bindings.ts). */
+/**
+ * What every operation's pipeline writes on each call (shared/http/operation.ts `admit`): a token
+ * of the account's rate-limit bucket and its key's `last_used_at`, both in the control table.
+ */
+export const PIPELINE_ITEMS: readonly ItemKind[] = ['rateLimit', 'keyUse'];
+
+/** An operation's function: its declaration's access, bindings and items, plus its pipeline's. */
 export const operationFunction = (op: OperationEntry): FunctionSpec => ({
   name: op.name,
   entry: op.entry,
   trigger: { kind: 'http', operation: op.name, family: op.family },
   // Every operation counts against its account's rate limit (shared/http/operation.ts).
-  bindings: { table: op.access, rateLimit: 'read', ...op.bindings },
+  bindings: { table: op.access, control: 'write', rateLimit: 'read', ...op.bindings },
+  items: {
+    reads: op.items?.reads ?? [],
+    // Read operations create the cursor signing key on first use (SYSTEM partition only).
+    writes: [...PIPELINE_ITEMS, ...(op.access === 'read' ? (['cursorKey'] as const) : []), ...(op.idempotent ? (['idempotency'] as const) : []), ...(op.items?.writes ?? [])],
+  },
   timeoutSeconds: API_TIMEOUT_SECONDS,
   group: op.family,
 });

@@ -1,12 +1,12 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { type BindingMode, type BindingName, bindingEnv } from '../shared/config/bindings.js';
+import { EXPORT_FILES_PREFIX, IMPORT_FILES_PREFIX, INBOUND_PREFIX, type ResourceArns } from '../shared/schemas/policies.js';
 import type { FunctionSpec } from '../functions/topology.js';
-import { bindTable, grantSystemKeySeed } from './grants.js';
+import { grantPolicy, INDEX_NAMES } from './grants.js';
 import { acknowledge } from './nag.js';
 
 /** The service's shared resources a binding may name (created once, in the parent stack). */
@@ -14,6 +14,8 @@ export interface ServiceResources {
   /** The RateLimit parameter's value. */
   rateLimit: string;
   table: dynamodb.ITable;
+  /** The control table (rate-limit buckets, key use, idempotency records: no stream). */
+  controlTable: dynamodb.ITable;
   deliveryQueue: sqs.IQueue;
   secretsKey: kms.IKey;
   importsBucket: s3.IBucket;
@@ -26,76 +28,59 @@ export interface ServiceResources {
   inbound: { bucketName: string; bucketArn: string; domain: string };
 }
 
-/** Object prefixes of the buckets (the code's object keys start with them). */
-export const IMPORT_FILES_PREFIX = 'imports/';
-export const INBOUND_PREFIX = 'inbound/';
-export const EXPORT_FILES_PREFIX = 'exports/';
+export { EXPORT_FILES_PREFIX, IMPORT_FILES_PREFIX, INBOUND_PREFIX };
 
-type Grant<B extends BindingName> = (fn: lambda.Function, mode: BindingMode<B>, r: ServiceResources, spec: FunctionSpec) => void;
+/** The ARNs the policy data names (shared/schemas/policies.ts). */
+export const resourceArns = (r: ServiceResources): ResourceArns => ({
+  table: r.table.tableArn,
+  tableIndexes: INDEX_NAMES.map((name) => `${r.table.tableArn}/index/${name}`),
+  control: r.controlTable.tableArn,
+  deliveryQueue: r.deliveryQueue.queueArn,
+  importsQueue: r.importsQueue.queueArn,
+  exportsQueue: r.exportsQueue.queueArn,
+  importsBucket: r.importsBucketArn,
+  inboundBucket: r.inbound.bucketArn,
+  secretsKey: r.secretsKey.keyArn,
+});
 
-const prefixGrant = (fn: lambda.Function, actions: string[], bucketArn: string, nagName: string, prefix: string, why: string) => {
-  fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [`${bucketArn}/${prefix}*`] }));
-  // The grant names the prefix of one bucket: a wildcard by design (one object per import or message).
-  acknowledge(fn.role!, `AwsSolutions-IAM5[Resource::${nagName}/${prefix}*]`, `${why}: no list, no delete.`);
-};
+type Setting<B extends BindingName> = (fn: lambda.Function, mode: BindingMode<B>, r: ServiceResources) => void;
+
+/** The prefix grants name one prefix of one bucket: a wildcard by design (one object per import or message). */
+const prefixAck = (fn: lambda.Function, nagName: string, prefix: string, why: string) => acknowledge(fn.role!, `AwsSolutions-IAM5[Resource::${nagName}/${prefix}*]`, `${why}: no list, no delete.`);
 
 /**
- * One grant per binding: sets the binding's variable and exactly the access its mode names.
- * Nothing else in lib/ grants a function anything.
+ * One setting per binding: the variable it sets (and the acknowledgement of a prefix grant). The
+ * grants themselves are the function's policy as data (`grantPolicy`, shared/schemas/policies.ts).
  */
-const GRANTS: { [B in BindingName]: Grant<B> } = {
-  table: (fn, mode, r, spec) => {
-    bindTable(fn, r.table, mode);
-    // Read operations create the cursor signing key on first use (SYSTEM partition only).
-    if (mode === 'read' && spec.trigger.kind === 'http') grantSystemKeySeed(fn, r.table);
-  },
-  deliveryQueue: (fn, _mode, r) => {
-    fn.addEnvironment(bindingEnv('deliveryQueue'), r.deliveryQueue.queueUrl);
-    r.deliveryQueue.grantSendMessages(fn);
-  },
-  secretsKey: (fn, mode, r) => {
-    fn.addEnvironment(bindingEnv('secretsKey'), r.secretsKey.keyId);
-    if (mode !== 'decrypt') r.secretsKey.grant(fn, 'kms:Encrypt');
-    // webhooks-create decrypts the secret of its own stored idempotent result on a retry; the delivery worker signs.
-    if (mode !== 'encrypt') r.secretsKey.grant(fn, 'kms:Decrypt');
-  },
-  importsBucket: (fn, mode, r) => {
+const SETTINGS: { [B in BindingName]: Setting<B> } = {
+  table: (fn, _mode, r) => fn.addEnvironment(bindingEnv('table'), r.table.tableName),
+  control: (fn, _mode, r) => fn.addEnvironment(bindingEnv('control'), r.controlTable.tableName),
+  deliveryQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('deliveryQueue'), r.deliveryQueue.queueUrl),
+  secretsKey: (fn, _mode, r) => fn.addEnvironment(bindingEnv('secretsKey'), r.secretsKey.keyId),
+  importsBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('importsBucket'), r.importsBucket.bucketName);
-    // HeadObject is authorized as GetObject.
-    prefixGrant(fn, mode === 'write' ? ['s3:PutObject', 's3:GetObject'] : ['s3:GetObject'], r.importsBucketArn, r.nagNames.importsBucket, IMPORT_FILES_PREFIX, 'Import files are one object per import under the imports/ prefix of the imports bucket');
+    prefixAck(fn, r.nagNames.importsBucket, IMPORT_FILES_PREFIX, 'Import files are one object per import under the imports/ prefix of the imports bucket');
   },
-  importsQueue: (fn, _mode, r) => {
-    fn.addEnvironment(bindingEnv('importsQueue'), r.importsQueue.queueUrl);
-    r.importsQueue.grantSendMessages(fn);
-  },
+  importsQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('importsQueue'), r.importsQueue.queueUrl),
   // --- exports (contract §16) ---
-  exportsBucket: (fn, mode, r) => {
+  exportsBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('exportsBucket'), r.importsBucket.bucketName);
-    // The worker writes the file as a multipart upload (PutObject covers create, part and complete) and aborts an interrupted one;
-    // the read operations presign downloads (a presigned GET is authorized as the signer's GetObject).
-    const actions = mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : ['s3:GetObject'];
-    prefixGrant(fn, actions, r.importsBucketArn, r.nagNames.importsBucket, EXPORT_FILES_PREFIX, 'Export files are one object per export under the exports/ prefix of the imports bucket');
+    prefixAck(fn, r.nagNames.importsBucket, EXPORT_FILES_PREFIX, 'Export files are one object per export under the exports/ prefix of the imports bucket');
   },
-  exportsQueue: (fn, _mode, r) => {
-    fn.addEnvironment(bindingEnv('exportsQueue'), r.exportsQueue.queueUrl);
-    r.exportsQueue.grantSendMessages(fn);
-  },
+  exportsQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('exportsQueue'), r.exportsQueue.queueUrl),
   // --- end exports ---
   inboundBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundBucket'), r.inbound.bucketName);
-    prefixGrant(fn, ['s3:GetObject'], r.inbound.bucketArn, r.nagNames.inboundBucket, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');
+    prefixAck(fn, r.nagNames.inboundBucket, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');
   },
-  rateLimit: (fn, _mode, r) => {
-    fn.addEnvironment(bindingEnv('rateLimit'), r.rateLimit);
-  },
-  inboundDomain: (fn, _mode, r) => {
-    fn.addEnvironment(bindingEnv('inboundDomain'), r.inbound.domain);
-  },
+  rateLimit: (fn, _mode, r) => fn.addEnvironment(bindingEnv('rateLimit'), r.rateLimit),
+  inboundDomain: (fn, _mode, r) => fn.addEnvironment(bindingEnv('inboundDomain'), r.inbound.domain),
 };
 
 /** Applies every binding a function declares. */
 export function bind(fn: lambda.Function, spec: FunctionSpec, resources: ServiceResources): void {
   for (const [name, mode] of Object.entries(spec.bindings) as [BindingName, string][]) {
-    (GRANTS[name] as Grant<BindingName>)(fn, mode as never, resources, spec);
+    (SETTINGS[name] as Setting<BindingName>)(fn, mode as never, resources);
   }
+  grantPolicy(fn, spec, resourceArns(resources));
 }

@@ -12,6 +12,7 @@ import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
+import { CONTROL_TABLE_DEFINITION, createControlTableInput } from '../shared/db/control.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { DEFAULT_RATE_LIMIT } from '../shared/domain/rate-limit.js';
 import type { ApiFunction } from './api-function.js';
@@ -42,6 +43,8 @@ export class CrmStack extends Stack {
   readonly api: apigwv2.HttpApi;
   readonly apiStage: apigwv2.HttpStage;
   readonly table: dynamodb.Table;
+  /** Items written per request that are not records (rate-limit buckets, key use, idempotency records): no stream. */
+  readonly controlTable: dynamodb.Table;
   readonly deliveryQueue: sqs.Queue;
   readonly deliveryDlq: sqs.Queue;
   readonly streamFailures: sqs.Queue;
@@ -62,6 +65,7 @@ export class CrmStack extends Stack {
 
     // ---- Data ---------------------------------------------------------------------------
     this.table = buildTable(this, stage);
+    this.controlTable = buildControlTable(this, stage);
 
     this.webhookSecretsKey = new kms.Key(this, 'WebhookSecretsKey', {
       description: `crm ${stage.name}: encrypts webhook signing secrets`,
@@ -145,6 +149,7 @@ export class CrmStack extends Stack {
     const resources: ServiceResources = {
       rateLimit: rateLimit.valueAsString,
       table: this.table,
+      controlTable: this.controlTable,
       deliveryQueue: this.deliveryQueue,
       secretsKey: this.webhookSecretsKey,
       importsBucket: imports.bucket,
@@ -314,4 +319,23 @@ function buildTable(scope: Construct, stage: StageConfig): dynamodb.Table {
     });
   }
   return table;
+}
+
+/** The control table as shared/db/control.ts declares it: the same keys, an expiry attribute, no stream, no index. */
+function buildControlTable(scope: Construct, stage: StageConfig): dynamodb.Table {
+  const input = createControlTableInput('crm-control');
+  const keyOf = (type: 'HASH' | 'RANGE') => {
+    const name = input.KeySchema.find((k) => k.KeyType === type)!.AttributeName;
+    return { name, type: dynamodb.AttributeType.STRING };
+  };
+  return new dynamodb.Table(scope, 'ControlTable', {
+    partitionKey: keyOf('HASH'),
+    sortKey: keyOf('RANGE'),
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    timeToLiveAttribute: CONTROL_TABLE_DEFINITION.ttlAttribute,
+    deletionProtection: stage.retainData,
+    removalPolicy: removalPolicy(stage),
+  });
 }

@@ -1,50 +1,27 @@
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { Access } from '../shared/http/registry.js';
-import { createTableInput, keys } from '../shared/db/table.js';
+import { createTableInput } from '../shared/db/table.js';
+import { type PolicyStatement, type PolicySubject, policyOf, type ResourceArns } from '../shared/schemas/policies.js';
 
-/**
- * Table actions the code uses, split by access mode. TransactGetItems/TransactWriteItems have no
- * IAM action of their own: they are authorized as the Get/Put/Update/Delete/ConditionCheck they contain.
- * No Scan, no DescribeTable, no `dynamodb:*`.
- */
-export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
-export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
+export { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../shared/schemas/policies.js';
 
 /** The GSI names of the shared table definition (reads may query them; writes never address an index). */
 export const INDEX_NAMES = createTableInput('_').GlobalSecondaryIndexes.map((index) => index.IndexName);
 
-/**
- * Sets TABLE_NAME and grants exactly the access mode (like Powertools' `bindTable` RO/RW):
- * read → GetItem/BatchGetItem/Query/ConditionCheckItem on the table and its named indexes;
- * write → the same plus PutItem/UpdateItem/DeleteItem/BatchWriteItem on the table.
- */
-export function bindTable(fn: lambda.Function, table: dynamodb.ITable, access: Access): void {
-  fn.addEnvironment('TABLE_NAME', table.tableName);
-  const indexArns = INDEX_NAMES.map((name) => `${table.tableArn}/index/${name}`);
-  fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...TABLE_READ_ACTIONS], resources: [table.tableArn, ...indexArns] }));
-  if (access === 'write') {
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...TABLE_WRITE_ACTIONS], resources: [table.tableArn] }));
-  }
-}
+/** The CDK statement of one statement of the policy data (shared/schemas/policies.ts). */
+export const toPolicyStatement = (s: PolicyStatement): iam.PolicyStatement =>
+  new iam.PolicyStatement({
+    sid: s.sid,
+    actions: [...s.actions],
+    resources: [...s.resources],
+    ...(s.conditions ? { conditions: Object.fromEntries(Object.entries(s.conditions).map(([op, c]) => [op, Object.fromEntries(Object.entries(c).map(([k, v]) => [k, [...v]]))])) } : {}),
+  });
 
 /**
- * The cursor signing key lives in the table (shared/db/cursor.ts: `keys.system('CURSOR_KEY')`) and
- * is created by the first list request of an installation, which is a read-only operation.
- * Read functions may therefore put items in the installation's SYSTEM partition, and nowhere
- * else: `dynamodb:LeadingKeys` pins the partition key. They still cannot update or delete,
- * and cannot touch any account's data.
+ * Grants a function exactly its policy as data (`policyOf`: its bindings and items), the same
+ * statements local mode enforces (local/iam.ts). Nothing else in lib/ grants a function access to
+ * the service's resources.
  */
-export const SYSTEM_PARTITION = keys.system('CURSOR_KEY').pk;
-
-export function grantSystemKeySeed(fn: lambda.Function, table: dynamodb.ITable): void {
-  fn.addToRolePolicy(
-    new iam.PolicyStatement({
-      sid: 'SeedSystemPartitionOnly',
-      actions: ['dynamodb:PutItem'],
-      resources: [table.tableArn],
-      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [SYSTEM_PARTITION] } },
-    }),
-  );
+export function grantPolicy(fn: lambda.Function, subject: PolicySubject, arns: ResourceArns): void {
+  for (const statement of policyOf(subject, arns)) fn.addToRolePolicy(toPolicyStatement(statement));
 }

@@ -7,6 +7,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { controlTableNameFor, createControlTableInput } from '../shared/db/control.js';
 import { createTableInput } from '../shared/db/table.js';
 
 /**
@@ -165,13 +166,20 @@ export async function startDynamo(opts: { port?: number; dataDir?: string } = {}
   };
 }
 
-/** Creates the table from the shared definition (no-op when it exists). */
+/**
+ * Creates the table and its control table (`<table>-control`, no stream: shared/db/control.ts)
+ * from the shared definitions (no-op for one that exists).
+ */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
+    for (const input of [createTableInput(tableName), createControlTableInput(controlTableNameFor(tableName))]) {
+      try {
+        await client.send(new CreateTableCommand(input));
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
+      }
+    }
   } finally {
     client.destroy();
   }

@@ -8,6 +8,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionSpec, QueueName } from '../functions/topology.js';
 import { type BindingName, bindingEnv } from '../shared/config/bindings.js';
+import { controlTableNameFor } from '../shared/db/control.js';
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
@@ -39,6 +40,7 @@ export interface LocalResources {
  */
 export const LOCAL_BINDINGS: { [B in BindingName]: (r: LocalResources) => string | undefined } = {
   table: (r) => r.tableName,
+  control: (r) => controlTableNameFor(r.tableName),
   deliveryQueue: (r) => r.queueUrls.delivery,
   secretsKey: () => undefined,
   importsBucket: (r) => r.buckets.imports,

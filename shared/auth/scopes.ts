@@ -7,24 +7,16 @@
 import type { Family } from '../errors.js';
 import { FULL_SCOPES, SCOPE_ALL, SCOPE_ALL_READ, SCOPE_MANAGE_KEYS } from '../schemas/scope-names.js';
 
+/** What an operation does to its family's records, as its declaration says (`access`, shared/schemas/resource.ts). */
 export type ScopeAccess = 'read' | 'write';
 
 /**
- * The verbs that only read (contract §14: get, list, deliveries, errors, address, batch-get,
- * events-list, trash-list, exports-get, exports-list); every other operation writes. Matched on
- * the end of the operation's name, so every family's `-get`/`-list`/`-batch-get` is covered.
+ * The scope an operation needs, from its declaration (family and `access`): `api_keys:manage`
+ * for key management, else `<family>:<access>`.
  */
-export const READ_VERBS = ['get', 'list', 'deliveries', 'errors', 'address', 'batch-get'] as const;
-
-/** `read` or `write`, from the operation's name (the registry's declaration: its name and family). */
-export function scopeAccessOf(name: string): ScopeAccess {
-  return READ_VERBS.some((verb) => name.endsWith(`-${verb}`)) ? 'read' : 'write';
-}
-
-/** The scope an operation needs: `api_keys:manage` for key management, else `<family>:<access>`. */
-export function requiredScope(entry: { name: string; family: Family }): string {
+export function requiredScope(entry: { family: Family; access: ScopeAccess }): string {
   if (entry.family === 'api_keys') return SCOPE_MANAGE_KEYS;
-  return `${entry.family}:${scopeAccessOf(entry.name)}`;
+  return `${entry.family}:${entry.access}`;
 }
 
 /**

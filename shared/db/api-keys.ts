@@ -3,9 +3,14 @@
  * `A#<account>#key#<id>`, GSI1 lists an account's keys newest first) and its token item
  * (shared/db/tokens.ts, keyed by the token's hash), which is all the authorizer reads. Revoking
  * sets `revoked_at` on the record and deletes the token item in one transaction.
+ *
+ * A key's use (`last_used_at`, written by every call of the key) lives in the control table
+ * (shared/db/control.ts: no stream), under the key's own key; reading a key merges it in (a record
+ * written before the control table may still hold its own `last_used_at`).
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { controlTableName } from './control.js';
 import { cancellationCodes, isConditionFailure } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 import { tokenItem } from './tokens.js';
@@ -65,9 +70,33 @@ export async function insertApiKey(item: ApiKeyItem): Promise<boolean> {
   }
 }
 
+/** The later of two `last_used_at` values (either may be missing). */
+const later = (a: unknown, b: unknown): string | null => {
+  const values = [a, b].filter((v): v is string => typeof v === 'string');
+  return values.length === 0 ? null : values.reduce((x, y) => (x > y ? x : y));
+};
+
 export async function getApiKeyItem(accountId: string, id: string): Promise<ApiKeyItem | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true }));
-  return strip(out.Item);
+  const [out, use] = await Promise.all([
+    db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true })),
+    db().send(new GetCommand({ TableName: controlTableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true, ProjectionExpression: 'last_used_at' })),
+  ]);
+  const key = strip(out.Item);
+  return key && { ...key, last_used_at: later(key.last_used_at, use.Item?.last_used_at) };
+}
+
+/** The keys with their use merged in from the control table (one BatchGetItem, retried for unprocessed keys). */
+async function withUse(accountId: string, items: ApiKeyItem[]): Promise<ApiKeyItem[]> {
+  if (items.length === 0) return items;
+  const table = controlTableName();
+  const used = new Map<string, unknown>();
+  let pending: Record<string, unknown>[] | undefined = items.map((k) => keys.apiKey(accountId, k.id));
+  for (let attempt = 0; pending && pending.length > 0 && attempt < 5; attempt++) {
+    const out = await db().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'pk, last_used_at' } } }));
+    for (const item of out.Responses?.[table] ?? []) used.set(String(item.pk), item.last_used_at);
+    pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined;
+  }
+  return items.map((k) => ({ ...k, last_used_at: later(k.last_used_at, used.get(keys.apiKey(accountId, k.id).pk)) }));
 }
 
 /** One page of the account's keys, newest first, after `after` (a `created_at#id` position). */
@@ -82,7 +111,7 @@ export async function queryApiKeys(accountId: string, limit: number, after?: str
       Limit: limit,
     }),
   );
-  return (out.Items ?? []).map((i) => strip(i)!);
+  return withUse(accountId, (out.Items ?? []).map((i) => strip(i)!));
 }
 
 /**
@@ -118,18 +147,20 @@ export async function revokeApiKeyItem(accountId: string, id: string, now: strin
 }
 
 /**
- * Sets `last_used_at` unless it was set less than a minute before `now` (`cutoff` = now − 60 s):
- * at most one successful write per key per minute, whatever the number of instances.
+ * Sets the key's `last_used_at` (control table) unless it was set less than a minute before `now`
+ * (`cutoff` = now − 60 s): at most one successful write per key per minute, whatever the number
+ * of instances. Only a key's token reaches here (the authorizer's context), so no item is
+ * written for a key that does not exist.
  */
 export async function touchApiKey(accountId: string, id: string, now: string, cutoff: string): Promise<void> {
   try {
     await db().send(
       new UpdateCommand({
-        TableName: tableName(),
+        TableName: controlTableName(),
         Key: keys.apiKey(accountId, id),
         UpdateExpression: 'SET last_used_at = :now',
-        ConditionExpression: 'attribute_exists(pk) AND revoked_at = :null AND (last_used_at = :null OR last_used_at < :cutoff)',
-        ExpressionAttributeValues: { ':now': now, ':cutoff': cutoff, ':null': null },
+        ConditionExpression: 'attribute_not_exists(last_used_at) OR last_used_at < :cutoff',
+        ExpressionAttributeValues: { ':now': now, ':cutoff': cutoff },
       }),
     );
   } catch (error) {

@@ -1,5 +1,6 @@
 /**
- * Where idempotency records live: Powertools' DynamoDBPersistenceLayer on the shared table, with
+ * Where idempotency records live: Powertools' DynamoDBPersistenceLayer on the control table
+ * (no stream: shared/db/control.ts), with
  * the record's key the readable, account-scoped pk of `keys.idempotency` instead of Powertools'
  * `<function>#<hash>`; Powertools still does the conditional writes, status, expiry and
  * payload-hash validation (shared/http/idempotency.ts).
@@ -7,9 +8,8 @@
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { requireEnv } from '../config/env.js';
-import { bindingEnv } from '../config/bindings.js';
 import { dbClient } from './client.js';
+import { controlTableName } from './control.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 /** What the idempotent call carries: `scope` names the record. */
@@ -30,6 +30,6 @@ class ScopedPersistenceLayer extends DynamoDBPersistenceLayer {
 let store: ScopedPersistenceLayer | undefined;
 
 export function idempotencyStore(): DynamoDBPersistenceLayer {
-  store ??= new ScopedPersistenceLayer({ tableName: requireEnv(bindingEnv('table')), keyAttr: 'pk', expiryAttr: TABLE_DEFINITION.ttlAttribute, awsSdkV3Client: dbClient() });
+  store ??= new ScopedPersistenceLayer({ tableName: controlTableName(), keyAttr: 'pk', expiryAttr: TABLE_DEFINITION.ttlAttribute, awsSdkV3Client: dbClient() });
   return store;
 }

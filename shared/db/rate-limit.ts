@@ -1,5 +1,6 @@
 /**
- * The account's rate-limit bucket (contract §14): one small item per account holding its GCRA
+ * The account's rate-limit bucket (contract §14), in the control table (no stream: shared/db/control.ts):
+ * one small item per account holding its GCRA
  * "theoretical arrival time" `tat` (epoch microseconds), shared by every key of the account and
  * every Lambda instance. An instance takes a lease of `k` tokens (shared/domain/rate-limit.ts) in
  * one conditional UpdateItem (1 WCU) in the common case:
@@ -15,7 +16,8 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { db, tableName } from './client.js';
+import { db } from './client.js';
+import { controlTableName } from './control.js';
 import { isConditionFailure } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
@@ -52,7 +54,7 @@ export async function takeFromBucket(accountId: string, now: number, t: number, 
       if (busy) {
         const out = await db().send(
           new UpdateCommand({
-            TableName: tableName(),
+            TableName: controlTableName(),
             Key: keys.rateLimit(accountId),
             UpdateExpression: 'SET tat = tat + :kt, #ttl = :ttl',
             ConditionExpression: 'tat > :now AND tat <= :max',
@@ -67,7 +69,7 @@ export async function takeFromBucket(accountId: string, now: number, t: number, 
       }
       await db().send(
         new UpdateCommand({
-          TableName: tableName(),
+          TableName: controlTableName(),
           Key: keys.rateLimit(accountId),
           UpdateExpression: 'SET tat = :tat, #ttl = :ttl',
           ConditionExpression: 'attribute_not_exists(tat) OR tat <= :now',

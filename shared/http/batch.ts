@@ -17,6 +17,7 @@ const items = (entity: Entity, verb: 'create' | 'update' | 'upsert', run: RunIte
   operation({
     name: `${entity.family}-batch-${verb}`,
     family: entity.family as Family,
+    access: 'write',
     wrap: opts.wrap,
     parse: (body) => parseBatchItems(entity.family as Family, body),
     run: ({ items: list }, ctx) => run(entity, ctx, list),
@@ -26,6 +27,7 @@ const ids = (entity: Entity, verb: 'delete' | 'get', run: RunIds) =>
   operation({
     name: `${entity.family}-batch-${verb}`,
     family: entity.family as Family,
+    access: verb === 'get' ? 'read' : 'write',
     parse: (body) => parseBatchIds(entity.family as Family, body),
     run: ({ ids: list }, ctx): Promise<unknown> => run(entity, ctx, list),
   });

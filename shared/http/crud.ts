@@ -20,6 +20,7 @@ export const createHandler = <D extends Entity>(entity: D, opts: { wrap?: RunWra
   operation({
     name: `${entity.family}-create`,
     family: entity.family as Family,
+    access: 'write',
     wrap: opts.wrap,
     parse: (body) => parseRecordBody(entity, body, 'create'),
     run: (input, ctx) => create(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
@@ -29,6 +30,7 @@ export const getHandler = <D extends Entity>(entity: D) =>
   operation({
     name: `${entity.family}-get`,
     family: entity.family as Family,
+    access: 'read',
     parse: (body) => parseIdOnly(entity.family as Family, body),
     run: ({ id }, ctx) => get(familyOf(entity), ctx, id) as Promise<RecordOf<D>>,
   });
@@ -37,6 +39,7 @@ export const updateHandler = <D extends Entity>(entity: D) =>
   operation({
     name: `${entity.family}-update`,
     family: entity.family as Family,
+    access: 'write',
     parse: (body) => parseRecordBody(entity, body, 'update'),
     run: (input, ctx) => update(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
   });
@@ -45,6 +48,7 @@ export const deleteHandler = <D extends Entity>(entity: D) =>
   operation({
     name: `${entity.family}-delete`,
     family: entity.family as Family,
+    access: 'write',
     parse: (body) => parseIdOnly(entity.family as Family, body),
     run: ({ id }, ctx) => remove(familyOf(entity), ctx, id),
   });
@@ -53,6 +57,7 @@ export const listHandler = <D extends Entity>(entity: D) =>
   operation({
     name: `${entity.family}-list`,
     family: entity.family as Family,
+    access: 'read',
     parse: (body) => parseWith(entity.family as Family, listSchema(entity), body) as Record<string, unknown>,
     run: (input, ctx) => list(familyOf(entity), ctx, input),
   });

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { ApiError, type Family, forbidden, internal, invalidRequest, unauthorized } from '../errors.js';
 import type { AuthContext, OperationContext } from '../domain/context.js';
-import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../auth/scopes.js';
+import { covers, requiredScope, type ScopeAccess, scopesFromContext } from '../auth/scopes.js';
 import { recordKeyUse } from '../domain/key-use.js';
 import { consumeRateLimit, knownOverLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
@@ -26,6 +26,8 @@ export type RunWrapper = <R>(call: { ctx: OperationContext; family: Family; body
 export interface OperationSpec<I, R> {
   name: string;
   family: Family;
+  /** The declaration's `access`: the scope it needs (`<family>:<access>`), and whether it waits for the limiter. */
+  access: ScopeAccess;
   /** Optional wrapper around `run` (idempotent creates). */
   wrap?: RunWrapper;
   /** Validates the JSON object body into the operation's input; throws ApiError. */
@@ -189,7 +191,7 @@ export function operation<I, R>(spec: OperationSpec<I, R>) {
         await settle();
         throw forbidden(scope);
       }
-      if (scopeAccessOf(spec.name) === 'write' || knownOverLimit(auth.accountId)) await settle();
+      if (spec.access === 'write' || knownOverLimit(auth.accountId)) await settle();
       let result: unknown;
       try {
         const body = readJsonObject(event, spec.family);

@@ -5,6 +5,7 @@
  */
 import type { Bindings } from '../config/bindings.js';
 import type { Family } from '../errors.js';
+import type { ItemUse } from '../schemas/policies.js';
 import { type Access, operationName, type ResourceDefinition } from '../schemas/resource.js';
 
 export type { Access };
@@ -21,6 +22,10 @@ export interface OperationEntry {
    * environment variable and its grant (shared/config/bindings.ts; lib/bindings.ts; local/resources.ts).
    */
   bindings?: Omit<Bindings, 'table'>;
+  /** Writes idempotency records (the declaration's `idempotent`). */
+  idempotent?: true;
+  /** Items beyond records it reads or writes (the declaration's `items`). */
+  items?: ItemUse;
 }
 
 /** The registry entries of a family: one per operation of its resource definition. */
@@ -31,4 +36,6 @@ export const registryEntries = (def: ResourceDefinition): OperationEntry[] =>
     entry: `${def.prefix}/${verb}.ts`,
     access: op.access,
     ...(op.bindings ? { bindings: op.bindings } : {}),
+    ...(op.idempotent ? { idempotent: op.idempotent } : {}),
+    ...(op.items ? { items: op.items } : {}),
   }));

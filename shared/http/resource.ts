@@ -16,6 +16,7 @@ export function handle<Ops extends Record<string, OperationDecl<unknown>>, V ext
   return operation({
     name: operationName(def, verb),
     family: def.family,
+    access: op.access,
     wrap: opts.wrap,
     parse: (body) => parseOperation(def.family, op, body) as InputOfOp<Ops[V]>,
     run,

@@ -15,6 +15,7 @@ export const restoreHandler = <D extends Entity>(entity: D) =>
   operation({
     name: `${entity.family}-restore`,
     family: entity.family as Family,
+    access: 'write',
     parse: (body) => parseIdOnly(entity.family as Family, body),
     run: ({ id }, ctx) => restore(familyOf(entity), ctx, id) as Promise<RecordOf<D>>,
   });
@@ -23,6 +24,7 @@ export const mergeHandler = <D extends Entity>(entity: D) =>
   operation({
     name: `${entity.family}-merge`,
     family: entity.family as Family,
+    access: 'write',
     parse: (body) => parseMerge(entity.family as Family, body),
     run: (input, ctx) => merge(familyOf(entity), ctx, input.primary_id, input.secondary_id) as Promise<RecordOf<D>>,
   });

@@ -19,8 +19,13 @@ import type { Bindings } from '../config/bindings.js';
 import type { Family } from '../errors.js';
 import { parseWith, rejectUnknownFields, requireId, requireName } from './common.js';
 import type { KeyDeclarations } from './keys/define.js';
+import type { ItemKind } from './policies.js';
 
-/** Table access of an operation's function: `read` gets read-only grants. */
+/**
+ * What an operation does to its family's records: `read` or `write`. It is the scope the
+ * operation needs (`<family>:read|write`, shared/auth/scopes.ts) and its table grant (`read`:
+ * read-only).
+ */
 export type Access = 'read' | 'write';
 
 /** How one operation is described in the OpenAPI document. */
@@ -53,6 +58,17 @@ export interface BodyRules {
 
 export interface OperationDecl<I = unknown> extends OperationDoc {
   access: Access;
+  /**
+   * Writes an idempotency record per `Idempotency-Key` (contract §7): its handler wraps its run with
+   * `idempotentCreate` (checked when the handler is built) and its function may write the control
+   * table's idempotency items.
+   */
+  idempotent?: true;
+  /**
+   * Items that are not records the operation reads or writes beyond what every operation does
+   * (the rate-limit bucket and key use, the cursor key of read operations): shared/schemas/policies.ts.
+   */
+  items?: { reads?: readonly ItemKind[]; writes?: readonly ItemKind[] };
   /** What the function may touch beyond the table (shared/config/bindings.ts; lib/bindings.ts). */
   bindings?: Omit<Bindings, 'table'>;
   /** Body rules of the standard parse (`parseOperation`). */

@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
 import { synthesizeFlat } from '../helpers/cdk-templates.js';
-import { createTableInput, TABLE_DEFINITION } from '../../shared/db/table.js';
+import { createTableInput, keys, TABLE_DEFINITION } from '../../shared/db/table.js';
+import { createControlTableInput } from '../../shared/db/control.js';
+import type { PolicyStatement } from '../../shared/schemas/policies.js';
+import { refused, requestsOf } from '../../local/iam.js';
 import { buildCrmApp } from '../../lib/app.js';
 import { API_ERROR_LOG_KEY, METRIC, METRICS_NAMESPACE } from '../../shared/observability/names.js';
 import { TABLE_WRITE_ACTIONS } from '../../lib/grants.js';
@@ -142,7 +145,29 @@ function statementsOf(name: string, from = dev): Statement[] {
 }
 
 const actionsOf = (statements: Statement[]) => statements.flatMap((s) => asArray(s.Action));
-const tableId = () => ofType(dev.resources, 'AWS::DynamoDB::Table')[0]![0];
+const tables = (from = dev) => ofType(from.resources, 'AWS::DynamoDB::Table');
+/** The streamed table (records) and the control table (no stream). */
+const tableOf = (from = dev) => tables(from).find(([, t]) => t.Properties!.StreamSpecification)!;
+const controlTableOf = (from = dev) => tables(from).find(([, t]) => !t.Properties!.StreamSpecification)!;
+const tableId = () => tableOf()[0];
+
+/** A synthesized ARN as the local IAM check spells it (a table's `Fn::GetAtt` → `arn:…:table/<logical id>`). */
+function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as { 'Fn::GetAtt'?: [string, string]; 'Fn::Join'?: [string, unknown[]]; Ref?: string };
+  if (v['Fn::GetAtt']) {
+    const [id] = v['Fn::GetAtt'];
+    return dev.resources[id]?.Type === 'AWS::DynamoDB::Table' ? `arn:aws:dynamodb:local:000000000000:table/${id}` : `arn:${id}`;
+  }
+  if (v['Fn::Join']) return v['Fn::Join'][1].map(render).join(v['Fn::Join'][0]);
+  return v.Ref ? `ref:${v.Ref}` : JSON.stringify(value);
+}
+
+/** A function's synthesized statements as policy data, for the local evaluator (local/iam.ts). */
+const policyData = (name: string): PolicyStatement[] =>
+  statementsOf(name)
+    .filter((s) => s.Effect === 'Allow')
+    .map((s, i) => ({ sid: `S${i}`, actions: asArray(s.Action), resources: asArray(s.Resource).map(render), conditions: s.Condition as PolicyStatement['conditions'] }));
 
 describe('API routes: one per registry entry', () => {
   it('has one POST /api/<name> route per operation plus $default, and nothing else', () => {
@@ -268,16 +293,25 @@ describe('least privilege', () => {
     }
   });
 
-  it.each(readOnly.map((name) => [name]))('%s (read): reads the table and its indexes, never writes account data', (name) => {
+  it.each(readOnly.map((name) => [name]))('%s (read): reads the table and its indexes; writes only its declared items, each pinned to its partitions', (name) => {
     const statements = statementsOf(name);
     expect(actionsOf(statements)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+    const control = controlTableOf()[0];
     for (const statement of statements) {
       const writes = asArray(statement.Action).filter((a) => tableWrites.includes(a));
       if (writes.length === 0) continue;
-      // The only write a read function has: seeding the installation's SYSTEM partition (cursor key).
       expect(name).not.toBe('authorizer');
+      if (JSON.stringify(statement.Resource).includes(`"${control}"`)) {
+        // The pipeline's control items: a rate-limit token and the key's use, nothing else.
+        expect(writes).toEqual(['dynamodb:UpdateItem']);
+        expect(statement.Condition).toHaveProperty(['ForAllValues:StringLike', 'dynamodb:LeadingKeys']);
+        continue;
+      }
+      // On the table: seeding the installation's SYSTEM partition (cursor key), or the items a read creates on first use.
       expect(writes).toEqual(['dynamodb:PutItem']);
-      expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SYSTEM'] } });
+      const patterns = Object.values(statement.Condition ?? {}).map((c) => (c as Json)['dynamodb:LeadingKeys']);
+      expect(patterns.length, name).toBe(1);
+      if (name !== 'inbound-emails-address') expect(statement.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SYSTEM'] } });
     }
     const unconditioned = statements.filter((s) => !s.Condition);
     for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:TransactWriteItems']) {
@@ -341,12 +375,35 @@ describe('least privilege', () => {
   });
 });
 
+describe('every API function may do what its pipeline does on every call (shared/http/operation.ts admit)', () => {
+  const account = '0b5c9d0e-0000-4000-8000-000000000001';
+  const keyId = '0b5c9d0e-0000-4000-8000-000000000002';
+  const update = (table: string, key: { pk: string; sk: string }) => requestsOf('DynamoDB', 'UpdateCommand', { TableName: table, Key: key });
+
+  it.each(operations.map((op) => [op.name]))('%s: takes a token from the rate-limit bucket and records its key use, in the control table', (name) => {
+    const policy = policyData(name);
+    const control = controlTableOf()[0];
+    expect(JSON.stringify(envOf(name).CONTROL_TABLE_NAME)).toContain(control);
+    expect(refused(policy, update(control, keys.rateLimit(account)))).toBeUndefined();
+    expect(refused(policy, update(control, keys.apiKey(account, keyId)))).toBeUndefined();
+    // Pinned to those items: not a record of the table, not an idempotency record unless the operation declares it.
+    const op = operations.find((o) => o.name === name)!;
+    if (op.access === 'read') expect(refused(policy, update(tableId(), keys.rateLimit(account)))).toBeDefined();
+    expect(refused(policy, requestsOf('DynamoDB', 'PutCommand', { TableName: control, Item: keys.idempotency(account, name, 'k') })) === undefined).toBe(Boolean(op.idempotent));
+  });
+
+  it('gives the workers no access to the control table', () => {
+    for (const worker of WORKERS) expect(envOf(worker.name)).not.toHaveProperty('CONTROL_TABLE_NAME');
+    for (const worker of WORKERS) expect(JSON.stringify(statementsOf(worker.name))).not.toContain(`"${controlTableOf()[0]}"`);
+  });
+});
+
 describe('table', () => {
   const input = createTableInput('x');
 
   it('matches the shared table definition', () => {
-    dev.template.resourceCountIs('AWS::DynamoDB::Table', 1);
-    const props = ofType(dev.resources, 'AWS::DynamoDB::Table')[0]![1].Properties!;
+    dev.template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    const props = tableOf()[1].Properties!;
     expect(props.KeySchema).toEqual(input.KeySchema);
     expect(props.AttributeDefinitions).toEqual(expect.arrayContaining(input.AttributeDefinitions));
     expect((props.AttributeDefinitions as unknown[]).length).toBe(input.AttributeDefinitions.length);
@@ -359,15 +416,27 @@ describe('table', () => {
     expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
   });
 
-  it('is retained with deletion protection in prod, and removable in dev', () => {
-    const [, prodTable] = ofType(prod.resources, 'AWS::DynamoDB::Table')[0]!;
-    expect(prodTable.DeletionPolicy).toBe('Retain');
-    expect(prodTable.UpdateReplacePolicy).toBe('Retain');
-    expect(prodTable.Properties!.DeletionProtectionEnabled).toBe(true);
+  it('has a control table as shared/db/control.ts declares it: no stream, no index, expiring items', () => {
+    const control = createControlTableInput('x');
+    const props = controlTableOf()[1].Properties!;
+    expect(props.KeySchema).toEqual(control.KeySchema);
+    expect(props.AttributeDefinitions).toEqual(control.AttributeDefinitions);
+    expect(props.StreamSpecification).toBeUndefined();
+    expect(props.GlobalSecondaryIndexes).toBeUndefined();
+    expect(props.TimeToLiveSpecification).toEqual({ AttributeName: TABLE_DEFINITION.ttlAttribute, Enabled: true });
+  });
+
+  it('is retained with deletion protection in prod, and removable in dev (both tables)', () => {
+    for (const [, prodTable] of tables(prod)) {
+      expect(prodTable.DeletionPolicy).toBe('Retain');
+      expect(prodTable.UpdateReplacePolicy).toBe('Retain');
+      expect(prodTable.Properties!.DeletionProtectionEnabled).toBe(true);
+    }
     expect(ofType(prod.resources, 'AWS::KMS::Key')[0]![1].DeletionPolicy).toBe('Retain');
-    const [, devTable] = ofType(dev.resources, 'AWS::DynamoDB::Table')[0]!;
-    expect(devTable.DeletionPolicy).toBe('Delete');
-    expect(devTable.Properties!.DeletionProtectionEnabled ?? false).toBe(false);
+    for (const [, devTable] of tables(dev)) {
+      expect(devTable.DeletionPolicy).toBe('Delete');
+      expect(devTable.Properties!.DeletionProtectionEnabled ?? false).toBe(false);
+    }
   });
 });
 

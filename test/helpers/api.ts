@@ -7,6 +7,8 @@ import type { AuthContext } from '../../shared/http/operation.js';
 import { createApiServer } from '../../local/server.js';
 import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
 import { handler as streamHandler } from '../../functions/stream/handler.js';
+import { functionByName } from '../../functions/topology.js';
+import { asFunction } from '../../local/iam.js';
 
 export const newAccount = (): AuthContext => ({ accountId: randomUUID(), userId: randomUUID() });
 
@@ -55,5 +57,5 @@ export async function startServer(): Promise<TestServer> {
 
 /** The stream worker on this test file's table. */
 export function startTestStreamWorker(): Promise<StreamPoller> {
-  return startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: streamHandler, intervalMs: 25, retryDelayMs: 100 });
+  return startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('stream')!, streamHandler), intervalMs: 25, retryDelayMs: 100 });
 }

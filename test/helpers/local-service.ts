@@ -14,7 +14,7 @@ export interface Service {
 }
 
 /** Variables of the test process that must not leak into the service it starts. */
-const OWN = ['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3', 'IMPORTS_BUCKET', 'IMPORTS_QUEUE_URL', 'CRM_DEV_TOKENS', 'CRM_DATA_DIR', 'LOG_LEVEL', 'POWERTOOLS_LOG_LEVEL', 'VITEST_POOL_ID', 'VITEST_WORKER_ID'];
+const OWN = ['TABLE_NAME', 'CONTROL_TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3', 'IMPORTS_BUCKET', 'IMPORTS_QUEUE_URL', 'CRM_DEV_TOKENS', 'CRM_DATA_DIR', 'LOG_LEVEL', 'POWERTOOLS_LOG_LEVEL', 'VITEST_POOL_ID', 'VITEST_WORKER_ID'];
 
 /** Starts local mode in its own process group (like a shell job) and waits for its token line. */
 export async function startService(env: Record<string, string> = {}): Promise<Service> {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
+import { controlTableNameFor } from '../../shared/db/control.js';
 
 /**
  * Each test file gets its own table (created from the shared definition) in its worker's
@@ -13,7 +14,7 @@ import { ensureTable, LOCAL_AWS_ENV } from '../../local/dynamo.js';
 const endpoints = inject('dynamoEndpoints');
 const endpoint = endpoints[(Number(process.env.VITEST_POOL_ID ?? 1) - 1) % endpoints.length]!;
 const tableName = `test-${randomUUID()}`;
-Object.assign(process.env, LOCAL_AWS_ENV, { DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, CURSOR_SECRET: 'test-cursor-secret', POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'CRITICAL' });
+Object.assign(process.env, LOCAL_AWS_ENV, { DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, CONTROL_TABLE_NAME: controlTableNameFor(tableName), CURSOR_SECRET: 'test-cursor-secret', POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'CRITICAL' });
 // The suite sends many requests quickly from one account: rate limiting is off unless a test
 // turns it on (test/integration/rate-limit.test.ts).
 process.env.CRM_RATE_LIMIT = '0';

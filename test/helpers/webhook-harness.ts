@@ -10,6 +10,8 @@ import type { WebhookDelivery, WebhookEndpoint } from '../../shared/schemas/webh
 import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
 import type { WorkerDeps } from '../../shared/webhooks/worker.js';
 import { handler as streamHandler } from '../../functions/stream/handler.js';
+import { functionByName } from '../../functions/topology.js';
+import { asFunction } from '../../local/iam.js';
 import { startStreamPoller } from '../../local/stream-poller.js';
 import { ok } from './api.js';
 
@@ -145,7 +147,7 @@ export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; s
   const worker = startQueueWorker({
     endpoint,
     queueUrl,
-    handler: deliveryHandler(opts.workerDeps),
+    handler: asFunction(functionByName('delivery')!, deliveryHandler(opts.workerDeps)),
     visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? 1,
     waitTimeSeconds: 1,
     groupOf: (body) => parseDeliveryRef(body)?.endpoint_id,
@@ -157,7 +159,7 @@ export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; s
       : await startStreamPoller({
           endpoint: process.env.DYNAMODB_ENDPOINT!,
           tableName: process.env.TABLE_NAME!,
-          handler: streamHandler,
+          handler: asFunction(functionByName('stream')!, streamHandler),
           intervalMs: 25,
           retryDelayMs: 100,
           onError: (e) => console.error('stream worker error', e),

@@ -3,6 +3,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../shared/auth/tokens.js';
 import { db, tableName } from '../../shared/db/client.js';
+import { controlTableName } from '../../shared/db/control.js';
 import { idempotencyKeys, IDEMPOTENCY_TTL_ATTRIBUTE } from '../../shared/http/idempotency.js';
 import { invoke, newAccount, ok, startServer, type TestServer } from '../helpers/api.js';
 
@@ -40,16 +41,18 @@ describe('Idempotency-Key on creates', () => {
     expect(await contactsNamed(name)).toHaveLength(1);
   });
 
-  it('stores the record in the single table, scoped by account and operation, with a 24 h TTL', async () => {
+  it('stores the record in the control table (no stream), scoped by account and operation, with a 24 h TTL', async () => {
     const key = `k-${randomUUID()}`;
     const r = await server.call<{ id: string }>('sources-create', { name: 'Fair' }, withKey(key));
     expect(r.status).toBe(200);
-    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: idempotencyKeys.record(server.auth.accountId, 'sources-create', key) }))).Item;
+    const item = (await db().send(new GetCommand({ TableName: controlTableName(), Key: idempotencyKeys.record(server.auth.accountId, 'sources-create', key) }))).Item;
     expect(item).toMatchObject({ pk: `IDEMP#${server.auth.accountId}#sources-create#${key}`, sk: 'IDEMP', status: 'COMPLETED' });
     expect(item!.data).toEqual(r.body.result);
     const ttl = Number(item![IDEMPOTENCY_TTL_ATTRIBUTE]);
     expect(ttl).toBeGreaterThan(Date.now() / 1000 + 23.9 * 3600);
     expect(ttl).toBeLessThan(Date.now() / 1000 + 24.1 * 3600);
+    // Not in the streamed table: an idempotent create writes no stream record of its own.
+    expect((await db().send(new GetCommand({ TableName: tableName(), Key: idempotencyKeys.record(server.auth.accountId, 'sources-create', key) }))).Item).toBeUndefined();
   });
 
   it('the same key with a different body is <family>.conflict (409) and creates nothing', async () => {
@@ -126,7 +129,7 @@ describe('Idempotency-Key on creates', () => {
     expect(first.status).toBe(200);
     expect(second.body).toEqual(first.body);
     expect(first.body.result!.signing_secret).toMatch(/^whsec_/);
-    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: idempotencyKeys.record(server.auth.accountId, 'webhooks-create', key) }))).Item;
+    const item = (await db().send(new GetCommand({ TableName: controlTableName(), Key: idempotencyKeys.record(server.auth.accountId, 'webhooks-create', key) }))).Item;
     expect(JSON.stringify(item)).not.toContain(first.body.result!.signing_secret);
     expect(JSON.stringify(item)).not.toContain(first.body.result!.signing_secret.slice(6));
     const list = await server.call<{ items: unknown[] }>('webhooks-list', {});

@@ -66,6 +66,7 @@ describe('countMetric', () => {
       operation({
         name: 'probe-errors',
         family: 'contacts',
+        access: 'write',
         parse: (body) => body,
         run: async () => {
           throw error;

@@ -23,6 +23,7 @@ describe('operation()', () => {
   const echo = operation({
     name: 'things-create',
     family: 'contacts',
+    access: 'write',
     parse: (body) => {
       if ('bad' in body) throw new ApiError('contacts.invalid_request', 'bad field', [{ path: 'bad', message: 'no' }]);
       return body;

@@ -33,6 +33,7 @@ const probe = (fail?: ApiError) =>
   operation({
     name: 'probe-run',
     family: 'contacts',
+    access: 'write',
     parse: (body) => body,
     run: async () => {
       logger.info('inside the run');
@@ -62,6 +63,7 @@ describe('request_id', () => {
     const failing = operation({
       name: 'probe-crash',
       family: 'contacts',
+      access: 'write',
       parse: (body) => body,
       run: async () => {
         throw new Error('boom');

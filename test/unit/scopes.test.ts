@@ -1,7 +1,7 @@
 /** Scope rules (contract §14), checked against the registry: every family has its scopes, every operation its scope. */
 import { describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
-import { covers, requiredScope, scopeAccessOf, scopesFromContext } from '../../shared/auth/scopes.js';
+import { covers, requiredScope, scopesFromContext } from '../../shared/auth/scopes.js';
 import { ALL_SCOPES, FULL_SCOPES, SCOPE_FAMILIES } from '../../shared/schemas/api-keys.js';
 import { buildOpenApiDocument } from '../../shared/openapi/document.js';
 
@@ -28,8 +28,8 @@ describe('scopes', () => {
     for (const scope of ALL_SCOPES) for (const op of operations) expect(covers([scope], requiredScope(op)), `${scope} → ${op.name}`).toBe(oracle(scope, op));
   });
 
-  it('read-only functions (registry access read) need only a read scope', () => {
-    for (const op of operations.filter((o) => o.access === 'read' && o.family !== 'api_keys')) expect(scopeAccessOf(op.name), op.name).toBe('read');
+  it('the scope follows the declaration: access read needs <family>:read, access write <family>:write', () => {
+    for (const op of operations.filter((o) => o.family !== 'api_keys')) expect(requiredScope(op), op.name).toBe(`${op.family}:${op.access}`);
   });
 
   it('write includes read of the same family only; * is everything but key management', () => {

@@ -32,10 +32,11 @@ export const apiKeysResource = defineResource({
       errors: ['api_keys.invalid_scopes'],
       parse: parseApiKeyCreate,
     },
-    list: { access: 'read', summary: "List the account's API keys, newest first (cursor pagination); revoked and expired keys included", input: apiKeyListInput, result: apiKeyListResult },
-    get: { access: 'read', summary: 'Get an API key (never its token)', input: apiKeyIdInput, result: apiKeySchema, errors: BY_ID_ERRORS, body: BY_ID },
+    list: { access: 'read', items: { reads: ['keyUse'] }, summary: "List the account's API keys, newest first (cursor pagination); revoked and expired keys included", input: apiKeyListInput, result: apiKeyListResult },
+    get: { access: 'read', items: { reads: ['keyUse'] }, summary: 'Get an API key (never its token)', input: apiKeyIdInput, result: apiKeySchema, errors: BY_ID_ERRORS, body: BY_ID },
     revoke: {
       access: 'write',
+      items: { reads: ['keyUse'] },
       summary: 'Revoke an API key: its token answers 401 from now on (deployed: within the authorizer cache time, at most 60 s)',
       description: 'Returns the key with `revoked_at` set; revoking a revoked key returns it unchanged.',
       input: apiKeyIdInput,

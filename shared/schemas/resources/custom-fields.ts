@@ -25,6 +25,7 @@ export const customFieldsResource = defineResource({
     get: { access: 'read', summary: 'Get a custom field definition', input: idOnlyInput, result: customFieldSchema, body: BY_ID },
     create: {
       access: 'write',
+      idempotent: true,
       summary: 'Define a custom field for contacts, companies or projects',
       input: customFieldCreateInput,
       result: customFieldSchema,

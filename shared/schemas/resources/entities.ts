@@ -114,7 +114,7 @@ function crudOperations(def: EntityDefinition): Record<string, OperationDecl> {
   return {
     list: { access: 'read', summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def) },
     get: { access: 'read', summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
-    create: { access: 'write', summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
+    create: { access: 'write', idempotent: true, summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
     update: { access: 'write', summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },
     delete: { access: 'write', summary: def.docs.delete ?? `Delete ${article} ${label}`, input: idOnlyInput, result: deletedSchema },
   };
@@ -130,6 +130,7 @@ function batchOperations(def: EntityDefinition): Record<string, OperationDecl> {
   const ops: Record<string, OperationDecl> = {
     'batch-create': {
       access: 'write',
+      idempotent: true,
       summary: `Create 1 to ${MAX_BATCH_ITEMS} ${p} in one call`,
       description: `${rules} Send \`Idempotency-Key\` to make a retry safe.`,
       input: batchCreateInput(def),
@@ -161,6 +162,7 @@ function batchOperations(def: EntityDefinition): Record<string, OperationDecl> {
   if (def.lookup) {
     ops['batch-upsert'] = {
       access: 'write',
+      idempotent: true,
       summary: `Create or update 1 to ${MAX_BATCH_ITEMS} ${p} matched by \`${def.lookup.field}\` (without case)`,
       description:
         `As an upsert import: an item whose \`${def.lookup.field}\` matches a ${label} of the account (several: the most recently created) updates it with the item's fields (the stored spelling of \`${def.lookup.field}\` stays); otherwise a ${label} is created. ` +

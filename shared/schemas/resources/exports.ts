@@ -17,6 +17,7 @@ export const exportsResource = defineResource({
   operations: {
     create: {
       access: 'write',
+      idempotent: true,
       bindings: { exportsQueue: 'send' },
       summary: 'Export a list (contacts, companies, projects or activities, with its filters) as a CSV file',
       description:

@@ -34,6 +34,7 @@ export const importsResource = defineResource({
   operations: {
     create: {
       access: 'write',
+      idempotent: true,
       bindings: JOB,
       summary: 'Import a CSV file of contacts or companies',
       description:

@@ -24,7 +24,7 @@ export const inboundEmailsResource = defineResource({
     InboundEmailDeleted: deletedSchema,
   },
   operations: {
-    address: { access: 'write', bindings: DOMAIN, summary: "The account's inbound email address (created on first use, then stable)", description: FLOW, input: inboundAddressInput, result: inboundAddressResult },
+    address: { access: 'read', items: { writes: ['inboundAddress'] }, bindings: DOMAIN, summary: "The account's inbound email address (created on first use, then stable)", description: FLOW, input: inboundAddressInput, result: inboundAddressResult },
     list: {
       access: 'read',
       bindings: DOMAIN,

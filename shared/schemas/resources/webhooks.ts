@@ -57,6 +57,7 @@ export const webhooksResource = defineResource({
   operations: {
     create: {
       access: 'write',
+      idempotent: true,
       bindings: { secretsKey: 'encrypt-decrypt' },
       summary: 'Register a webhook endpoint',
       description: 'Returns the endpoint and its signing secret (`whsec_…`); the secret is shown only here. Deliveries are signed per Standard Webhooks (see `webhooks`).',

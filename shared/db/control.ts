@@ -1,0 +1,38 @@
+/**
+ * The control table: items written per request that are not records (the rate-limit bucket,
+ * API key use, idempotency records). It has no stream, so these writes invoke nothing; it has
+ * no index. Same key attributes and expiry attribute as the table (shared/db/table.ts).
+ */
+import { requireEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
+import { TABLE_DEFINITION } from './table.js';
+
+export const CONTROL_TABLE_DEFINITION = {
+  partitionKey: TABLE_DEFINITION.partitionKey,
+  sortKey: TABLE_DEFINITION.sortKey,
+  ttlAttribute: TABLE_DEFINITION.ttlAttribute,
+} as const;
+
+/** Parameters for CreateTable (local runner, tests); the stack maps the same fields. */
+export function createControlTableInput(tableName: string) {
+  const d = CONTROL_TABLE_DEFINITION;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [
+      { AttributeName: d.partitionKey, AttributeType: 'S' as const },
+      { AttributeName: d.sortKey, AttributeType: 'S' as const },
+    ],
+    KeySchema: [
+      { AttributeName: d.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: d.sortKey, KeyType: 'RANGE' as const },
+    ],
+  };
+}
+
+/** The control table's name for a table's (local mode and tests: `<table>-control`). */
+export const controlTableNameFor = (tableName: string): string => `${tableName}-control`;
+
+export function controlTableName(): string {
+  return requireEnv(bindingEnv('control'));
+}
