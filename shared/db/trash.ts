@@ -191,9 +191,17 @@ export function mergePut(accountId: string, type: EntityType, secondary: StoredR
   };
 }
 
-/** A condition in a transaction: the record exists (the primary of a merge). */
-export function recordExistsCheck(accountId: string, type: EntityType, id: string): TransactItem {
-  return { ConditionCheck: { TableName: tableName(), Key: keys.record(accountId, type, id), ConditionExpression: 'attribute_exists(pk)' } };
+/** A condition in a transaction: the record exists at the version read (the primary of a merge that does not change it). */
+export function recordVersionCheck(accountId: string, type: EntityType, id: string, ver: number): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: tableName(),
+      Key: keys.record(accountId, type, id),
+      ConditionExpression: '#ver = :ver',
+      ExpressionAttributeNames: { '#ver': 'ver' },
+      ExpressionAttributeValues: { ':ver': ver },
+    },
+  };
 }
 
 export async function getMerge(accountId: string, type: EntityType, secondaryId: string): Promise<MergeItem | undefined> {
