@@ -46,7 +46,7 @@ export function makeRecordStore(def: EntityDefinition) {
     /** The same, in bounded chunks after a sort key (a merge's re-pointing). */
     referencingAfter: (accountId: string, target: string, refId: string, after: string, limit: number) => partitionEntriesAfter(refPartition(accountId, target, refId), after, limit),
     /** One page of a list plan (shared/domain/records/list.ts builds it). */
-    list: (accountId: string, plan: ListPlan): Promise<PlannedPage> => runListPlan(def, accountId, plan),
+    list: (accountId: string, plan: ListPlan, meta?: AccountMeta): Promise<PlannedPage> => runListPlan(def, accountId, plan, meta),
 
     /**
      * The upsert claims of normalized lookup keys (contract §13), strongly consistent: read before

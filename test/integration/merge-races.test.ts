@@ -90,3 +90,39 @@ async function expectNotFound(op: string, id: string, auth: Auth, code: string) 
   const r = await invoke(op, { id }, auth);
   expect(r.body.error?.code).toBe(code);
 }
+
+describe('companies-merge and lists by company', () => {
+  it('every contact, project and activity of the primary, old and moved, is listed by its company_id at once and after the links moved', async () => {
+    const auth = newAccount();
+    const primary = await ok<Rec>('companies-create', { name: 'Acme', domain: 'acme.example' }, auth);
+    const secondary = await ok<Rec>('companies-create', { name: 'ACME Ltd', domain: 'acme-ltd.example', industry: 'Engines' }, auth);
+    const other = await ok<Rec>('companies-create', { name: 'Other' }, auth);
+    const made = { contacts: [] as string[], projects: [] as string[], activities: [] as string[] };
+    const onOther: string[] = [];
+    for (const [i, company] of [primary, secondary, primary, secondary, other].entries()) {
+      const c = await ok<Rec>('contacts-create', { first_name: `C${i}`, company_id: company.id }, auth);
+      const p = await ok<Rec>('projects-create', { name: `P${i}`, company_id: company.id }, auth);
+      const a = await ok<Rec>('activities-create', { type: 'note', subject: `A${i}`, company_id: company.id }, auth);
+      if (company === other) onOther.push(c.id, p.id, a.id);
+      else {
+        made.contacts.push(c.id);
+        made.projects.push(p.id);
+        made.activities.push(a.id);
+      }
+    }
+    await poller.drain();
+    await ok('companies-merge', { primary_id: primary.id, secondary_id: secondary.id }, auth);
+    const listed = async (family: string, filter: Record<string, unknown>) => (await ok<{ items: Rec[] }>(`${family}-list`, { ...filter, limit: 100 }, auth)).items.map((x) => x.id).sort();
+    for (const moment of ['at once', 'after the stream worker moved the links']) {
+      if (moment !== 'at once') await poller.drain();
+      for (const family of ['contacts', 'projects', 'activities'] as const) {
+        expect(await listed(family, { company_id: primary.id }), `${family} ${moment}`).toEqual([...made[family]].sort());
+        expect(await listed(family, { company_id: secondary.id }), `${family} ${moment}`).toEqual([]);
+      }
+      // Several companies at once (company_ids) lists the same, and nothing of the other company joins.
+      const both = await listed('contacts', { company_ids: [primary.id] });
+      expect(both).toEqual([...made.contacts].sort());
+      expect(both.some((id) => onOther.includes(id))).toBe(false);
+    }
+  }, 120_000);
+});
