@@ -8,7 +8,9 @@
  * `draftOf` / `applyUpdate` / `delete`), but what a loop of single calls would read or write
  * item by item is done once for the batch:
  * - custom-field definitions are read once; every referenced record is read in one strongly
- *   consistent BatchGetItem per target type; upsert keys are looked up together;
+ *   consistent BatchGetItem per target type; upsert keys (their claims, then their matches) are
+ *   looked up together, and an upsert's create takes its key's claim first (`upsertAll`: atomic
+ *   per key);
  * - new records are written with BatchWriteItem by the family's store (entries first, then records),
  *   then checked once per target type for a reference renamed or deleted meanwhile (the single
  *   create's reconcile, for the few that need it);
