@@ -9,7 +9,10 @@
  * without a record, which cost a read but are never returned (every list re-checks the record).
  * Each record's INSERT raises its `*.created` event from the stream, as a single create does.
  */
-import { batchGetItems, batchGetRecords, batchWriteItems, type StoredRecord, type WriteRequest } from './items.js';
+import { createHash } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { batchGetItems, batchGetRecords, batchWriteItems, isConditionFailure, type StoredRecord, type WriteRequest } from './items.js';
 import { type EntityType, keys } from './table.js';
 import { type CreateArgs, type EntityModel, newRecordItems } from './writes.js';
 
@@ -53,4 +56,48 @@ export async function createRecords(model: EntityModel, records: readonly NewRec
 export async function readRecords(type: EntityType, accountId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>> {
   const items = await batchGetItems([...new Set(ids)].map((id) => keys.record(accountId, type, id)), { consistent: true });
   return new Map(items.map((item) => [String(item.id), item as StoredRecord]));
+}
+
+// --- upsert claims (contract §13: upserts are atomic per key) -------------------------------
+
+/** An upsert claim as read: `n` creates by upserts of the key so far (0: none), the last one's record id and when it was claimed (ms). */
+export interface UpsertClaim {
+  n: number;
+  id?: string;
+  at?: number;
+}
+
+/** The claim item's key part for a normalized lookup key: a digest, so the item holds no address. */
+const claimKey = (type: EntityType, accountId: string, key: string) => keys.upsertClaim(accountId, type, createHash('sha256').update(key).digest('base64url'));
+
+/** The claims of normalized lookup keys, strongly consistent (absent: `{ n: 0 }`). */
+export async function readClaims(type: EntityType, accountId: string, lookupKeys: readonly string[]): Promise<Map<string, UpsertClaim>> {
+  const distinct = [...new Set(lookupKeys)];
+  const byPk = new Map(distinct.map((k) => [claimKey(type, accountId, k).pk, k]));
+  const found = await batchGetItems(distinct.map((k) => claimKey(type, accountId, k)), { consistent: true });
+  const out = new Map<string, UpsertClaim>(distinct.map((k) => [k, { n: 0 }]));
+  for (const item of found) out.set(byPk.get(String(item.pk))!, { n: Number(item.n ?? 0), ...(typeof item.id === 'string' ? { id: item.id } : {}), ...(typeof item.at === 'number' ? { at: item.at } : {}) });
+  return out;
+}
+
+/**
+ * Takes the claim of a key for a record about to be created (`id`): a conditional put, only if
+ * nobody took it since `seen` was read. False when another upsert took it first.
+ */
+export async function takeClaim(type: EntityType, accountId: string, key: string, seen: UpsertClaim, id: string, at: number = Date.now()): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...claimKey(type, accountId, key), n: seen.n + 1, id, at },
+        ...(seen.n === 0
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : { ConditionExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':n': seen.n } }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
 }

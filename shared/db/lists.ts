@@ -225,11 +225,11 @@ async function chooseDriver(type: EntityType, accountId: string, options: readon
   return chosen === 'empty' ? 'empty' : { kind: 'index', names: chosen.names };
 }
 
-/** Runs a list plan: one page of records (newest first) and the meta they were checked with. */
-export async function runListPlan(def: EntityDefinition, accountId: string, plan: ListPlan): Promise<PlannedPage> {
+/** Runs a list plan: one page of records (newest first) and the meta they were checked with (`preloaded`: read by the planner). */
+export async function runListPlan(def: EntityDefinition, accountId: string, plan: ListPlan, preloaded?: AccountMeta): Promise<PlannedPage> {
   const type = def.type as EntityType;
   let meta!: AccountMeta;
-  const ready = readMeta(accountId).then((m) => (meta = m));
+  const ready = (preloaded ? Promise.resolve(preloaded) : readMeta(accountId)).then((m) => (meta = m));
   const driver = await chooseDriver(type, accountId, plan.options, plan.after, plan.limit + 1);
   if (driver === 'empty') return { items: [], meta: await ready };
   const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit });

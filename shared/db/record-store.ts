@@ -9,7 +9,7 @@
  */
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
-import { createRecords, type NewRecord, readRecords } from './batch.js';
+import { createRecords, type NewRecord, readClaims, readRecords, takeClaim, type UpsertClaim } from './batch.js';
 import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
 import { type ListPlan, type PlannedPage, runListPlan } from './lists.js';
 import { type AccountMeta, readRecordWithMeta } from './meta.js';
@@ -19,8 +19,8 @@ import { type EntityType, indexName, keys } from './table.js';
 import { partitionEntriesAfter, type TrashItem } from './trash.js';
 import { type CreateArgs, createRecord, deleteRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, type UpdateArgs, updateRecord } from './writes.js';
 
-export { type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
-export type { NewRecord } from './batch.js';
+export { type Change, type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
+export type { NewRecord, UpsertClaim } from './batch.js';
 export type { ListPlan, PlannedPage, Predicate } from './lists.js';
 
 export function makeRecordStore(def: EntityDefinition) {
@@ -46,7 +46,16 @@ export function makeRecordStore(def: EntityDefinition) {
     /** The same, in bounded chunks after a sort key (a merge's re-pointing). */
     referencingAfter: (accountId: string, target: string, refId: string, after: string, limit: number) => partitionEntriesAfter(refPartition(accountId, target, refId), after, limit),
     /** One page of a list plan (shared/domain/records/list.ts builds it). */
-    list: (accountId: string, plan: ListPlan): Promise<PlannedPage> => runListPlan(def, accountId, plan),
+    list: (accountId: string, plan: ListPlan, meta?: AccountMeta): Promise<PlannedPage> => runListPlan(def, accountId, plan, meta),
+
+    /**
+     * The upsert claims of normalized lookup keys (contract §13), strongly consistent: read before
+     * an upsert looks for its match, so that taking a claim (`takeClaim`) fails when another
+     * upsert took it after that.
+     */
+    readClaims: (accountId: string, lookupKeys: readonly string[]): Promise<Map<string, UpsertClaim>> => readClaims(type, accountId, lookupKeys),
+    /** Takes a key's claim for a record about to be created by an upsert; false when another upsert took it since `seen` was read. */
+    takeClaim: (accountId: string, lookupKey: string, seen: UpsertClaim, id: string): Promise<boolean> => takeClaim(type, accountId, lookupKey, seen, id),
 
     // --- writes ---
     /** A new record with its index entries, with `checks` in the same transaction. */

@@ -16,7 +16,7 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
-import { batchWriteItems, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
+import { batchGetItems, batchWriteItems, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
 import { readPartition } from './lists.js';
 import { type EntityType, keys, metaAttr, TABLE_DEFINITION } from './table.js';
 
@@ -66,6 +66,13 @@ const live = (item: Record<string, unknown> | undefined): TrashItem | undefined 
 export async function getTrash(accountId: string, type: EntityType, id: string): Promise<TrashItem | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.trash(accountId, type, id), ConsistentRead: true }));
   return live(out.Item);
+}
+
+/** Which of these ids are in the trash (strongly consistent). */
+export async function trashedIds(accountId: string, type: EntityType, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await batchGetItems([...new Set(ids)].map((id) => keys.trash(accountId, type, id)), { consistent: true });
+  return new Set(found.flatMap((item) => (live(item) ? [String((item.record as StoredRecord).id)] : [])));
 }
 
 /** Removes a pending rename/deletion of `id` from the account's META (a restored record is current again). */
@@ -191,9 +198,17 @@ export function mergePut(accountId: string, type: EntityType, secondary: StoredR
   };
 }
 
-/** A condition in a transaction: the record exists (the primary of a merge). */
-export function recordExistsCheck(accountId: string, type: EntityType, id: string): TransactItem {
-  return { ConditionCheck: { TableName: tableName(), Key: keys.record(accountId, type, id), ConditionExpression: 'attribute_exists(pk)' } };
+/** A condition in a transaction: the record exists at the version read (the primary of a merge that does not change it). */
+export function recordVersionCheck(accountId: string, type: EntityType, id: string, ver: number): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: tableName(),
+      Key: keys.record(accountId, type, id),
+      ConditionExpression: '#ver = :ver',
+      ExpressionAttributeNames: { '#ver': 'ver' },
+      ExpressionAttributeValues: { ':ver': ver },
+    },
+  };
 }
 
 export async function getMerge(accountId: string, type: EntityType, secondaryId: string): Promise<MergeItem | undefined> {

@@ -8,7 +8,9 @@
  * `draftOf` / `applyUpdate` / `delete`), but what a loop of single calls would read or write
  * item by item is done once for the batch:
  * - custom-field definitions are read once; every referenced record is read in one strongly
- *   consistent BatchGetItem per target type; upsert keys are looked up together;
+ *   consistent BatchGetItem per target type; upsert keys (their claims, then their matches) are
+ *   looked up together, and an upsert's create takes its key's claim first (`upsertAll`: atomic
+ *   per key);
  * - new records are written with BatchWriteItem by the family's store (entries first, then records),
  *   then checked once per target type for a reference renamed or deleted meanwhile (the single
  *   create's reconcile, for the few that need it);
@@ -17,8 +19,11 @@
  * - the account's meta (current computed names) is read once for all results.
  * Events come from the table's stream for every record written, as for single writes.
  */
+import { randomUUID } from 'node:crypto';
 import { newestFirst, type StoredRecord } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
+import type { UpsertClaim } from '../db/record-store.js';
+import { trashedIds } from '../db/trash.js';
 import { ApiError, type Family, internal, invalidRequest } from '../errors.js';
 import { customField, type Entity, type EntityDefinition, refFields } from '../schemas/entities/index.js';
 import { requireId } from '../schemas/common.js';
@@ -94,66 +99,101 @@ async function preload(b: Batch, ctx: OperationContext, bodies: readonly ParsedB
   return { definitions, records: new Map(loaded as Array<readonly [string, Map<string, StoredRecord>]>) };
 }
 
+/** A create of a batch: an import chunk's brings its id and creation time; an upsert's, the claim of its key as read. */
+interface NewItem {
+  slot: Slot;
+  body: ParsedBody;
+  id?: string;
+  now?: string;
+  claim?: { key: string; seen: UpsertClaim };
+}
+
 /**
  * The single create's drafts, one bulk write, then the single create's reconcile for records
  * whose references changed meanwhile. An item may bring its id and creation time (an import
  * chunk's, derived from its rows): with `skipExisting`, a record that exists already (written by
- * an earlier attempt at the chunk) is kept as it is.
+ * an earlier attempt at the chunk) is kept as it is. A create by an upsert (`claim`) first takes
+ * its key's claim; those that lose it to a concurrent upsert are returned (unanswered) for the
+ * upsert to resolve again.
  */
-async function createAll(b: Batch, ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody; id?: string; now?: string }>, pre: Preloaded, opts: { skipExisting?: boolean } = {}): Promise<void> {
-  const drafted: Array<{ slot: Slot; draft: Record<string, unknown>; resolved: Resolved[]; now: string; id?: string }> = [];
+async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, items: readonly T[], pre: Preloaded, opts: { skipExisting?: boolean } = {}): Promise<T[]> {
+  const drafted: Array<{ item: T; draft: Record<string, unknown>; resolved: Resolved[]; now: string; record?: StoredRecord }> = [];
   await Promise.all(
-    items.map(async ({ slot, body, id, now }) => {
+    items.map(async (item) => {
       try {
-        const d = await draftOf(b.fam, ctx, body, {}, pre);
-        drafted.push({ slot, ...d, ...(now ? { now } : {}), id });
+        const d = await draftOf(b.fam, ctx, item.body, {}, pre);
+        drafted.push({ item, ...d, ...(item.now ? { now: item.now } : {}) });
       } catch (error) {
-        slot.result = failure(b, slot.index, error);
+        item.slot.result = failure(b, item.slot.index, error);
       }
     }),
   );
-  if (drafted.length === 0) return;
-  let stored: StoredRecord[];
-  try {
-    stored = await b.fam.store.createMany(
-      drafted.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx), ...(d.id ? { id: d.id } : {}) })),
-      opts,
-    );
-  } catch (error) {
-    for (const d of drafted) d.slot.result = failure(b, d.slot.index, error);
-    return;
-  }
-  // Linked records renamed or deleted since they were read: one read per target type finds them.
-  const linked = new Map<string, Map<string, number>>();
-  for (const d of drafted) for (const r of d.resolved) for (const l of r.linked) linked.set(r.target, (linked.get(r.target) ?? new Map()).set(l.id, l.ver));
-  const now = new Map(await Promise.all([...linked].map(async ([target, vers]) => [target, await readRecords(target, ctx.accountId, [...vers.keys()])] as const)));
-  const stale = (r: Resolved) => r.linked.some((l) => now.get(r.target)?.get(l.id)?.ver !== l.ver);
+  // A create by an upsert takes its key's claim first (one conditional put each, at once); those
+  // that lost it to another upsert go back to the upsert, the others are written with the rest.
+  const lost: T[] = [];
+  const ids = new Map<(typeof drafted)[number], string>();
   await eachConcurrently(
-    drafted.map((d, i) => ({ d, record: stored[i]! })),
-    async ({ d, record }) => {
+    drafted.filter((d) => d.item.claim),
+    async (d) => {
+      const { key, seen } = d.item.claim!;
+      const id = d.item.id ?? randomUUID();
       try {
-        const current = d.resolved.some(stale) ? await writing(b.fam, () => reconcile(b.fam, ctx.accountId, record, d.resolved, actorOf(ctx))) : record;
-        d.slot.result = { index: d.slot.index, ok: true, action: 'created', record: toApi(b.fam, current) };
+        if (await b.fam.store.takeClaim(ctx.accountId, key, seen, id)) ids.set(d, id);
+        else lost.push(d.item);
       } catch (error) {
-        d.slot.result = failure(b, d.slot.index, error);
+        d.item.slot.result = failure(b, d.item.slot.index, error);
       }
     },
   );
-}
-
-/** The single update per item (optimistic locking, rules, events), concurrently, with the batch's preloaded reads. */
-async function updateAll(b: Batch, ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody }>, pre: Preloaded): Promise<void> {
-  const done: Array<{ slot: Slot; stored: StoredRecord; changed: boolean }> = [];
-  await eachConcurrently(items, async ({ slot, body }) => {
+  const bulk = drafted.filter((d) => !d.item.claim || ids.has(d));
+  if (bulk.length) {
     try {
-      done.push({ slot, ...(await applyUpdate(b.fam, ctx, body, pre)) });
+      const stored = await b.fam.store.createMany(
+        bulk.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx), ...((ids.get(d) ?? d.item.id) ? { id: ids.get(d) ?? d.item.id } : {}) })),
+        opts,
+      );
+      bulk.forEach((d, i) => (d.record = stored[i]));
     } catch (error) {
-      slot.result = failure(b, slot.index, error);
+      for (const d of bulk) d.item.slot.result = failure(b, d.item.slot.index, error);
+    }
+  }
+  const written = drafted.filter((d) => d.record);
+  // Linked records renamed or deleted since they were read: one read per target type finds them.
+  const linked = new Map<string, Map<string, number>>();
+  for (const d of written) for (const r of d.resolved) for (const l of r.linked) linked.set(r.target, (linked.get(r.target) ?? new Map()).set(l.id, l.ver));
+  const now = new Map(await Promise.all([...linked].map(async ([target, vers]) => [target, await readRecords(target, ctx.accountId, [...vers.keys()])] as const)));
+  const stale = (r: Resolved) => r.linked.some((l) => now.get(r.target)?.get(l.id)?.ver !== l.ver);
+  await eachConcurrently(written, async (d) => {
+    try {
+      const current = d.resolved.some(stale) ? await writing(b.fam, () => reconcile(b.fam, ctx.accountId, d.record!, d.resolved, actorOf(ctx))) : d.record!;
+      d.item.slot.result = { index: d.item.slot.index, ok: true, action: 'created', record: toApi(b.fam, current) };
+    } catch (error) {
+      d.item.slot.result = failure(b, d.item.slot.index, error);
     }
   });
-  if (done.length === 0) return;
+  return lost;
+}
+
+/**
+ * The single update per item (optimistic locking, rules, events), concurrently, with the batch's
+ * preloaded reads. With `gone`, the items whose record no longer exists are returned
+ * (unanswered) instead of answered `not_found`: an upsert's match deleted meanwhile.
+ */
+async function updateAll<T extends { slot: Slot; body: ParsedBody }>(b: Batch, ctx: OperationContext, items: readonly T[], pre: Preloaded, gone = false): Promise<T[]> {
+  const done: Array<{ slot: Slot; stored: StoredRecord; changed: boolean }> = [];
+  const lost: T[] = [];
+  await eachConcurrently(items, async (item) => {
+    try {
+      done.push({ slot: item.slot, ...(await applyUpdate(b.fam, ctx, item.body, pre)) });
+    } catch (error) {
+      if (gone && error instanceof ApiError && error.code === `${b.family}.not_found`) lost.push(item);
+      else item.slot.result = failure(b, item.slot.index, error);
+    }
+  });
+  if (done.length === 0) return lost;
   const meta = await readMeta(ctx.accountId);
   for (const d of done) d.slot.result = { index: d.slot.index, ok: true, action: d.changed ? 'updated' : 'unchanged', record: toApi(b.fam, d.stored, meta) };
+  return lost;
 }
 
 const finish = (slots: Slot[]): BatchResults<Rec> => ({ results: slots.map((s) => s.result!) });
@@ -243,17 +283,100 @@ async function batchGet(b: Batch, ctx: OperationContext, ids: readonly unknown[]
   };
 }
 
+/** An item of an upsert: its normalized key and its fields (the key's among them); an import row's id and creation time. */
+interface UpsertItem {
+  slot: Slot;
+  key: string;
+  fields: Record<string, unknown>;
+  id?: string;
+  now?: string;
+}
+
+/** Rounds of an upsert's resolution (each: the claims, the matches, the writes); an item still unresolved is a conflict. */
+export const UPSERT_ROUNDS = 8;
+/** Pause before another round: a record another upsert is still writing, or a lost claim. */
+const roundPauseMs = (round: number) => Math.min(1_000, 25 * 2 ** round) * (0.5 + Math.random() / 2);
+/** How long a claim whose record is neither written nor trashed counts as still being written (then as abandoned: a crash). */
+export const CLAIM_IN_FLIGHT_MS = 60_000;
+
 /**
  * Upsert by the definition's lookup field (contract §13, as an upsert import): the most recently
  * created record with the same key (without case) is updated with the item's fields (the stored
  * spelling of the key stays), otherwise a record is created.
+ *
+ * Atomic per key, through the key's upsert claim (`{ n, id, at }`, shared/db/batch.ts). Each
+ * round reads the claims, then (strongly consistent) the matches; an item without a match takes
+ * the claim, conditioned on the claim read, before its record is written. Of concurrent upserts
+ * that found no match, one takes the claim and creates; the others resolve again and find its
+ * record (the claim names it, even before the lookup index has it): `updated` or `unchanged`.
+ * A claim whose record is not written yet (and not trashed) is waited for, up to
+ * CLAIM_IN_FLIGHT_MS (then it was abandoned by a crash); one whose record was trashed or no
+ * longer has the key is moved on by the next create. An update whose match was deleted
+ * meanwhile resolves again too. Plain creates do not take the claim: a create with an email
+ * that exists is allowed (§3), and an upsert then matches the newest record.
+ * With `skipExisting` (an import chunk applied again), an item whose own id exists is `created`.
  */
+async function upsertAll(b: Batch, ctx: OperationContext, items: readonly UpsertItem[], opts: { skipExisting?: boolean } = {}): Promise<void> {
+  const { def, family } = b;
+  const lookup = def.lookup!;
+  const type = def.type as 'contact' | 'company';
+  let pending = [...items];
+  const own = opts.skipExisting ? pending.flatMap((u) => (u.id ? [u.id] : [])) : [];
+  if (own.length) {
+    const existing = await b.fam.store.getManyConsistent(ctx.accountId, own);
+    for (const u of pending) if (u.id && existing.has(u.id)) u.slot.result = { index: u.slot.index, ok: true, action: 'created', record: toApi(b.fam, existing.get(u.id)!) };
+    pending = pending.filter((u) => !u.slot.result);
+  }
+  const hasKey = (r: StoredRecord, key: string) => normalizeLookupKey(String(r[lookup.field] ?? '').trim()) === key;
+  for (let round = 1; pending.length > 0; round++) {
+    if (round > UPSERT_ROUNDS) {
+      const error = new ApiError(`${family}.conflict`, `the ${lookup.field} is being upserted by other requests; retry`);
+      for (const u of pending) u.slot.result = failure(b, u.slot.index, error);
+      return;
+    }
+    if (round > 1) await new Promise((r) => setTimeout(r, roundPauseMs(round)));
+    // The claims first: a create by another upsert after this read takes a claim, and fails ours.
+    const claims = await b.fam.store.readClaims(ctx.accountId, pending.map((u) => u.key));
+    const matches = await recordsByLookup(ctx.accountId, type, lookup.index, pending.map((u) => u.key));
+    // Keys without a match whose claim names another record: written since the lookup (the
+    // match), trashed or moved to another key (the claim is free), or still being written (wait).
+    const named = [...new Set(pending.flatMap((u) => (matches.has(u.key) ? [] : [claims.get(u.key)!.id ?? ''])).filter((id) => id !== ''))];
+    const [claimed, trashed] = named.length ? await Promise.all([b.fam.store.getManyConsistent(ctx.accountId, named), trashedIds(ctx.accountId, type, named)]) : [new Map<string, StoredRecord>(), new Set<string>()];
+    const creates: Array<NewItem & { upsert: UpsertItem }> = [];
+    const updates: Array<{ slot: Slot; body: ParsedBody; upsert: UpsertItem }> = [];
+    const waiting: UpsertItem[] = [];
+    for (const u of pending) {
+      try {
+        const claim = claims.get(u.key)!;
+        const named = claim.id && claim.id !== u.id ? claimed.get(claim.id) : undefined;
+        const match = [...(matches.get(u.key) ?? [])].sort(newestFirst)[0] ?? (named && hasKey(named, u.key) ? named : undefined);
+        if (!match && claim.id && claim.id !== u.id && !named && !trashed.has(claim.id) && Date.now() - (claim.at ?? 0) < CLAIM_IN_FLIGHT_MS) {
+          waiting.push(u);
+        } else if (!match) {
+          creates.push({ slot: u.slot, body: parseRecordBody(def, u.fields, 'create'), id: u.id, now: u.now, claim: { key: u.key, seen: claim }, upsert: u });
+        } else if (u.id !== undefined && match.id === u.id) {
+          u.slot.result = { index: u.slot.index, ok: true, action: 'created', record: toApi(b.fam, match) }; // an earlier attempt at this import chunk
+        } else {
+          const body: Record<string, unknown> = { ...u.fields, id: match.id };
+          if (hasKey(match, u.key)) delete body[lookup.field];
+          updates.push({ slot: u.slot, body: parseRecordBody(def, body, 'update'), upsert: u });
+        }
+      } catch (error) {
+        u.slot.result = failure(b, u.slot.index, error);
+      }
+    }
+    const pre = await preload(b, ctx, [...creates, ...updates].map((p) => p.body));
+    const [lostCreates, lostUpdates] = await Promise.all([createAll(b, ctx, creates, pre), updateAll(b, ctx, updates, pre, true)]);
+    pending = [...waiting, ...[...lostCreates, ...lostUpdates].map((x) => x.upsert)];
+  }
+}
+
 async function batchUpsert(b: Batch, ctx: OperationContext, items: readonly unknown[]): Promise<BatchResults<Rec>> {
   const { def, family } = b;
   const lookup = def.lookup;
   if (!lookup) throw invalidRequest(family, `${family} have no upsert key`);
   const slots = slotsFor(items);
-  const keyed: Array<{ slot: Slot; item: Record<string, unknown>; key: string }> = [];
+  const keyed: UpsertItem[] = [];
   const seen = new Set<string>();
   items.forEach((item, i) => {
     try {
@@ -266,30 +389,12 @@ async function batchUpsert(b: Batch, ctx: OperationContext, items: readonly unkn
       const key = normalizeLookupKey(raw.trim());
       if (seen.has(key)) throw duplicate(b, `${lookup.field} ${raw.trim()}`);
       seen.add(key);
-      keyed.push({ slot: slots[i]!, item, key });
+      keyed.push({ slot: slots[i]!, fields: item, key });
     } catch (error) {
       slots[i]!.result = failure(b, i, error);
     }
   });
-  const matches = keyed.length ? await recordsByLookup(ctx.accountId, def.type as 'contact' | 'company', lookup.index, keyed.map((k) => k.key)) : new Map<string, StoredRecord[]>();
-  const creates: Array<{ slot: Slot; body: ParsedBody }> = [];
-  const updates: Array<{ slot: Slot; body: ParsedBody }> = [];
-  for (const { slot, item, key } of keyed) {
-    try {
-      const match = [...(matches.get(key) ?? [])].sort(newestFirst)[0];
-      if (!match) {
-        creates.push({ slot, body: parseRecordBody(def, item, 'create') });
-        continue;
-      }
-      const body: Record<string, unknown> = { ...item, id: match.id };
-      if (normalizeLookupKey(String(match[lookup.field] ?? '').trim()) === key) delete body[lookup.field];
-      updates.push({ slot, body: parseRecordBody(def, body, 'update') });
-    } catch (error) {
-      slot.result = failure(b, slot.index, error);
-    }
-  }
-  const pre = await preload(b, ctx, [...creates, ...updates].map((p) => p.body));
-  await Promise.all([createAll(b, ctx, creates, pre), updateAll(b, ctx, updates, pre)]);
+  await upsertAll(b, ctx, keyed);
   return finish(slots);
 }
 
@@ -298,13 +403,25 @@ async function batchUpsert(b: Batch, ctx: OperationContext, items: readonly unkn
  * operations' validation, rules, reference checks and writes: `creates` as `-batch-create`, with
  * the ids and the creation time the worker derives from its rows (a chunk applied again after a
  * crash writes the same items, and records that exist already are kept); `updates` as
- * `-batch-update`. Results in the order given: the creates, then the updates.
+ * `-batch-update`. A create with a `key` (an upsert import's row that found no match) is an
+ * upsert of that key, atomic with concurrent batches and imports (`upsertAll`): it may end as an
+ * update of a record another upsert created meanwhile. Results in the order given: the creates,
+ * then the updates.
  */
-async function applyChunk(b: Batch, ctx: OperationContext, creates: ReadonlyArray<{ id: string; body: ParsedBody }>, updates: readonly ParsedBody[], createdAt: string): Promise<ItemResult<Rec>[]> {
+async function applyChunk(
+  b: Batch,
+  ctx: OperationContext,
+  creates: ReadonlyArray<{ id: string; body: ParsedBody; key?: string }>,
+  updates: readonly ParsedBody[],
+  createdAt: string,
+): Promise<ItemResult<Rec>[]> {
   const slots = slotsFor([...creates, ...updates]);
-  const pre = await preload(b, ctx, [...creates.map((c) => c.body), ...updates]);
+  const plain = creates.flatMap((c, i) => (c.key === undefined ? [{ slot: slots[i]!, body: c.body, id: c.id, now: createdAt }] : []));
+  const upserts = creates.flatMap((c, i) => (c.key === undefined ? [] : [{ slot: slots[i]!, key: c.key, fields: c.body.fields, id: c.id, now: createdAt }]));
+  const pre = await preload(b, ctx, [...plain.map((c) => c.body), ...updates]);
   await Promise.all([
-    createAll(b, ctx, creates.map((c, i) => ({ slot: slots[i]!, body: c.body, id: c.id, now: createdAt })), pre, { skipExisting: true }),
+    createAll(b, ctx, plain, pre, { skipExisting: true }),
+    upserts.length ? upsertAll(b, ctx, upserts, { skipExisting: true }) : undefined,
     updateAll(b, ctx, updates.map((body, i) => ({ slot: slots[creates.length + i]!, body })), pre),
   ]);
   return slots.map((s) => s.result!);
@@ -338,7 +455,7 @@ export function batchService<D extends Entity>(entity: D) {
     batchDelete: (ctx: OperationContext, ids: readonly unknown[]) => batchDelete(b, ctx, ids),
     batchGet: (ctx: OperationContext, ids: readonly unknown[]) => batchGet(b, ctx, ids),
     batchUpsert: (ctx: OperationContext, items: readonly unknown[]) => batchUpsert(b, ctx, items),
-    applyChunk: (ctx: OperationContext, creates: ReadonlyArray<{ id: string; body: ParsedBody }>, updates: readonly ParsedBody[], createdAt: string) => applyChunk(b, ctx, creates, updates, createdAt),
+    applyChunk: (ctx: OperationContext, creates: ReadonlyArray<{ id: string; body: ParsedBody; key?: string }>, updates: readonly ParsedBody[], createdAt: string) => applyChunk(b, ctx, creates, updates, createdAt),
   };
 }
 

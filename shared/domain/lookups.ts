@@ -2,11 +2,11 @@
  * Exact lookups through the index entries the entity definitions declare (`lookup`): contacts
  * by email and companies by domain, without case. One Query per distinct value; no scan.
  */
-import { batchGetRecords, queryPartition, type StoredRecord } from '../db/items.js';
+import { batchGetItems, queryPartition, type StoredRecord } from '../db/items.js';
 import { indexName, keys } from '../db/table.js';
 import { normalize } from '../search/index.js';
 
-async function lookup(accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>): Promise<Map<string, StoredRecord[]>> {
+async function lookup(accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>, consistent = false): Promise<Map<string, StoredRecord[]>> {
   const distinct = [...new Set([...values].map((v) => normalize(v.trim())).filter(Boolean))];
   const out = new Map<string, StoredRecord[]>();
   // One Query per distinct value (at once), then one BatchGetItem for every record they name.
@@ -17,7 +17,8 @@ async function lookup(accountId: string, type: 'contact' | 'company', index: 'em
     }),
   );
   const ids = [...new Set(found.flatMap(([, v]) => v))];
-  const records = ids.length ? await batchGetRecords(type, accountId, ids) : new Map<string, StoredRecord>();
+  const items = ids.length ? await batchGetItems(ids.map((id) => keys.record(accountId, type, id)), { consistent }) : [];
+  const records = new Map(items.map((item) => [String(item.id), item as StoredRecord]));
   for (const [value, valueIds] of found) {
     // Re-check: an entry may be stale for a moment while its record changes.
     const current = valueIds.flatMap((id) => (records.has(id) ? [records.get(id)!] : [])).filter((r) => normalize(String(r[index] ?? '').trim()) === value);
@@ -34,5 +35,9 @@ export const companiesByDomain = (accountId: string, domains: Iterable<string>) 
 
 export { normalize as normalizeLookupKey };
 
-/** Records of the account by an entity's exact lookup index (`lookup` of its definition): contacts by email, companies by domain. */
-export const recordsByLookup = (accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>) => lookup(accountId, type, index, values);
+/**
+ * Records of the account by an entity's exact lookup index (`lookup` of its definition): contacts
+ * by email, companies by domain. Strongly consistent (an upsert's match: a record created by a
+ * concurrent upsert must be found once its claim has moved).
+ */
+export const recordsByLookup = (accountId: string, type: 'contact' | 'company', index: 'email' | 'domain', values: Iterable<string>) => lookup(accountId, type, index, values, true);

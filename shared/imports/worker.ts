@@ -323,7 +323,8 @@ class JobRun {
     }
     const outcomes = await this.batch.applyChunk(
       this.ctx,
-      creates.map((c) => ({ id: c.id, body: c.body })),
+      // An upsert's create is atomic per key with concurrent upserts (it may end as an update).
+      creates.map((c) => ({ id: c.id, body: c.body, ...(job.mode === 'upsert' && c.r.key ? { key: c.r.key } : {}) })),
       updates.map((u) => u.body),
       createdAt,
     );

@@ -3,13 +3,14 @@
  * the residual predicates as data, the search to re-check) that the family's store runs; the
  * records come back to be shaped here. Nothing calls back from the data layer.
  */
+import { type AccountMeta, overrideAttr, readMeta } from '../../db/meta.js';
 import type { ListPlan, Predicate } from '../../db/record-store.js';
 import { type EntityType, indexName } from '../../db/table.js';
 import { tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
 import type { OperationContext } from '../context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
-import { type RecordFamily, toApi } from './family.js';
+import { NAMED_TARGETS, type RecordFamily, toApi } from './family.js';
 
 const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
 
@@ -39,7 +40,7 @@ function filtersOf(fam: RecordFamily, input: Record<string, unknown>) {
  * meet (different fields AND-ed), the search to re-check; and the filters in canonical form
  * (the cursor's scope). Undefined when the search can match nothing.
  */
-export function planOf(fam: RecordFamily, input: Record<string, unknown>): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
+export function planOf(fam: RecordFamily, input: Record<string, unknown>, meta?: AccountMeta): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
   const { def, refs } = fam;
   const query = def.search ? parseQuery(input.search as string | undefined, { exactEmail: def.exactEmailSearch }) : undefined;
   if (query && query.words.length === 0 && !query.phoneDigits && query.email === undefined) return undefined;
@@ -55,7 +56,10 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>): { pla
   ];
   for (const [field, g] of groups) {
     const ref = refs.find((r) => r.field === field);
-    options.push({ names: ref ? g.values.map((id) => indexName.ref(ref.target as EntityType, String(id))) : g.values.map((val) => indexName.value(field, String(val))), sampled: false });
+    // A merged record (contract §15) reads as its primary until its links have moved: its own
+    // partition holds those links meanwhile, so a filter on the primary reads it too.
+    const ids = ref ? [...g.values.map(String), ...mergedInto(meta, ref.target as EntityType, g.values.map(String))] : [];
+    options.push({ names: ref ? ids.map((id) => indexName.ref(ref.target as EntityType, id)) : g.values.map((val) => indexName.value(field, String(val))), sampled: false });
   }
   const tagField = tagsField(def);
   const where: Predicate[] = [
@@ -66,11 +70,21 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>): { pla
   return { plan: { options, where, ...(search ? { search } : {}) }, canonical };
 }
 
+/** Ids of records merged into one of `ids` whose links are still moving (META overrides with `to`). */
+function mergedInto(meta: AccountMeta | undefined, target: EntityType, ids: readonly string[]): string[] {
+  if (!meta) return [];
+  const prefix = overrideAttr(target, '');
+  return [...meta.overrides].flatMap(([attr, o]) => (attr.startsWith(prefix) && typeof o.to === 'string' && ids.includes(o.to) ? [attr.slice(prefix.length)] : []));
+}
+
 export async function list(fam: RecordFamily, ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Record<string, unknown>>> {
-  const planned = planOf(fam, input);
+  // A filter on a record others can be merged into needs the account's meta to plan (read once, for the page too).
+  const merges = fam.refs.some((r) => NAMED_TARGETS.has(r.target) && Object.entries(fam.def.filters).some(([name, f]) => f.field === r.field && input[name] !== undefined));
+  const meta = merges ? await readMeta(ctx.accountId) : undefined;
+  const planned = planOf(fam, input, meta);
   if (!planned) return { items: [], next_cursor: '' };
   const { after, next } = await cursorScope(ctx, fam.family, input.cursor as string | undefined, planned.canonical);
   const limit = (input.limit as number | undefined) ?? DEFAULT_LIMIT;
-  const page = await fam.store.list(ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit });
+  const page = await fam.store.list(ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit }, meta);
   return { items: page.items.map((r) => toApi(fam, r, page.meta)), next_cursor: next(page.next) };
 }

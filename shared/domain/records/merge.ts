@@ -12,7 +12,7 @@ import type { StoredRecord } from '../../db/items.js';
 import { clearOverride, readMeta, setOverrideItem } from '../../db/meta.js';
 import { recordStore } from '../../db/record-store.js';
 import { type EntityType, keys } from '../../db/table.js';
-import { advanceMerge, getMerge, mergePut, partitionEntriesAfter, recordExistsCheck, trashPut } from '../../db/trash.js';
+import { advanceMerge, getMerge, mergePut, partitionEntriesAfter, recordVersionCheck, trashPut } from '../../db/trash.js';
 import { ApiError } from '../../errors.js';
 import { settable, tagsField } from '../../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
@@ -51,41 +51,87 @@ function takenFrom(fam: RecordFamily, primary: Record<string, unknown>, secondar
   return sent;
 }
 
+/** Attempts of a merge that lost a race to a write of either record (each attempt reads both again). */
+export const MERGE_ATTEMPTS = 12;
+const backoffMs = (attempt: number) => Math.random() * Math.min(200, 5 * 2 ** attempt);
+
+/** One attempt of a merge lost a race: the primary or the secondary changed after it was read. */
+class StaleMerge extends Error {}
+
 /**
  * Merges a duplicate (`secondary`) into `primary` (`takenFrom`); then the secondary goes to the
  * trash with a merge item, whose stream records re-point the secondary's links in bounded chunks
  * (`repointMerge`). Answers the primary.
+ *
+ * Contract §15: the merge reads both records as of its own commit. Each attempt reads both,
+ * works out what the primary takes, and writes one transaction conditioned on both versions it
+ * read (the primary's update or version check, the secondary's deletion); a write of either in
+ * between fails that transaction and the merge starts again from fresh reads, at most
+ * MERGE_ATTEMPTS times, then answers `<family>.conflict` having changed nothing.
  */
 export async function merge(fam: RecordFamily, ctx: OperationContext, primaryId: string, secondaryId: string): Promise<Record<string, unknown>> {
-  const { def, family, store } = fam;
+  const { def, family } = fam;
   if (!def.merge) throw notFoundOf(fam);
   if (primaryId === secondaryId) throw new ApiError(`${family}.invalid_request`, 'primary_id and secondary_id must be different records', [{ path: 'secondary_id', message: 'is the same as primary_id' }]);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await mergeOnce(fam, ctx, primaryId, secondaryId);
+    } catch (error) {
+      if (!(error instanceof StaleMerge)) throw error;
+      if (attempt >= MERGE_ATTEMPTS) throw new ApiError(`${family}.conflict`, `the ${def.label}s are being changed by other requests; retry the merge`, undefined, { cause: error });
+      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+    }
+  }
+}
+
+async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: string, secondaryId: string): Promise<Record<string, unknown>> {
+  const { def, family, store } = fam;
+  const type = def.type as EntityType;
   const [p, s] = await Promise.all([store.getWithMeta(ctx.accountId, primaryId), store.getWithMeta(ctx.accountId, secondaryId)]);
   if (!p.record || !s.record) throw new ApiError(`${family}.not_found`, `${def.label} not found: ${!p.record ? 'primary_id' : 'secondary_id'}`);
-  const sent = takenFrom(fam, toApi(fam, p.record, p.meta), toApi(fam, s.record, s.meta));
-  // One transaction when the primary changes: its update, the secondary's deletion with its
-  // trash item, and the merge item (re-read on every attempt of the optimistic write).
-  const type = def.type as EntityType;
-  const missing = () => new ApiError(`${family}.not_found`, `${def.label} not found: secondary_id`);
-  let second: StoredRecord | undefined;
-  const secondaryItems = (sec: StoredRecord, primaryNext: StoredRecord) => [
-    ...(fam.named ? [setOverrideItem(ctx.accountId, type, secondaryId, String(primaryNext.name ?? ''), sec.ver + 1, primaryId)] : []),
-    trashPut(ctx.accountId, type, sec, new Date().toISOString(), primaryId),
-    mergePut(ctx.accountId, type, sec, primaryNext, actorOf(ctx)),
+  const primary = p.record;
+  const secondary = s.record;
+  const sent = takenFrom(fam, toApi(fam, primary, p.meta), toApi(fam, secondary, s.meta));
+  // The store retries a write whose transaction failed; here a second try means that one of the
+  // records changed since it was read: the attempt is stale (its `sent` may be), start again.
+  let tries = 0;
+  const firstTry = () => {
+    if (tries++ > 0) throw new StaleMerge();
+  };
+  const secondaryItems = (primaryNext: StoredRecord) => [
+    ...(fam.named ? [setOverrideItem(ctx.accountId, type, secondaryId, String(primaryNext.name ?? ''), secondary.ver + 1, primaryId)] : []),
+    trashPut(ctx.accountId, type, secondary, new Date().toISOString(), primaryId),
+    mergePut(ctx.accountId, type, secondary, primaryNext, actorOf(ctx)),
   ];
-  const { stored, changed } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
-    load: async () => {
-      second = await store.get(ctx.accountId, secondaryId);
-      if (!second) throw missing();
-    },
-    items: (_current, next) => store.deletionItems(ctx.accountId, second!, secondaryItems(second!, next), actorOf(ctx)),
-  });
-  if (!changed) {
-    // Nothing to take from the secondary: its deletion alone, guarded by the primary's existence.
-    const old = await trashOrDelete(fam, ctx, secondaryId, (current) => [mergePut(ctx.accountId, type, current, stored, actorOf(ctx)), recordExistsCheck(ctx.accountId, type, primaryId)], { id: primaryId, name: String(stored.name ?? '') });
-    if (!old) throw missing();
+  if (Object.keys(sent).length > 0) {
+    // One transaction: the primary's update (guarded by the version read here), the secondary's
+    // deletion at the version read here with its trash item, and the merge item.
+    const { stored, changed } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
+      load: async () => undefined,
+      items: (current, next) => {
+        firstTry();
+        if (current.ver !== primary.ver) throw new StaleMerge();
+        return store.deletionItems(ctx.accountId, secondary, secondaryItems(next), actorOf(ctx));
+      },
+    });
+    // Nothing was written: the primary changed since it was read and holds these values already.
+    if (!changed) throw new StaleMerge();
+    return toApi(fam, stored, await readMeta(ctx.accountId));
   }
-  return toApi(fam, stored, await readMeta(ctx.accountId));
+  // Nothing to take from the secondary: its deletion alone, guarded by the primary's version.
+  const old = await trashOrDelete(
+    fam,
+    ctx,
+    secondaryId,
+    (current) => {
+      firstTry();
+      if (current.ver !== secondary.ver) throw new StaleMerge();
+      return [mergePut(ctx.accountId, type, current, primary, actorOf(ctx)), recordVersionCheck(ctx.accountId, type, primaryId, primary.ver)];
+    },
+    { id: primaryId, name: String(primary.name ?? '') },
+  );
+  if (!old) throw new StaleMerge(); // deleted meanwhile: the next attempt answers not_found
+  return toApi(fam, primary, await readMeta(ctx.accountId));
 }
 
 // --- the stream worker's side: re-pointing the secondary's links ---

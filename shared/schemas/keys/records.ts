@@ -54,6 +54,14 @@ export const RECORD_KEYS = defineKeys({
    */
   merge: [`${ACCOUNT}#{type}#{secondaryId}`, 'M'],
   mergeSk: 'M',
+  /**
+   * The upsert claim of a lookup key (contract §13: upserts are atomic per key), one per account,
+   * type and key (`digest`: a hash of the normalized email or domain, so the item holds no
+   * address): `{ n, id }`, a counter every create by an upsert moves on in its own transaction
+   * (conditioned on the value read before the upsert looked for a match), and the record that
+   * create made.
+   */
+  upsertClaim: [`${ACCOUNT}#uq#{type}#{digest}`, 'U'],
 });
 
 /** Names of index partitions (the `name` of `indexEntry`): one partition per indexed value. */
