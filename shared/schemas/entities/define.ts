@@ -219,6 +219,12 @@ export function listSchema(def: EntityDefinition) {
           break;
       }
     }
+    entries.filter = v.optional(
+      v.pipe(v.unknown(), v.metadata({ description: 'Conditions on any field (contract §17): a condition { field, op, value } or a group { and | or | not }; checked against the fields and their types', examples: [{ and: [{ field: 'created_at', op: 'gte', value: '2026-10-01T00:00:00Z' }] }] })),
+    );
+    entries.sort = v.optional(
+      v.pipe(v.unknown(), v.metadata({ description: 'Order of the list (contract §17): { field, direction: asc | desc }; default created_at desc; empty values last', examples: [{ field: 'created_at', direction: 'desc' }] })),
+    );
     entries.cursor = v.optional(v.pipe(cursorString, v.metadata({ description: 'The `next_cursor` of the previous page (opaque)' })));
     entries.limit = v.optional(v.pipe(limitInteger, v.metadata({ description: 'Items per page, 1–100 (default 25)', examples: [25] })));
     return v.strictObject(entries);
