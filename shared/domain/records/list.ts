@@ -3,13 +3,16 @@
  * the residual predicates as data, the search to re-check) that the family's store runs; the
  * records come back to be shaped here. Nothing calls back from the data layer.
  */
-import type { ListPlan, Predicate } from '../../db/record-store.js';
+import { type ListPlan, type Predicate, SORT_LIMIT } from '../../db/record-store.js';
 import { type EntityType, indexName } from '../../db/table.js';
 import { tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
 import type { OperationContext } from '../context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
 import { type RecordFamily, toApi } from './family.js';
+import { type ListQuery, resolveQuery } from './query.js';
+import { ApiError } from '../../errors.js';
+import { SORTABLE_AT_ANY_SIZE } from '../../schemas/filter.js';
 
 const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
 
@@ -39,7 +42,7 @@ function filtersOf(fam: RecordFamily, input: Record<string, unknown>) {
  * meet (different fields AND-ed), the search to re-check; and the filters in canonical form
  * (the cursor's scope). Undefined when the search can match nothing.
  */
-export function planOf(fam: RecordFamily, input: Record<string, unknown>): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
+export function planOf(fam: RecordFamily, input: Record<string, unknown>, listQuery?: ListQuery): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
   const { def, refs } = fam;
   const query = def.search ? parseQuery(input.search as string | undefined, { exactEmail: def.exactEmailSearch }) : undefined;
   if (query && query.words.length === 0 && !query.phoneDigits && query.email === undefined) return undefined;
@@ -48,6 +51,8 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>): { pla
     ...(def.search ? { search: canonicalSearch(input.search as string | undefined) } : {}),
     tags: [...tags].sort(),
     ...Object.fromEntries([...groups].map(([field, g]) => [field, g.values.map(String).sort()])),
+    ...(listQuery?.filter ? { filter: listQuery.filter } : {}),
+    ...(listQuery?.sort ? { sort: listQuery.sort } : {}),
   };
   const options: IndexOption[] = [
     ...(query ? searchOptions(query) : []).map((keys) => ({ names: keys.map(partitionOf), sampled: keys.every((k) => k.kind === 'prefix') })),
@@ -63,14 +68,21 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>): { pla
     ...[...groups].map(([field, g]) => ({ field, op: 'in' as const, values: g.values })),
   ];
   const search = query && { query, ...(def.lookup?.index === 'email' ? { emailField: def.lookup.field } : {}) };
-  return { plan: { options, where, ...(search ? { search } : {}) }, canonical };
+  return { plan: { options, where, ...(search ? { search } : {}), ...(listQuery ? { query: listQuery } : {}) }, canonical };
 }
 
 export async function list(fam: RecordFamily, ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Record<string, unknown>>> {
-  const planned = planOf(fam, input);
+  const query = await resolveQuery(fam.def, ctx.accountId, input, fam.family);
+  const planned = planOf(fam, input, query);
   if (!planned) return { items: [], next_cursor: '' };
   const { after, next } = await cursorScope(ctx, fam.family, input.cursor as string | undefined, planned.canonical);
   const limit = (input.limit as number | undefined) ?? DEFAULT_LIMIT;
   const page = await fam.store.list(ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit });
+  if (page.tooLarge) {
+    throw new ApiError(
+      `${fam.family}.sort_too_large`,
+      `sort on ${query?.sort?.field} is only possible for at most ${SORT_LIMIT} records matching the rest of the query; narrow it with an indexed filter, or sort on ${SORTABLE_AT_ANY_SIZE.join(', ')}`,
+    );
+  }
   return { items: page.items.map((r) => toApi(fam, r, page.meta)), next_cursor: next(page.next) };
 }
