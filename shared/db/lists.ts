@@ -29,8 +29,14 @@ interface Candidate {
   item?: StoredRecord;
 }
 
-/** Newest-first reader of one partition, strictly below `after`, page by page (handles empty pages). */
-export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>, sortKey: string, after: string | undefined, pageSize: number): AsyncGenerator<Record<string, unknown>> {
+/** Newest-first (or, `forward`, oldest-first) reader of one partition, strictly beyond `after`, page by page (handles empty pages). */
+export async function* readPartition(
+  input: Omit<QueryCommandInput, 'TableName'>,
+  sortKey: string,
+  after: string | undefined,
+  pageSize: number,
+  forward = false,
+): AsyncGenerator<Record<string, unknown>> {
   let startKey: Record<string, unknown> | undefined;
   const names = { ...(input.ExpressionAttributeNames ?? {}), '#sk': sortKey };
   do {
@@ -38,10 +44,10 @@ export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>
       new QueryCommand({
         TableName: tableName(),
         ...input,
-        KeyConditionExpression: after ? `${input.KeyConditionExpression} AND #sk < :after` : input.KeyConditionExpression,
+        KeyConditionExpression: after ? `${input.KeyConditionExpression} AND #sk ${forward ? '>' : '<'} :after` : input.KeyConditionExpression,
         ExpressionAttributeNames: after ? names : input.ExpressionAttributeNames,
         ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ...(after ? { ':after': after } : {}) },
-        ScanIndexForward: false,
+        ScanIndexForward: forward,
         Limit: pageSize,
         ExclusiveStartKey: startKey,
       }),
@@ -51,15 +57,37 @@ export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>
   } while (startKey);
 }
 
-async function* candidates(type: EntityType, accountId: string, driver: Driver, after: string | undefined, pageSize: number): AsyncGenerator<Candidate> {
+/**
+ * The order a page reads positions in (`createdAt#id`): newest first, or oldest first
+ * (`forward`, a `created_at` `asc` sort), within an optional window of positions (`created_at`
+ * conditions): `from` ≤ every position read ≤ `to`.
+ */
+export interface ReadOrder {
+  forward: boolean;
+  from?: string;
+  to?: string;
+}
+
+/** The position to start beyond, and whether a position is past the window's far end. */
+function windowOf(order: ReadOrder, after: string | undefined) {
+  const pick = (a: string | undefined, b: string | undefined, f: (x: string, y: string) => string) => (a === undefined ? b : b === undefined ? a : f(a, b));
+  const start = order.forward ? pick(after, order.from, (x, y) => (x > y ? x : y)) : pick(after, order.to, (x, y) => (x < y ? x : y));
+  const beyond = (position: string) => (order.forward ? order.to !== undefined && position > order.to : order.from !== undefined && position < order.from);
+  return { start, beyond };
+}
+
+async function* candidates(type: EntityType, accountId: string, driver: Driver, after: string | undefined, pageSize: number, order: ReadOrder = { forward: false }): AsyncGenerator<Candidate> {
+  const { start, beyond } = windowOf(order, after);
   if (driver.kind === 'all') {
     const g = TABLE_DEFINITION.gsi1;
     for await (const item of readPartition(
       { IndexName: g.name, KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': g.partitionKey }, ExpressionAttributeValues: { ':p': keys.listPartition(accountId, type) } },
       g.sortKey,
-      after,
+      start,
       pageSize,
+      order.forward,
     )) {
+      if (beyond(String(item.gsi1sk))) return;
       yield { position: String(item.gsi1sk), id: String(item.id), item: item as StoredRecord };
     }
     return;
@@ -68,13 +96,15 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     readPartition(
       { KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
       'sk',
-      after,
+      start,
       pageSize,
+      order.forward,
     )[Symbol.asyncIterator](),
   );
-  // k-way merge, newest first, without duplicates. A reader advances only after its head was
+  // k-way merge in the read order, without duplicates. A reader advances only after its head was
   // consumed, so no partition is read further than the page needs.
   const heads = await Promise.all(readers.map((r) => r.next()));
+  const first = (a: string, b: string) => (order.forward ? a < b : a > b);
   let last: string | undefined;
   let consumed = -1;
   for (;;) {
@@ -83,12 +113,13 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     for (let i = 0; i < heads.length; i++) {
       const h = heads[i]!;
       if (h.done) continue;
-      if (best < 0 || String(h.value.sk) > String((heads[best]!.value as Record<string, unknown>).sk)) best = i;
+      if (best < 0 || first(String(h.value.sk), String((heads[best]!.value as Record<string, unknown>).sk))) best = i;
     }
     if (best < 0) return;
     const value = heads[best]!.value as Record<string, unknown>;
     consumed = best;
     const position = String(value.sk);
+    if (beyond(position)) return;
     if (position === last) continue;
     last = position;
     yield { position, id: String(value.id) };
@@ -122,6 +153,8 @@ interface ListArgs {
   /** Position (exclusive) to continue after. */
   after?: string;
   limit: number;
+  /** Newest first (default) or oldest first, within a window of positions. */
+  order?: ReadOrder;
   /**
    * Items (index entries and records) the page may read (contract §17: conditions no index
    * serves); when it runs out first, the page is what was found and `next` continues the read.
@@ -145,7 +178,7 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
   const matches = args.matches ?? (() => true);
   const out: StoredRecord[] = [];
   const budget = args.budget ?? Infinity;
-  const stream = candidates(type, args.accountId, args.driver, args.after, args.budget ? BUDGET_PAGE_SIZE : want)[Symbol.asyncIterator]();
+  const stream = candidates(type, args.accountId, args.driver, args.after, args.budget ? BUDGET_PAGE_SIZE : want, args.order)[Symbol.asyncIterator]();
   let exhausted = false;
   let read = 0;
   let lastSeen: string | undefined;
@@ -195,6 +228,8 @@ export interface ListPlan {
   search?: { query: SearchQuery; emailField?: string };
   /** `filter` and `sort` (contract §17), parsed by the domain, with the types of the fields they name. */
   query?: { filter?: Filter; sort?: Sort; fields: Readonly<Record<string, FilterField>> };
+  /** Oldest first (a `created_at` `asc` sort) and the window of positions `created_at` conditions allow. */
+  order?: ReadOrder;
   /** Position (exclusive) to continue after. */
   after?: string;
   limit: number;
@@ -273,7 +308,7 @@ async function sortedPage(def: EntityDefinition, accountId: string, plan: ListPl
   const meta = await ready;
   const matches = recheck(def, plan, () => meta) ?? (() => true);
   const found: { record: StoredRecord; at: SortPosition }[] = [];
-  const stream = candidates(type, accountId, driver, undefined, 1_000)[Symbol.asyncIterator]();
+  const stream = candidates(type, accountId, driver, undefined, 1_000, plan.order)[Symbol.asyncIterator]();
   let read = 0;
   let batch: Candidate[] = [];
   const flush = async () => {
@@ -310,14 +345,14 @@ export async function runListPlan(def: EntityDefinition, accountId: string, plan
   let meta!: AccountMeta;
   const ready = readMeta(accountId).then((m) => (meta = m));
   const sort = plan.query?.sort;
-  const driver = await chooseDriver(type, accountId, plan.options, sort ? undefined : plan.after, plan.limit + 1);
+  const driver = await chooseDriver(type, accountId, plan.options, sort || plan.order?.forward ? undefined : plan.after, plan.limit + 1);
   if (driver === 'empty') return { items: [], meta: await ready };
   if (sort) {
     const page = await sortedPage(def, accountId, plan, sort, driver, ready);
     return { ...page, meta: await ready };
   }
   const budget = plan.query?.filter ? READ_BUDGET : undefined;
-  const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit, ...(budget ? { budget } : {}) });
+  const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), ...(budget ? { budget } : {}) });
   await ready;
   return { ...page, meta };
 }

@@ -173,6 +173,7 @@ describe('filter and sort (contract §17)', () => {
       case 'date':
         return fc.constantFrom(...DATES, '2026-03-15');
       case 'datetime':
+        if (field === 'created_at') return fc.constantFrom(...records.map((r) => r.created_at), records[5]!.created_at.replace('Z', '+00:00'));
         return fc.constantFrom(...TIMES, '2026-03-01T11:00:00+01:00', '2020-01-01T00:00:00Z', '2030-01-01T00:00:00Z');
       case 'boolean':
         return fc.boolean();

@@ -4,7 +4,7 @@
  * records come back to be shaped here. Nothing calls back from the data layer.
  */
 import { type ListPlan, type Predicate, SORT_LIMIT } from '../../db/record-store.js';
-import { type EntityType, indexName } from '../../db/table.js';
+import { type EntityType, indexName, orderKey } from '../../db/table.js';
 import { tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
 import type { OperationContext } from '../context.js';
@@ -12,7 +12,8 @@ import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
 import { type RecordFamily, toApi } from './family.js';
 import { type ListQuery, resolveQuery } from './query.js';
 import { ApiError } from '../../errors.js';
-import { SORTABLE_AT_ANY_SIZE } from '../../schemas/filter.js';
+import { type Condition, type Filter, SORTABLE_AT_ANY_SIZE } from '../../schemas/filter.js';
+import type { ReadOrder } from '../../db/lists.js';
 
 const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
 
@@ -34,6 +35,47 @@ function filtersOf(fam: RecordFamily, input: Record<string, unknown>) {
     groups.set(filter.field, g);
   }
   return { tags, groups };
+}
+
+/** The conditions every match must meet: the filter itself, or the conditions of its top-level `and`. */
+const requiredConditions = (filter: Filter | undefined): Condition[] =>
+  !filter ? [] : 'and' in filter ? filter.and.filter((f): f is Condition => 'field' in f) : 'field' in filter ? [filter] : [];
+
+/**
+ * Index options a filter's required conditions give (contract §17, served at flat cost): `eq`/`in`
+ * on an enumerated or boolean field the definition indexes, on a reference, `contains`,
+ * `contains_any`, `contains_all` on tags or on an id list. Every option holds every match.
+ */
+function filterOptions(fam: RecordFamily, conditions: Condition[]): IndexOption[] {
+  const valueFields = new Set(Object.values(fam.def.filters).filter((f) => f.kind === 'values' || f.kind === 'bool').map((f) => f.field));
+  const tagField = tagsField(fam.def);
+  const out: IndexOption[] = [];
+  const union = (names: string[]) => out.push({ names, sampled: false });
+  for (const c of conditions) {
+    const values = Array.isArray(c.value) ? c.value : [c.value];
+    const ref = fam.refs.find((r) => r.field === c.field);
+    const nameOf = ref ? (x: unknown) => indexName.ref(ref.target as EntityType, String(x)) : c.field === tagField ? (x: unknown) => indexName.tag(String(x)) : undefined;
+    if ((c.op === 'eq' || c.op === 'in') && valueFields.has(c.field)) union(values.map((x) => indexName.value(c.field, String(x))));
+    else if (nameOf && (c.op === 'eq' || c.op === 'in' || c.op === 'contains' || c.op === 'contains_any')) union(values.map(nameOf));
+    else if (nameOf && c.op === 'contains_all') values.forEach((x) => union([nameOf(x)]));
+  }
+  return out;
+}
+
+/** The read order: oldest first for a `created_at` `asc` sort; the window `created_at` conditions allow (loose: the re-check is exact). */
+function readOrder(listQuery: ListQuery | undefined): ReadOrder | undefined {
+  const forward = listQuery?.sort?.field === 'created_at' && listQuery.sort.direction === 'asc';
+  let from: string | undefined;
+  let to: string | undefined;
+  const ms = (x: unknown) => new Date(String(x)).toISOString();
+  for (const c of requiredConditions(listQuery?.filter)) {
+    if (c.field !== 'created_at') continue;
+    const [lo, hi] = c.op === 'between' ? (c.value as unknown[]) : c.op === 'eq' ? [c.value, c.value] : c.op === 'gt' || c.op === 'gte' ? [c.value, undefined] : c.op === 'lt' || c.op === 'lte' ? [undefined, c.value] : [];
+    if (lo !== undefined) from = [from, orderKey(ms(lo), '')].filter((x) => x !== undefined).sort().at(-1);
+    if (hi !== undefined) to = [to, orderKey(ms(hi), '\uffff')].filter((x) => x !== undefined).sort()[0];
+  }
+  if (!forward && from === undefined && to === undefined) return undefined;
+  return { forward, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
 }
 
 /**
@@ -62,13 +104,17 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>, listQu
     const ref = refs.find((r) => r.field === field);
     options.push({ names: ref ? g.values.map((id) => indexName.ref(ref.target as EntityType, String(id))) : g.values.map((val) => indexName.value(field, String(val))), sampled: false });
   }
+  options.push(...filterOptions(fam, requiredConditions(listQuery?.filter)));
+  const order = readOrder(listQuery);
+  // `created_at` in either direction is the list's own order: no in-memory sort.
+  const planQuery = listQuery && (listQuery.sort?.field === 'created_at' ? { ...(listQuery.filter ? { filter: listQuery.filter } : {}), fields: listQuery.fields } : listQuery);
   const tagField = tagsField(def);
   const where: Predicate[] = [
     ...(tagField && tags.length ? [{ field: tagField, op: 'hasAll' as const, values: tags }] : []),
     ...[...groups].map(([field, g]) => ({ field, op: 'in' as const, values: g.values })),
   ];
   const search = query && { query, ...(def.lookup?.index === 'email' ? { emailField: def.lookup.field } : {}) };
-  return { plan: { options, where, ...(search ? { search } : {}), ...(listQuery ? { query: listQuery } : {}) }, canonical };
+  return { plan: { options, where, ...(search ? { search } : {}), ...(planQuery ? { query: planQuery } : {}), ...(order ? { order } : {}) }, canonical };
 }
 
 export async function list(fam: RecordFamily, ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Record<string, unknown>>> {
