@@ -5,6 +5,7 @@
  * problem with its path (`filter.and[1].value`); one evaluator decides whether a record matches,
  * and one comparator orders records for a `sort`. The data layer runs them on the records it reads.
  */
+import * as v from 'valibot';
 import { normalize } from '../search/tokenize.js';
 import type { ErrorDetail } from '../errors.js';
 import { type FieldType, isIsoDateTime, isRealDate } from './fields.js';
@@ -345,3 +346,37 @@ export function entityFilterFields(def: EntityDefinition): Readonly<Record<strin
   }
   return out;
 }
+
+// --- the API's schemas (OpenAPI components `Filter`, `FilterCondition`, `Sort`) -----------------
+// The parse of a list body takes `filter` and `sort` as they come and parseFilter/parseSort check
+// them (the paths and reasons of `invalid_filter`); these schemas document them and type the client.
+
+const scalar = v.union([v.string(), v.number(), v.boolean()]);
+export const filterConditionSchema = v.pipe(
+  v.strictObject({
+    field: v.pipe(v.string(), v.metadata({ description: 'A field of the record as returned (not account_id), or custom_fields.<definition id>', examples: ['first_name'] })),
+    op: v.pipe(v.picklist(ALL_OPERATORS), v.metadata({ description: "An operator of the field's type (text, number, datetime, date, boolean, enum, set, id)" })),
+    value: v.optional(
+      v.pipe(
+        v.union([scalar, v.array(scalar)]),
+        v.metadata({ description: 'None for exists/not_exists; an array of 1–100 values for in, nin, contains_any, contains_all; [from, to] for between; else one value' }),
+      ),
+    ),
+  }),
+  v.metadata({ description: 'A condition on one field', examples: [{ field: 'employee_count', op: 'gt', value: 50 }] }),
+);
+const members = v.pipe(v.array(v.lazy(() => filterSchema)), v.minLength(1), v.maxLength(FILTER_LIMITS.members));
+export const filterSchema: v.GenericSchema = v.pipe(
+  v.union([filterConditionSchema, v.strictObject({ and: members }), v.strictObject({ or: members }), v.strictObject({ not: v.lazy(() => filterSchema) })]),
+  v.metadata({
+    description: 'A condition, or a group of 1–20 members (and, or) or one (not); at most 4 levels and 20 conditions (contract §17)',
+    examples: [{ and: [{ field: 'status', op: 'eq', value: 'open' }, { field: 'amount', op: 'gt', value: 1000000 }] }],
+  }),
+);
+export const sortSchema = v.pipe(
+  v.strictObject({
+    field: v.pipe(v.string(), v.metadata({ description: 'A field of type text, number, datetime, date, boolean or enum (custom ones too)' })),
+    direction: v.optional(v.picklist(['asc', 'desc'])),
+  }),
+  v.metadata({ description: 'Order of the list: empty values last in both directions, ties by id; default created_at desc', examples: [{ field: 'last_name', direction: 'asc' }] }),
+);

@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import type { SearchableText } from '../../search/tokenize.js';
 import { cursorString, limitInteger, searchString } from '../primitives.js';
 import type { FieldSpec } from '../fields.js';
+import { filterSchema, sortSchema } from '../filter.js';
 
 export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.GenericSchema>>;
 
@@ -219,16 +220,20 @@ export function listSchema(def: EntityDefinition) {
           break;
       }
     }
-    entries.filter = v.optional(
-      v.pipe(v.unknown(), v.metadata({ description: 'Conditions on any field (contract §17): a condition { field, op, value } or a group { and | or | not }; checked against the fields and their types', examples: [{ and: [{ field: 'created_at', op: 'gte', value: '2026-10-01T00:00:00Z' }] }] })),
-    );
-    entries.sort = v.optional(
-      v.pipe(v.unknown(), v.metadata({ description: 'Order of the list (contract §17): { field, direction: asc | desc }; default created_at desc; empty values last', examples: [{ field: 'created_at', direction: 'desc' }] })),
-    );
+    entries.filter = v.optional(filterSchema);
+    entries.sort = v.optional(sortSchema);
     entries.cursor = v.optional(v.pipe(cursorString, v.metadata({ description: 'The `next_cursor` of the previous page (opaque)' })));
     entries.limit = v.optional(v.pipe(limitInteger, v.metadata({ description: 'Items per page, 1–100 (default 25)', examples: [25] })));
     return v.strictObject(entries);
   });
+}
+
+/**
+ * The list body as parsed: `filter` and `sort` pass as they come, for the domain to check against
+ * the account's custom fields (`<family>.invalid_filter` with paths, `<family>.invalid_sort`).
+ */
+export function listParseSchema(def: EntityDefinition) {
+  return memo(def, 'list-parse', () => v.strictObject({ ...(listSchema(def).entries as v.ObjectEntries), filter: v.optional(v.unknown()), sort: v.optional(v.unknown()) }));
 }
 
 /** One page of records. */
