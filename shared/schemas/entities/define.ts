@@ -220,8 +220,9 @@ export function listSchema(def: EntityDefinition) {
           break;
       }
     }
-    entries.filter = v.optional(filterSchema);
-    entries.sort = v.optional(sortSchema);
+    // By reference to the components, with the field's own description beside the `$ref`.
+    entries.filter = v.optional(v.pipe(v.lazy(() => filterSchema), v.metadata({ description: 'Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND' })));
+    entries.sort = v.optional(v.pipe(v.lazy(() => sortSchema), v.metadata({ description: 'Order of the list (contract §17); default created_at desc' })));
     entries.cursor = v.optional(v.pipe(cursorString, v.metadata({ description: 'The `next_cursor` of the previous page (opaque)' })));
     entries.limit = v.optional(v.pipe(limitInteger, v.metadata({ description: 'Items per page, 1–100 (default 25)', examples: [25] })));
     return v.strictObject(entries);
