@@ -7,13 +7,21 @@
  */
 import * as v from 'valibot';
 import { normalize } from '../search/tokenize.js';
-import type { ErrorDetail } from '../errors.js';
 import { type FieldType, isIsoDateTime, isRealDate } from './fields.js';
 import { isUuid } from './primitives.js';
-import type { FIELD_TYPES as CUSTOM_TYPES } from './custom-fields.js';
-import type { EntityDefinition } from './entities/define.js';
 
 export type { FieldType };
+
+/** A problem of a filter: where (`filter.and[1].value`) and why (the shape of an ApiError's details). */
+export interface FilterProblem {
+  path: string;
+  message: string;
+}
+
+/** What entityFilterFields reads of an entity definition (structural: no import of the definitions). */
+interface FieldsOwner {
+  fields: Record<string, { type?: FieldType; values?: readonly string[]; ref?: unknown }>;
+}
 
 export const OPERATORS = {
   text: ['eq', 'neq', 'in', 'nin', 'prefix', 'exists', 'not_exists'],
@@ -87,8 +95,8 @@ function scalarProblem(field: FilterField, value: unknown): string | undefined {
  * against its field's type, each value against the operator and type, and the limits. Returns the
  * filter with ids lower-cased, or the problems found, each with its path.
  */
-export function parseFilter(raw: unknown, fieldOf: (name: string) => FilterField | undefined, root = 'filter'): { filter?: Filter; errors: ErrorDetail[] } {
-  const errors: ErrorDetail[] = [];
+export function parseFilter(raw: unknown, fieldOf: (name: string) => FilterField | undefined, root = 'filter'): { filter?: Filter; errors: FilterProblem[] } {
+  const errors: FilterProblem[] = [];
   let conditions = 0;
   const fail = (path: string, message: string) => {
     if (errors.length < 20) errors.push({ path, message });
@@ -321,7 +329,7 @@ export const CUSTOM_FIELD_FILTER_TYPES = {
   datetime: 'datetime',
   select: 'enum',
   multi_select: 'set',
-} as const satisfies Record<(typeof CUSTOM_TYPES)[number], FieldType>;
+} as const satisfies Record<string, FieldType>;
 
 /** The prefix of a custom field's name in `filter` and `sort`: `custom_fields.<definition id>`. */
 export const CUSTOM_FIELD_PREFIX = 'custom_fields.';
@@ -332,7 +340,7 @@ const builtIns = new WeakMap<object, Readonly<Record<string, FilterField>>>();
  * definition's field builders: every field the record shows (`account_id` and `custom_fields`
  * aside), `id`, `created_by`, `created_at` and `updated_at` included.
  */
-export function entityFilterFields(def: EntityDefinition): Readonly<Record<string, FilterField>> {
+export function entityFilterFields(def: FieldsOwner): Readonly<Record<string, FilterField>> {
   let out = builtIns.get(def);
   if (!out) {
     const fields: Record<string, FilterField> = { id: { type: 'id' }, created_by: { type: 'id' } };
