@@ -121,6 +121,9 @@ const knownSources = (await call<{ items: Array<{ id: string; name: string }> }>
 const sourceIds: string[] = [];
 for (const name of SOURCES) sourceIds.push(knownSources.find((s) => s.name === name)?.id ?? (await call<{ id: string }>('sources-create', { name })).id);
 const companies = await batch('companies-batch-upsert', COMPANIES);
+// A custom "Plan" field (select), for filtering and sorting examples (docs/api.md, "Filtering and sorting").
+const plans = (await call<{ items: Array<{ id: string; name: string }> }>('custom-fields-list', { entity_type: 'contact' })).items;
+const planId = plans.find((d) => d.name === 'Plan')?.id ?? (await call<{ id: string }>('custom-fields-create', { entity_type: 'contact', name: 'Plan', field_type: 'select', options: ['free', 'pro', 'enterprise'] })).id;
 const firstRun = companies[0]!.action === 'created';
 const contacts = await batch(
   'contacts-batch-upsert',
@@ -133,6 +136,7 @@ const contacts = await batch(
     company_id: company >= 0 ? companies[company]!.id : null,
     source_id: sourceIds[source]!,
     tags,
+    custom_fields: { [planId]: ['enterprise', 'pro', 'free'][i % 3] },
   })),
 );
 
@@ -141,8 +145,8 @@ let projectCount = 0;
 let activityCount = 0;
 if (firstRun) {
   const projects = await batch('projects-batch-create', [
-    { name: 'Acme: warehouse automation pilot', status: 'open', stage: 'proposal', amount: 4_800_000, currency: 'USD', company_id: companies[0]!.id, contact_ids: [contacts[0]!.id, contacts[1]!.id], tags: ['pilot'] },
-    { name: 'Globex: analytics platform renewal', status: 'open', stage: 'negotiation', amount: 1_250_000, currency: 'USD', company_id: companies[1]!.id, contact_ids: [contacts[5]!.id], tags: ['renewal'] },
+    { name: 'Acme: warehouse automation pilot', status: 'open', stage: 'proposal', amount: 4_800_000, currency: 'USD', due_date: daysAgo(-120).slice(0, 10), company_id: companies[0]!.id, contact_ids: [contacts[0]!.id, contacts[1]!.id], tags: ['pilot'] },
+    { name: 'Globex: analytics platform renewal', status: 'open', stage: 'negotiation', amount: 1_250_000, currency: 'USD', due_date: daysAgo(-60).slice(0, 10), company_id: companies[1]!.id, contact_ids: [contacts[5]!.id], tags: ['renewal'] },
     { name: 'Initech: security review', status: 'completed', stage: 'done', amount: 900_000, currency: 'USD', company_id: companies[2]!.id, contact_ids: [contacts[12]!.id, contacts[8]!.id] },
     { name: 'Umbra: co-marketing campaign', status: 'canceled', stage: 'idea', amount: null, currency: '', company_id: companies[3]!.id, contact_ids: [contacts[14]!.id] },
   ]);
@@ -162,6 +166,7 @@ if (firstRun) {
   });
   timeline.push({ type: 'task', subject: 'Send renewal quote to Globex', due_at: daysAgo(-7), completed: false, company_id: companies[1]!.id, project_id: projects[1]!.id, contact_ids: [contacts[5]!.id] });
   timeline.push({ type: 'call', subject: 'Renewal check-in', direction: 'inbound', duration_seconds: 900, occurred_at: daysAgo(2, 14), company_id: companies[1]!.id, project_id: projects[1]!.id, contact_ids: [contacts[4]!.id, contacts[5]!.id] });
+  timeline.push({ type: 'task', subject: 'Call Umbra back about the campaign', due_at: daysAgo(2), completed: false, company_id: companies[3]!.id, contact_ids: [contacts[14]!.id] });
   timeline.push({ type: 'task', subject: 'Security questionnaire returned', due_at: daysAgo(10), completed: true, company_id: companies[2]!.id, project_id: projects[2]!.id, contact_ids: [contacts[12]!.id] });
   while (timeline.length < 30) timeline.push({ type: 'note', subject: `Weekly account review #${timeline.length}`, body: 'Pipeline reviewed; no blockers.', occurred_at: daysAgo(timeline.length % 28, 8), company_id: companies[timeline.length % 4]!.id });
   activityCount = (await batch('activities-batch-create', timeline)).length;

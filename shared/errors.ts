@@ -25,11 +25,11 @@ export function statusForCode(code: string): number {
   if (code === 'api.payload_too_large') return 413;
   if (code === 'api.rate_limited') return 429;
   if (name === 'not_found') return 404;
-  if (name === 'conflict') return 409;
+  if (name === 'conflict' || name === 'index_building') return 409;
   if (name === 'cursor_expired') return 410;
   if (name === 'endpoint_inactive') return 400;
   if (name === 'internal') return 500;
-  if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded') return 400;
+  if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded' || name === 'sort_too_large') return 400;
   // Only ever an item's error inside a batch's 200 answer (contract §13); 400 where a status is asked.
   if (name === 'duplicate_in_batch') return 400;
   return 500;

@@ -17,7 +17,7 @@ export interface paths {
          *
          *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_cursor`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_cursor`, `companies.invalid_filter`, `companies.invalid_sort`, `companies.sort_too_large`.
          */
         post: operations["companies-list"];
         delete?: never;
@@ -329,7 +329,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_cursor`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_cursor`, `contacts.invalid_filter`, `contacts.invalid_sort`, `contacts.sort_too_large`.
          */
         post: operations["contacts-list"];
         delete?: never;
@@ -641,7 +641,7 @@ export interface paths {
          *
          *     Needs the scope `sources:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_cursor`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_cursor`, `sources.invalid_filter`, `sources.invalid_sort`, `sources.sort_too_large`.
          */
         post: operations["sources-list"];
         delete?: never;
@@ -875,7 +875,7 @@ export interface paths {
          *
          *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`, `projects.invalid_filter`, `projects.invalid_sort`, `projects.sort_too_large`.
          */
         post: operations["projects-list"];
         delete?: never;
@@ -1135,7 +1135,7 @@ export interface paths {
          *
          *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_cursor`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_cursor`, `activities.invalid_filter`, `activities.invalid_sort`, `activities.sort_too_large`.
          */
         post: operations["activities-list"];
         delete?: never;
@@ -1961,13 +1961,13 @@ export interface paths {
         put?: never;
         /**
          * Export a list (contacts, companies, projects or activities, with its filters) as a CSV file
-         * @description Starts a job (status `queued`); poll `exports-get` until `completed`, then GET `download_url` (presigned, valid 15 minutes from that answer). `filters` is the object's `-list` body without `cursor`/`limit`, checked by the same rules (`exports.invalid_request`, paths under `filters.`). The file: UTF-8 with a BOM, RFC 4180 quoting, CRLF, a header row with the import's headers: every create field, `tags` joined with `;`, a contact's `company_domain`, `custom:<definition name>` per custom-field definition of the type, then `id`, `created_at`, `updated_at`. A cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (the import strips it), so a contacts or companies file re-imports unchanged.
+         * @description Starts a job (status `queued`); poll `exports-get` until `completed`, then GET `download_url` (presigned, valid 15 minutes from that answer). `filters` is the object's `-list` body without `cursor`/`limit`, checked by the same rules (`exports.invalid_request`, paths under `filters.`; `filter` and `sort` of contract §17: `exports.invalid_filter` with paths under `filters.filter`, `exports.invalid_sort`). The file: UTF-8 with a BOM, RFC 4180 quoting, CRLF, a header row with the import's headers: every create field, `tags` joined with `;`, a contact's `company_domain`, `custom:<definition name>` per custom-field definition of the type, then `id`, `created_at`, `updated_at`. A cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (the import strips it), so a contacts or companies file re-imports unchanged.
          *
          *     Called as `POST /api/exports-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
          *     Needs the scope `exports:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.conflict`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `exports.invalid_request`, `exports.internal`, `exports.conflict`, `exports.invalid_filter`, `exports.invalid_sort`.
          */
         post: operations["exports-create"];
         delete?: never;
@@ -2767,6 +2767,10 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
+            filter?: components["schemas"]["Filter"];
+            /** @description Order of the list (contract §17); default created_at desc */
+            sort?: components["schemas"]["Sort"];
             /** @description The `next_cursor` of the previous page (opaque) */
             cursor?: string;
             /**
@@ -3215,6 +3219,65 @@ export interface components {
             /** @description 1 to 100 record ids; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
             ids: string[];
         };
+        /**
+         * @description A condition, or a group of 1–20 members (and, or) or one (not); at most 4 levels and 20 conditions (contract §17)
+         * @example {
+         *       "and": [
+         *         {
+         *           "field": "status",
+         *           "op": "eq",
+         *           "value": "open"
+         *         },
+         *         {
+         *           "field": "amount",
+         *           "op": "gt",
+         *           "value": 1000000
+         *         }
+         *       ]
+         *     }
+         */
+        Filter: components["schemas"]["FilterCondition"] | {
+            and: components["schemas"]["Filter"][];
+        } | {
+            or: components["schemas"]["Filter"][];
+        } | {
+            not: components["schemas"]["Filter"];
+        };
+        /**
+         * @description A condition on one field
+         * @example {
+         *       "field": "employee_count",
+         *       "op": "gt",
+         *       "value": 50
+         *     }
+         */
+        FilterCondition: {
+            /**
+             * @description A field of the record as returned (not account_id), or custom_fields.<definition id>
+             * @example first_name
+             */
+            field: string;
+            /**
+             * @description An operator of the field's type (text, number, datetime, date, boolean, enum, set, id)
+             * @enum {string}
+             */
+            op: "eq" | "neq" | "in" | "nin" | "prefix" | "exists" | "not_exists" | "lt" | "lte" | "gt" | "gte" | "between" | "contains" | "contains_any" | "contains_all";
+            /** @description None for exists/not_exists; an array of 1–100 values for in, nin, contains_any, contains_all; [from, to] for between; else one value */
+            value?: (string | number | boolean) | (string | number | boolean)[];
+        };
+        /**
+         * @description Order of the list: empty values last in both directions, ties by id; default created_at desc
+         * @example {
+         *       "field": "last_name",
+         *       "direction": "asc"
+         *     }
+         */
+        Sort: {
+            /** @description A field of type text, number, datetime, date, boolean or enum (custom ones too) */
+            field: string;
+            /** @enum {string} */
+            direction?: "asc" | "desc";
+        };
         Contact: {
             /**
              * Format: uuid
@@ -3366,6 +3429,10 @@ export interface components {
             company_ids?: string[];
             /** @description Only records linked to any of these (at most 50) */
             source_ids?: string[];
+            /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
+            filter?: components["schemas"]["Filter"];
+            /** @description Order of the list (contract §17); default created_at desc */
+            sort?: components["schemas"]["Sort"];
             /** @description The `next_cursor` of the previous page (opaque) */
             cursor?: string;
             /**
@@ -3847,6 +3914,10 @@ export interface components {
             next_cursor: string;
         };
         SourceListInput: {
+            /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
+            filter?: components["schemas"]["Filter"];
+            /** @description Order of the list (contract §17); default created_at desc */
+            sort?: components["schemas"]["Sort"];
             /** @description The `next_cursor` of the previous page (opaque) */
             cursor?: string;
             /**
@@ -4098,6 +4169,10 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
+            filter?: components["schemas"]["Filter"];
+            /** @description Order of the list (contract §17); default created_at desc */
+            sort?: components["schemas"]["Sort"];
             /** @description The `next_cursor` of the previous page (opaque) */
             cursor?: string;
             /**
@@ -4537,6 +4612,10 @@ export interface components {
             project_id?: string;
             /** @description Only records whose `completed` is this value */
             completed?: boolean;
+            /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
+            filter?: components["schemas"]["Filter"];
+            /** @description Order of the list (contract §17); default created_at desc */
+            sort?: components["schemas"]["Sort"];
             /** @description The `next_cursor` of the previous page (opaque) */
             cursor?: string;
             /**
@@ -5314,7 +5393,7 @@ export interface components {
              */
             object_type: "contacts" | "companies" | "projects" | "activities";
             /**
-             * @description The same body the object's `-list` takes, without `cursor` and `limit` (contacts: search, tags, company_id, company_ids, source_ids; companies: search, tags; projects: search, status, company_id, contact_id, tags; activities: types, contact_id, company_id, project_id, completed)
+             * @description The same body the object's `-list` takes, without `cursor` and `limit` (contacts: search, tags, company_id, company_ids, source_ids; companies: search, tags; projects: search, status, company_id, contact_id, tags; activities: types, contact_id, company_id, project_id, completed), and `filter` and `sort` (contract §17)
              * @example {
              *       "tags": [
              *         "vip"
@@ -6531,7 +6610,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: companies.invalid_request, companies.invalid_cursor */
+            /** @description Error: companies.invalid_request, companies.invalid_cursor, companies.invalid_filter, companies.invalid_sort, companies.sort_too_large */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -6548,7 +6627,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.invalid_cursor";
+                            code: "companies.invalid_request" | "companies.invalid_cursor" | "companies.invalid_filter" | "companies.invalid_sort" | "companies.sort_too_large";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -9726,7 +9805,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.invalid_cursor */
+            /** @description Error: contacts.invalid_request, contacts.invalid_cursor, contacts.invalid_filter, contacts.invalid_sort, contacts.sort_too_large */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -9743,7 +9822,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_cursor";
+                            code: "contacts.invalid_request" | "contacts.invalid_cursor" | "contacts.invalid_filter" | "contacts.invalid_sort" | "contacts.sort_too_large";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -12921,7 +13000,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: sources.invalid_request, sources.invalid_cursor */
+            /** @description Error: sources.invalid_request, sources.invalid_cursor, sources.invalid_filter, sources.invalid_sort, sources.sort_too_large */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -12938,7 +13017,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "sources.invalid_request" | "sources.invalid_cursor";
+                            code: "sources.invalid_request" | "sources.invalid_cursor" | "sources.invalid_filter" | "sources.invalid_sort" | "sources.sort_too_large";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -15257,7 +15336,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.invalid_cursor */
+            /** @description Error: projects.invalid_request, projects.invalid_cursor, projects.invalid_filter, projects.invalid_sort, projects.sort_too_large */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -15274,7 +15353,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_cursor";
+                            code: "projects.invalid_request" | "projects.invalid_cursor" | "projects.invalid_filter" | "projects.invalid_sort" | "projects.sort_too_large";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -17867,7 +17946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: activities.invalid_request, activities.invalid_cursor */
+            /** @description Error: activities.invalid_request, activities.invalid_cursor, activities.invalid_filter, activities.invalid_sort, activities.sort_too_large */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -17884,7 +17963,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.invalid_cursor";
+                            code: "activities.invalid_request" | "activities.invalid_cursor" | "activities.invalid_filter" | "activities.invalid_sort" | "activities.sort_too_large";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -26551,7 +26630,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: exports.invalid_request */
+            /** @description Error: exports.invalid_request, exports.invalid_filter, exports.invalid_sort */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -26568,7 +26647,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "exports.invalid_request";
+                            code: "exports.invalid_request" | "exports.invalid_filter" | "exports.invalid_sort";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

@@ -8,6 +8,7 @@
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { EntityDefinition } from '../schemas/entities/index.js';
+import { compareSort, CUSTOM_FIELD_PREFIX, type Filter, type FilterField, matchesFilter, type Sort, type SortPosition, sortPosition } from '../schemas/filter.js';
 import { distinctOptions, type IndexOption, matchesQuery, measurements, pickOption, type SearchQuery } from '../search/index.js';
 import { db, tableName } from './client.js';
 import { batchGetRecords, positionOf, type StoredRecord } from './items.js';
@@ -28,8 +29,14 @@ interface Candidate {
   item?: StoredRecord;
 }
 
-/** Newest-first reader of one partition, strictly below `after`, page by page (handles empty pages). */
-export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>, sortKey: string, after: string | undefined, pageSize: number): AsyncGenerator<Record<string, unknown>> {
+/** Newest-first (or, `forward`, oldest-first) reader of one partition, strictly beyond `after`, page by page (handles empty pages). */
+export async function* readPartition(
+  input: Omit<QueryCommandInput, 'TableName'>,
+  sortKey: string,
+  after: string | undefined,
+  pageSize: number,
+  forward = false,
+): AsyncGenerator<Record<string, unknown>> {
   let startKey: Record<string, unknown> | undefined;
   const names = { ...(input.ExpressionAttributeNames ?? {}), '#sk': sortKey };
   do {
@@ -37,10 +44,10 @@ export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>
       new QueryCommand({
         TableName: tableName(),
         ...input,
-        KeyConditionExpression: after ? `${input.KeyConditionExpression} AND #sk < :after` : input.KeyConditionExpression,
+        KeyConditionExpression: after ? `${input.KeyConditionExpression} AND #sk ${forward ? '>' : '<'} :after` : input.KeyConditionExpression,
         ExpressionAttributeNames: after ? names : input.ExpressionAttributeNames,
         ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ...(after ? { ':after': after } : {}) },
-        ScanIndexForward: false,
+        ScanIndexForward: forward,
         Limit: pageSize,
         ExclusiveStartKey: startKey,
       }),
@@ -50,15 +57,37 @@ export async function* readPartition(input: Omit<QueryCommandInput, 'TableName'>
   } while (startKey);
 }
 
-async function* candidates(type: EntityType, accountId: string, driver: Driver, after: string | undefined, pageSize: number): AsyncGenerator<Candidate> {
+/**
+ * The order a page reads positions in (`createdAt#id`): newest first, or oldest first
+ * (`forward`, a `created_at` `asc` sort), within an optional window of positions (`created_at`
+ * conditions): `from` ≤ every position read ≤ `to`.
+ */
+export interface ReadOrder {
+  forward: boolean;
+  from?: string;
+  to?: string;
+}
+
+/** The position to start beyond, and whether a position is past the window's far end. */
+function windowOf(order: ReadOrder, after: string | undefined) {
+  const pick = (a: string | undefined, b: string | undefined, f: (x: string, y: string) => string) => (a === undefined ? b : b === undefined ? a : f(a, b));
+  const start = order.forward ? pick(after, order.from, (x, y) => (x > y ? x : y)) : pick(after, order.to, (x, y) => (x < y ? x : y));
+  const beyond = (position: string) => (order.forward ? order.to !== undefined && position > order.to : order.from !== undefined && position < order.from);
+  return { start, beyond };
+}
+
+async function* candidates(type: EntityType, accountId: string, driver: Driver, after: string | undefined, pageSize: number, order: ReadOrder = { forward: false }): AsyncGenerator<Candidate> {
+  const { start, beyond } = windowOf(order, after);
   if (driver.kind === 'all') {
     const g = TABLE_DEFINITION.gsi1;
     for await (const item of readPartition(
       { IndexName: g.name, KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': g.partitionKey }, ExpressionAttributeValues: { ':p': keys.listPartition(accountId, type) } },
       g.sortKey,
-      after,
+      start,
       pageSize,
+      order.forward,
     )) {
+      if (beyond(String(item.gsi1sk))) return;
       yield { position: String(item.gsi1sk), id: String(item.id), item: item as StoredRecord };
     }
     return;
@@ -67,13 +96,15 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     readPartition(
       { KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
       'sk',
-      after,
+      start,
       pageSize,
+      order.forward,
     )[Symbol.asyncIterator](),
   );
-  // k-way merge, newest first, without duplicates. A reader advances only after its head was
+  // k-way merge in the read order, without duplicates. A reader advances only after its head was
   // consumed, so no partition is read further than the page needs.
   const heads = await Promise.all(readers.map((r) => r.next()));
+  const first = (a: string, b: string) => (order.forward ? a < b : a > b);
   let last: string | undefined;
   let consumed = -1;
   for (;;) {
@@ -82,12 +113,13 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     for (let i = 0; i < heads.length; i++) {
       const h = heads[i]!;
       if (h.done) continue;
-      if (best < 0 || String(h.value.sk) > String((heads[best]!.value as Record<string, unknown>).sk)) best = i;
+      if (best < 0 || first(String(h.value.sk), String((heads[best]!.value as Record<string, unknown>).sk))) best = i;
     }
     if (best < 0) return;
     const value = heads[best]!.value as Record<string, unknown>;
     consumed = best;
     const position = String(value.sk);
+    if (beyond(position)) return;
     if (position === last) continue;
     last = position;
     yield { position, id: String(value.id) };
@@ -121,29 +153,46 @@ interface ListArgs {
   /** Position (exclusive) to continue after. */
   after?: string;
   limit: number;
+  /** Newest first (default) or oldest first, within a window of positions. */
+  order?: ReadOrder;
+  /**
+   * Items (index entries and records) the page may read (contract §17: conditions no index
+   * serves); when it runs out first, the page is what was found and `next` continues the read.
+   */
+  budget?: number;
 }
 
 export interface ListPage {
   items: StoredRecord[];
   /** Position of the last item when more matching items exist. */
   next?: string;
+  /** Items read (index entries and records). */
+  read?: number;
 }
+
+/** Candidates read per query when the page re-checks conditions no index serves. */
+const BUDGET_PAGE_SIZE = 100;
 
 async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> {
   const want = args.limit + 1;
   const matches = args.matches ?? (() => true);
   const out: StoredRecord[] = [];
-  const stream = candidates(type, args.accountId, args.driver, args.after, want)[Symbol.asyncIterator]();
+  const budget = args.budget ?? Infinity;
+  const stream = candidates(type, args.accountId, args.driver, args.after, args.budget ? BUDGET_PAGE_SIZE : want, args.order)[Symbol.asyncIterator]();
   let exhausted = false;
-  while (out.length < want && !exhausted) {
+  let read = 0;
+  let lastSeen: string | undefined;
+  while (out.length < want && !exhausted && read < budget) {
     const batch: Candidate[] = [];
-    while (batch.length < want - out.length) {
+    while (batch.length < want - out.length && read < budget) {
       const n = await stream.next();
       if (n.done) {
         exhausted = true;
         break;
       }
       batch.push(n.value);
+      read += n.value.item ? 1 : 2;
+      lastSeen = n.value.position;
     }
     const missing = batch.filter((c) => !c.item).map((c) => c.id);
     const [fetched] = await Promise.all([missing.length ? batchGetRecords(type, args.accountId, missing) : new Map<string, StoredRecord>(), args.ready]);
@@ -155,9 +204,11 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
   await stream.return?.(undefined);
   if (out.length > args.limit) {
     const items = out.slice(0, args.limit);
-    return { items, next: positionOf(items[items.length - 1]!) };
+    return { items, next: positionOf(items[items.length - 1]!), read };
   }
-  return { items: out };
+  // The budget ran out before the page was full: what was found, and the place to go on from.
+  if (!exhausted && out.length < want && read >= budget) return { items: out, next: lastSeen, read };
+  return { items: out, read };
 }
 
 /** A residual condition on the record as the API shows it: `hasAll` (an array field holds every value), `in` (the field, or one of its ids, is one of the values), `eq`. */
@@ -175,6 +226,10 @@ export interface ListPlan {
   where: Predicate[];
   /** The search every returned record matches: its words (or phone digits, or exact email in `emailField`). */
   search?: { query: SearchQuery; emailField?: string };
+  /** `filter` and `sort` (contract §17), parsed by the domain, with the types of the fields they name. */
+  query?: { filter?: Filter; sort?: Sort; fields: Readonly<Record<string, FilterField>> };
+  /** Oldest first (a `created_at` `asc` sort) and the window of positions `created_at` conditions allow. */
+  order?: ReadOrder;
   /** Position (exclusive) to continue after. */
   after?: string;
   limit: number;
@@ -183,7 +238,14 @@ export interface ListPlan {
 export interface PlannedPage extends ListPage {
   /** The account's meta the page was checked with (for shaping its records). */
   meta: AccountMeta;
+  /** A sort no index serves met more than SORT_LIMIT records: the page was not read. */
+  tooLarge?: true;
 }
+
+/** Items a page reads at most when conditions no index serves are re-checked (contract §17). */
+export const READ_BUDGET = 1_000;
+/** Records a sort that no index serves reads at most (contract §17: beyond, `sort_too_large`). */
+export const SORT_LIMIT = 10_000;
 
 const arrayOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
@@ -194,13 +256,25 @@ function holds(p: Predicate, view: Record<string, unknown>): boolean {
   return Array.isArray(v) ? p.values.some((x) => v.includes(x)) : p.values.includes(v);
 }
 
+/** A record's field as `filter` and `sort` read it: the API view, or a visible custom field value. */
+function fieldReader(view: Record<string, unknown>, record: StoredRecord, meta: AccountMeta) {
+  return (field: string): unknown => {
+    if (!field.startsWith(CUSTOM_FIELD_PREFIX)) return view[field];
+    const id = field.slice(CUSTOM_FIELD_PREFIX.length);
+    const cf = record.custom_fields as Record<string, unknown> | undefined;
+    return meta.deletedFields.has(id) || !cf ? undefined : cf[id];
+  };
+}
+
 /** The re-check of a plan (undefined when it has no condition: every candidate is a match). */
 function recheck(def: EntityDefinition, plan: ListPlan, meta: () => AccountMeta): ((r: StoredRecord) => boolean) | undefined {
-  if (plan.where.length === 0 && !plan.search) return undefined;
+  const filter = plan.query?.filter;
+  if (plan.where.length === 0 && !plan.search && !filter) return undefined;
   const { search } = plan;
   return (r) => {
     const view = currentView(def, r, meta());
     if (!plan.where.every((p) => holds(p, view))) return false;
+    if (filter && !matchesFilter(filter, plan.query!.fields, fieldReader(view, r, meta()))) return false;
     return !search || matchesQuery(searchWords(def, view), search.query, search.emailField ? String(r[search.emailField] ?? '') : undefined);
   };
 }
@@ -225,14 +299,60 @@ async function chooseDriver(type: EntityType, accountId: string, options: readon
   return chosen === 'empty' ? 'empty' : { kind: 'index', names: chosen.names };
 }
 
-/** Runs a list plan: one page of records (newest first) and the meta they were checked with (`preloaded`: read by the planner). */
+/**
+ * A page in an order no index serves (contract §17): every record the driver yields is read (at
+ * most SORT_LIMIT), the matches are ordered, and the page is the `limit` after the position.
+ */
+async function sortedPage(def: EntityDefinition, accountId: string, plan: ListPlan, sort: Sort, driver: Driver, ready: Promise<AccountMeta>): Promise<Omit<PlannedPage, 'meta'>> {
+  const type = def.type as EntityType;
+  const meta = await ready;
+  const matches = recheck(def, plan, () => meta) ?? (() => true);
+  const found: { record: StoredRecord; at: SortPosition }[] = [];
+  const stream = candidates(type, accountId, driver, undefined, 1_000, plan.order)[Symbol.asyncIterator]();
+  let read = 0;
+  let batch: Candidate[] = [];
+  const flush = async () => {
+    const missing = batch.filter((c) => !c.item).map((c) => c.id);
+    const fetched = missing.length ? await batchGetRecords(type, accountId, missing) : new Map<string, StoredRecord>();
+    for (const c of batch) {
+      const record = c.item ?? fetched.get(c.id);
+      if (!record || positionOf(record) !== c.position || !matches(record)) continue;
+      const view = currentView(def, record, meta);
+      found.push({ record, at: sortPosition(plan.query!.fields[sort.field]!.type, fieldReader(view, record, meta)(sort.field), record.id) });
+    }
+    batch = [];
+  };
+  for (;;) {
+    const n = await stream.next();
+    if (n.done) break;
+    if (++read > SORT_LIMIT) {
+      await stream.return?.(undefined);
+      return { items: [], tooLarge: true };
+    }
+    batch.push(n.value);
+    if (batch.length >= 100) await flush();
+  }
+  await flush();
+  const after = plan.after === undefined ? undefined : (JSON.parse(plan.after) as SortPosition);
+  const rest = found.filter((x) => !after || compareSort(x.at, after, sort.direction) > 0).sort((a, b) => compareSort(a.at, b.at, sort.direction));
+  const page = rest.slice(0, plan.limit);
+  return { items: page.map((x) => x.record), read, ...(rest.length > plan.limit ? { next: JSON.stringify(page[page.length - 1]!.at) } : {}) };
+}
+
+/** Runs a list plan: one page of records (newest first, or in the plan's sort) and the meta they were checked with (`preloaded`: read by the planner). */
 export async function runListPlan(def: EntityDefinition, accountId: string, plan: ListPlan, preloaded?: AccountMeta): Promise<PlannedPage> {
   const type = def.type as EntityType;
   let meta!: AccountMeta;
   const ready = (preloaded ? Promise.resolve(preloaded) : readMeta(accountId)).then((m) => (meta = m));
-  const driver = await chooseDriver(type, accountId, plan.options, plan.after, plan.limit + 1);
+  const sort = plan.query?.sort;
+  const driver = await chooseDriver(type, accountId, plan.options, sort || plan.order?.forward ? undefined : plan.after, plan.limit + 1);
   if (driver === 'empty') return { items: [], meta: await ready };
-  const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit });
+  if (sort) {
+    const page = await sortedPage(def, accountId, plan, sort, driver, ready);
+    return { ...page, meta: await ready };
+  }
+  const budget = plan.query?.filter ? READ_BUDGET : undefined;
+  const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), ...(budget ? { budget } : {}) });
   await ready;
   return { ...page, meta };
 }

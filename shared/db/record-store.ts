@@ -22,6 +22,7 @@ import { type CreateArgs, createRecord, deleteRecord, deletionItems, type Entity
 export { type Change, type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
 export type { NewRecord, UpsertClaim } from './batch.js';
 export type { ListPlan, PlannedPage, Predicate } from './lists.js';
+export { READ_BUDGET, SORT_LIMIT } from './lists.js';
 
 export function makeRecordStore(def: EntityDefinition) {
   const type = def.type as EntityType;

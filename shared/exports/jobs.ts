@@ -7,7 +7,8 @@ import { type ExportItem, getExportItem, insertExport, markExportActive, queryEx
 import type { OperationContext } from '../domain/context.js';
 import { cursorScope, listPosition } from '../domain/listing.js';
 import { notFound } from '../errors.js';
-import { DOWNLOAD_URL_TTL_SECONDS, type ExportCreateInput, type ExportListInput, type ExportRecord } from '../schemas/exports.js';
+import { resolveQuery } from '../domain/records/query.js';
+import { DOWNLOAD_URL_TTL_SECONDS, EXPORT_ENTITIES, type ExportCreateInput, type ExportListInput, type ExportRecord } from '../schemas/exports.js';
 import { downloadUrl, enqueueExport, exportKeyOf } from './storage.js';
 
 /** The API view of a job, given its download URL (null unless completed). */
@@ -35,6 +36,8 @@ export async function exportToApi(item: ExportItem, now = Date.now()): Promise<E
 }
 
 export async function createExport(ctx: OperationContext, input: ExportCreateInput): Promise<ExportRecord> {
+  // `filter` and `sort` (contract §17) are checked now, with the account's custom fields, as the list would.
+  await resolveQuery(EXPORT_ENTITIES[input.object_type], ctx.accountId, input.filters, 'exports', 'filters.filter');
   const id = randomUUID();
   const now = new Date().toISOString();
   const item: ExportItem = {

@@ -11,7 +11,7 @@ import { list } from '../domain/records/list.js';
 import { update } from '../domain/records/update.js';
 import type { Family } from '../errors.js';
 import { parseIdOnly, parseWith } from '../schemas/common.js';
-import { type Entity, listSchema, type RecordOf } from '../schemas/entities/index.js';
+import { type Entity, listParseSchema, type RecordOf } from '../schemas/entities/index.js';
 import { parseRecordBody } from '../schemas/record-body.js';
 import { operation, type RunWrapper } from './operation.js';
 
@@ -58,6 +58,6 @@ export const listHandler = <D extends Entity>(entity: D) =>
     name: `${entity.family}-list`,
     family: entity.family as Family,
     access: 'read',
-    parse: (body) => parseWith(entity.family as Family, listSchema(entity), body) as Record<string, unknown>,
+    parse: (body) => parseWith(entity.family as Family, listParseSchema(entity), body) as Record<string, unknown>,
     run: (input, ctx) => list(familyOf(entity), ctx, input),
   });

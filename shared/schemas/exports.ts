@@ -8,7 +8,7 @@
 import * as v from 'valibot';
 import { ApiError, invalidRequest } from '../errors.js';
 import { cursorString, limitInteger, parseWith, rejectUnknownFields } from './common.js';
-import { activityEntity, companyEntity, contactEntity, type EntityDefinition, listSchema, projectEntity } from './entities/index.js';
+import { activityEntity, companyEntity, contactEntity, type EntityDefinition, listParseSchema, projectEntity } from './entities/index.js';
 
 export const EXPORT_OBJECT_TYPES = ['contacts', 'companies', 'projects', 'activities'] as const;
 export type ExportObjectType = (typeof EXPORT_OBJECT_TYPES)[number];
@@ -31,7 +31,7 @@ const nullableTimestamp = (description: string) => v.pipe(v.nullable(v.pipe(v.st
 
 /** The `-list` body of an object type without `cursor` and `limit`. */
 export function filtersSchema(objectType: ExportObjectType) {
-  const { cursor: _c, limit: _l, ...entries } = listSchema(EXPORT_ENTITIES[objectType]).entries;
+  const { cursor: _c, limit: _l, ...entries } = listParseSchema(EXPORT_ENTITIES[objectType]).entries as v.ObjectEntries;
   return v.strictObject(entries);
 }
 
@@ -40,7 +40,7 @@ export function filtersSchema(objectType: ExportObjectType) {
 const filtersDoc = v.pipe(
   v.record(v.string(), v.unknown()),
   v.metadata({
-    description: "The same body the object's `-list` takes, without `cursor` and `limit` (contacts: search, tags, company_id, company_ids, source_ids; companies: search, tags; projects: search, status, company_id, contact_id, tags; activities: types, contact_id, company_id, project_id, completed)",
+    description: "The same body the object's `-list` takes, without `cursor` and `limit` (contacts: search, tags, company_id, company_ids, source_ids; companies: search, tags; projects: search, status, company_id, contact_id, tags; activities: types, contact_id, company_id, project_id, completed), and `filter` and `sort` (contract §17)",
     examples: [{ tags: ['vip'] }],
   }),
 );

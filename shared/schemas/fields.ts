@@ -45,7 +45,13 @@ export interface FieldSpec<I extends v.GenericSchema | undefined = v.GenericSche
   custom?: true;
   /** Record tags (indexed for `all of` filters). */
   tags?: true;
+  /** Its type for `filter` and `sort` (contract §17: the type gives the operators); none for `custom_fields`. */
+  type?: FieldType;
 }
+
+/** The types of contract §17: each gives a field its filter operators and whether it sorts. */
+export const FIELD_TYPES_17 = ['text', 'number', 'datetime', 'date', 'boolean', 'enum', 'set', 'id'] as const;
+export type FieldType = (typeof FIELD_TYPES_17)[number];
 
 /**
  * The schema with its description and example. The metadata goes right after the root type (a
@@ -69,7 +75,7 @@ function field<I extends v.GenericSchema | undefined, O extends v.GenericSchema>
   output: O,
   empty: v.InferOutput<O>,
   doc: Doc,
-  extra: Partial<Pick<FieldSpec, 'ref' | 'values' | 'custom' | 'tags'>> = {},
+  extra: Partial<Pick<FieldSpec, 'ref' | 'values' | 'custom' | 'tags' | 'type'>> = {},
 ): FieldSpec<I extends v.GenericSchema ? ReturnType<typeof documented<I>> : undefined, ReturnType<typeof documented<O>>> {
   return {
     input: (input ? documented(input, doc) : undefined) as never,
@@ -101,14 +107,14 @@ const dateTimeIn = v.pipe(
 
 export const f = {
   /** The record's required name (1–200 characters after trimming). */
-  name: (doc: Doc) => field(nameString, v.string(), '', doc),
+  name: (doc: Doc) => field(nameString, v.string(), '', doc, { type: 'text' }),
   /** A plain string of at most `max` characters (default 500). */
   text: (doc: Doc, max = 500) =>
-    field(max === 500 ? plainString : max === 10_000 ? notesString : v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`)), v.string(), '', doc),
-  email: (doc: Doc) => field(emailString, v.string(), '', doc),
-  url: (doc: Doc) => field(httpUrlString, v.string(), '', doc),
+    field(max === 500 ? plainString : max === 10_000 ? notesString : v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`)), v.string(), '', doc, { type: 'text' }),
+  email: (doc: Doc) => field(emailString, v.string(), '', doc, { type: 'text' }),
+  url: (doc: Doc) => field(httpUrlString, v.string(), '', doc, { type: 'text' }),
   /** null, or a safe integer ≥ 0. */
-  count: (doc: Doc) => field(countInteger, v.nullable(v.pipe(v.number(), v.integer())), null, doc),
+  count: (doc: Doc) => field(countInteger, v.nullable(v.pipe(v.number(), v.integer())), null, doc, { type: 'number' }),
   /** null, or an integer in [min, max]. */
   intRange: (doc: Doc, min: number, max: number) =>
     field(
@@ -116,28 +122,29 @@ export const f = {
       v.nullable(v.pipe(v.number(), v.integer())),
       null,
       doc,
+      { type: 'number' },
     ),
-  bool: (doc: Doc) => field(v.boolean(), v.boolean(), false, doc),
+  bool: (doc: Doc) => field(v.boolean(), v.boolean(), false, doc, { type: 'boolean' }),
   /** One of `values`; `empty` is the default of a new record. */
   oneOf: <const T extends readonly [string, ...string[]]>(doc: Doc, values: T, empty: T[number]) =>
-    field(v.picklist(values, `must be one of ${values.join(', ')}`), v.picklist(values), empty, doc, { values }),
+    field(v.picklist(values, `must be one of ${values.join(', ')}`), v.picklist(values), empty, doc, { values, type: 'enum' }),
   /** `""` or one of `values`. */
   optionalOneOf: <const T extends readonly [string, ...string[]]>(doc: Doc, values: T) =>
-    field(v.picklist(['', ...values] as const, `must be "" or one of ${values.join(', ')}`), v.picklist(['', ...values] as const), '' as const, doc),
+    field(v.picklist(['', ...values] as const, `must be "" or one of ${values.join(', ')}`), v.picklist(['', ...values] as const), '' as const, doc, { values, type: 'enum' }),
   /** `""` or a real date `YYYY-MM-DD`. */
   date: (doc: Doc) =>
-    field(v.pipe(v.string(), v.check((s) => s === '' || isRealDate(s), 'must be "" or a real date in YYYY-MM-DD form')), v.string(), '', doc),
+    field(v.pipe(v.string(), v.check((s) => s === '' || isRealDate(s), 'must be "" or a real date in YYYY-MM-DD form')), v.string(), '', doc, { type: 'date' }),
   /** null or an ISO 8601 datetime (stored as UTC with milliseconds). */
-  dateTime: (doc: Doc) => field(v.nullable(dateTimeIn), v.nullable(dateTimeOut), null, doc),
+  dateTime: (doc: Doc) => field(v.nullable(dateTimeIn), v.nullable(dateTimeOut), null, doc, { type: 'datetime' }),
   /** A datetime the server fills in when the client sends none (activities' `occurred_at`). */
-  dateTimeDefaulted: (doc: Doc) => field(dateTimeIn, dateTimeOut, '', doc),
+  dateTimeDefaulted: (doc: Doc) => field(dateTimeIn, dateTimeOut, '', doc, { type: 'datetime' }),
   /** `""` or three upper-case letters. */
-  currency: (doc: Doc) => field(v.pipe(v.string(), v.regex(/^([A-Z]{3})?$/, 'must be "" or three upper-case letters (ISO 4217)')), v.string(), '', doc),
-  tags: (doc: Doc) => field(tagList, v.array(v.string()), [] as string[], doc, { tags: true }),
+  currency: (doc: Doc) => field(v.pipe(v.string(), v.regex(/^([A-Z]{3})?$/, 'must be "" or three upper-case letters (ISO 4217)')), v.string(), '', doc, { type: 'text' }),
+  tags: (doc: Doc) => field(tagList, v.array(v.string()), [] as string[], doc, { tags: true, type: 'set' }),
   customFields: (doc: Doc) => field(customFieldsInput, v.record(v.string(), v.unknown()), {} as Record<string, unknown>, doc, { custom: true }),
   /** null or the id of a `target` record of the account; `nameField` names its computed name field. */
   ref: (doc: Doc, target: string, nameField?: string) =>
-    field(refId, v.nullable(uuidOut), null as string | null, doc, { ref: { target, many: false, nameField } }),
+    field(refId, v.nullable(uuidOut), null as string | null, doc, { ref: { target, many: false, nameField }, type: 'id' }),
   /** Up to `max` distinct ids of `target` records of the account. */
   refs: (doc: Doc, target: string, max = 100) =>
     field(
@@ -145,12 +152,12 @@ export const f = {
       v.array(uuidOut),
       [] as string[],
       doc,
-      { ref: { target, many: true } },
+      { ref: { target, many: true }, type: 'set' },
     ),
   /** Read-only fields: shown on every record, never set by a client. */
   computed: {
-    text: (doc: Doc) => field(undefined, v.string(), '', doc),
-    dateTime: (doc: Doc) => field(undefined, v.nullable(dateTimeOut), null as string | null, doc),
-    id: (doc: Doc) => field(undefined, v.nullable(uuidOut), null as string | null, doc),
+    text: (doc: Doc) => field(undefined, v.string(), '', doc, { type: 'text' }),
+    dateTime: (doc: Doc) => field(undefined, v.nullable(dateTimeOut), null as string | null, doc, { type: 'datetime' }),
+    id: (doc: Doc) => field(undefined, v.nullable(uuidOut), null as string | null, doc, { type: 'id' }),
   },
 };

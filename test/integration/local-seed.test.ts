@@ -38,6 +38,13 @@ describe('npm run seed', () => {
     // A contact's timeline has entries.
     const ada = (await s.call<{ items: Array<{ id: string }> }>('contacts-list', { search: 'ada.lovelace@acme-robotics.example' })).body.result!.items[0]!;
     expect(await count('activities-list', { contact_id: ada.id })).toBeGreaterThanOrEqual(2);
+    // The four examples of docs/api.md, "Filtering and sorting", return something.
+    const plan = (await s.call<{ items: Array<{ id: string; name: string }> }>('custom-fields-list', { entity_type: 'contact' })).body.result!.items.find((d) => d.name === 'Plan')!;
+    const since = new Date(Date.now() - 86_400_000).toISOString();
+    expect(await count('companies-list', { filter: { and: [{ field: 'employee_count', op: 'gt', value: 50 }, { field: 'created_at', op: 'gte', value: since }] } })).toBe(3);
+    expect(await count('projects-list', { filter: { and: [{ field: 'status', op: 'eq', value: 'open' }, { field: 'amount', op: 'gt', value: 1_000_000 }, { field: 'due_date', op: 'lt', value: '2099-06-01' }] }, sort: { field: 'due_date', direction: 'asc' } })).toBe(2);
+    expect(await count('contacts-list', { filter: { field: `custom_fields.${plan.id}`, op: 'eq', value: 'enterprise' }, sort: { field: 'last_name', direction: 'asc' } })).toBe(7);
+    expect(await count('activities-list', { filter: { and: [{ field: 'type', op: 'eq', value: 'task' }, { field: 'completed', op: 'eq', value: false }, { field: 'due_at', op: 'lt', value: new Date().toISOString() }] } })).toBe(1);
 
     const second = await seed();
     expect(second.stdout).toMatch(/already seeded/);

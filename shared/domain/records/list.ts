@@ -4,13 +4,17 @@
  * records come back to be shaped here. Nothing calls back from the data layer.
  */
 import { type AccountMeta, overrideAttr, readMeta } from '../../db/meta.js';
-import type { ListPlan, Predicate } from '../../db/record-store.js';
-import { type EntityType, indexName } from '../../db/table.js';
+import { type ListPlan, type Predicate, SORT_LIMIT } from '../../db/record-store.js';
+import { type EntityType, indexName, orderKey } from '../../db/table.js';
 import { tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
 import type { OperationContext } from '../context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
 import { NAMED_TARGETS, type RecordFamily, toApi } from './family.js';
+import { type ListQuery, resolveQuery } from './query.js';
+import { ApiError } from '../../errors.js';
+import { type Condition, type Filter, SORTABLE_AT_ANY_SIZE } from '../../schemas/filter.js';
+import type { ReadOrder } from '../../db/lists.js';
 
 const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
 
@@ -34,13 +38,54 @@ function filtersOf(fam: RecordFamily, input: Record<string, unknown>) {
   return { tags, groups };
 }
 
+/** The conditions every match must meet: the filter itself, or the conditions of its top-level `and`. */
+const requiredConditions = (filter: Filter | undefined): Condition[] =>
+  !filter ? [] : 'and' in filter ? filter.and.filter((f): f is Condition => 'field' in f) : 'field' in filter ? [filter] : [];
+
+/**
+ * Index options a filter's required conditions give (contract §17, served at flat cost): `eq`/`in`
+ * on an enumerated or boolean field the definition indexes, on a reference, `contains`,
+ * `contains_any`, `contains_all` on tags or on an id list. Every option holds every match.
+ */
+function filterOptions(fam: RecordFamily, conditions: Condition[]): IndexOption[] {
+  const valueFields = new Set(Object.values(fam.def.filters).filter((f) => f.kind === 'values' || f.kind === 'bool').map((f) => f.field));
+  const tagField = tagsField(fam.def);
+  const out: IndexOption[] = [];
+  const union = (names: string[]) => out.push({ names, sampled: false });
+  for (const c of conditions) {
+    const values = Array.isArray(c.value) ? c.value : [c.value];
+    const ref = fam.refs.find((r) => r.field === c.field);
+    const nameOf = ref ? (x: unknown) => indexName.ref(ref.target as EntityType, String(x)) : c.field === tagField ? (x: unknown) => indexName.tag(String(x)) : undefined;
+    if ((c.op === 'eq' || c.op === 'in') && valueFields.has(c.field)) union(values.map((x) => indexName.value(c.field, String(x))));
+    else if (nameOf && (c.op === 'eq' || c.op === 'in' || c.op === 'contains' || c.op === 'contains_any')) union(values.map(nameOf));
+    else if (nameOf && c.op === 'contains_all') values.forEach((x) => union([nameOf(x)]));
+  }
+  return out;
+}
+
+/** The read order: oldest first for a `created_at` `asc` sort; the window `created_at` conditions allow (loose: the re-check is exact). */
+function readOrder(listQuery: ListQuery | undefined): ReadOrder | undefined {
+  const forward = listQuery?.sort?.field === 'created_at' && listQuery.sort.direction === 'asc';
+  let from: string | undefined;
+  let to: string | undefined;
+  const ms = (x: unknown) => new Date(String(x)).toISOString();
+  for (const c of requiredConditions(listQuery?.filter)) {
+    if (c.field !== 'created_at') continue;
+    const [lo, hi] = c.op === 'between' ? (c.value as unknown[]) : c.op === 'eq' ? [c.value, c.value] : c.op === 'gt' || c.op === 'gte' ? [c.value, undefined] : c.op === 'lt' || c.op === 'lte' ? [undefined, c.value] : [];
+    if (lo !== undefined) from = [from, orderKey(ms(lo), '')].filter((x) => x !== undefined).sort().at(-1);
+    if (hi !== undefined) to = [to, orderKey(ms(hi), '\uffff')].filter((x) => x !== undefined).sort()[0];
+  }
+  if (!forward && from === undefined && to === undefined) return undefined;
+  return { forward, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
+}
+
 /**
  * The plan of a list request (without its position): index options (search words' partitions
  * first, then each tag's, then each filtered field's union), the predicates every record must
  * meet (different fields AND-ed), the search to re-check; and the filters in canonical form
  * (the cursor's scope). Undefined when the search can match nothing.
  */
-export function planOf(fam: RecordFamily, input: Record<string, unknown>, meta?: AccountMeta): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
+export function planOf(fam: RecordFamily, input: Record<string, unknown>, listQuery?: ListQuery, meta?: AccountMeta): { plan: Omit<ListPlan, 'after' | 'limit'>; canonical: Record<string, unknown> } | undefined {
   const { def, refs } = fam;
   const query = def.search ? parseQuery(input.search as string | undefined, { exactEmail: def.exactEmailSearch }) : undefined;
   if (query && query.words.length === 0 && !query.phoneDigits && query.email === undefined) return undefined;
@@ -49,6 +94,8 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>, meta?:
     ...(def.search ? { search: canonicalSearch(input.search as string | undefined) } : {}),
     tags: [...tags].sort(),
     ...Object.fromEntries([...groups].map(([field, g]) => [field, g.values.map(String).sort()])),
+    ...(listQuery?.filter ? { filter: listQuery.filter } : {}),
+    ...(listQuery?.sort ? { sort: listQuery.sort } : {}),
   };
   const options: IndexOption[] = [
     ...(query ? searchOptions(query) : []).map((keys) => ({ names: keys.map(partitionOf), sampled: keys.every((k) => k.kind === 'prefix') })),
@@ -61,13 +108,17 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>, meta?:
     const ids = ref ? [...g.values.map(String), ...mergedInto(meta, ref.target as EntityType, g.values.map(String))] : [];
     options.push({ names: ref ? ids.map((id) => indexName.ref(ref.target as EntityType, id)) : g.values.map((val) => indexName.value(field, String(val))), sampled: false });
   }
+  options.push(...filterOptions(fam, requiredConditions(listQuery?.filter)));
+  const order = readOrder(listQuery);
+  // `created_at` in either direction is the list's own order: no in-memory sort.
+  const planQuery = listQuery && (listQuery.sort?.field === 'created_at' ? { ...(listQuery.filter ? { filter: listQuery.filter } : {}), fields: listQuery.fields } : listQuery);
   const tagField = tagsField(def);
   const where: Predicate[] = [
     ...(tagField && tags.length ? [{ field: tagField, op: 'hasAll' as const, values: tags }] : []),
     ...[...groups].map(([field, g]) => ({ field, op: 'in' as const, values: g.values })),
   ];
   const search = query && { query, ...(def.lookup?.index === 'email' ? { emailField: def.lookup.field } : {}) };
-  return { plan: { options, where, ...(search ? { search } : {}) }, canonical };
+  return { plan: { options, where, ...(search ? { search } : {}), ...(planQuery ? { query: planQuery } : {}), ...(order ? { order } : {}) }, canonical };
 }
 
 /** Ids of records merged into one of `ids` whose links are still moving (META overrides with `to`). */
@@ -78,13 +129,20 @@ function mergedInto(meta: AccountMeta | undefined, target: EntityType, ids: read
 }
 
 export async function list(fam: RecordFamily, ctx: OperationContext, input: Record<string, unknown>): Promise<Page<Record<string, unknown>>> {
+  const query = await resolveQuery(fam.def, ctx.accountId, input, fam.family);
   // A filter on a record others can be merged into needs the account's meta to plan (read once, for the page too).
   const merges = fam.refs.some((r) => NAMED_TARGETS.has(r.target) && Object.entries(fam.def.filters).some(([name, f]) => f.field === r.field && input[name] !== undefined));
   const meta = merges ? await readMeta(ctx.accountId) : undefined;
-  const planned = planOf(fam, input, meta);
+  const planned = planOf(fam, input, query, meta);
   if (!planned) return { items: [], next_cursor: '' };
   const { after, next } = await cursorScope(ctx, fam.family, input.cursor as string | undefined, planned.canonical);
   const limit = (input.limit as number | undefined) ?? DEFAULT_LIMIT;
   const page = await fam.store.list(ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit }, meta);
+  if (page.tooLarge) {
+    throw new ApiError(
+      `${fam.family}.sort_too_large`,
+      `sort on ${query?.sort?.field} is only possible for at most ${SORT_LIMIT} records matching the rest of the query; narrow it with an indexed filter, or sort on ${SORTABLE_AT_ANY_SIZE.join(', ')}`,
+    );
+  }
   return { items: page.items.map((r) => toApi(fam, r, page.meta)), next_cursor: next(page.next) };
 }

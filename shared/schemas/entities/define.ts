@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import type { SearchableText } from '../../search/tokenize.js';
 import { cursorString, limitInteger, searchString } from '../primitives.js';
 import type { FieldSpec } from '../fields.js';
+import { filterSchema, sortSchema } from '../filter.js';
 
 export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.GenericSchema>>;
 
@@ -209,10 +210,21 @@ export function listSchema(def: EntityDefinition) {
           break;
       }
     }
+    // By reference to the components, with the field's own description beside the `$ref`.
+    entries.filter = v.optional(v.pipe(v.lazy(() => filterSchema), v.metadata({ description: 'Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND' })));
+    entries.sort = v.optional(v.pipe(v.lazy(() => sortSchema), v.metadata({ description: 'Order of the list (contract §17); default created_at desc' })));
     entries.cursor = v.optional(v.pipe(cursorString, v.metadata({ description: 'The `next_cursor` of the previous page (opaque)' })));
     entries.limit = v.optional(v.pipe(limitInteger, v.metadata({ description: 'Items per page, 1–100 (default 25)', examples: [25] })));
     return v.strictObject(entries);
   });
+}
+
+/**
+ * The list body as parsed: `filter` and `sort` pass as they come, for the domain to check against
+ * the account's custom fields (`<family>.invalid_filter` with paths, `<family>.invalid_sort`).
+ */
+export function listParseSchema(def: EntityDefinition) {
+  return memo(def, 'list-parse', () => v.strictObject({ ...(listSchema(def).entries as v.ObjectEntries), filter: v.optional(v.unknown()), sort: v.optional(v.unknown()) }));
 }
 
 /** One page of records. */

@@ -18,6 +18,7 @@ import {
   updateSchema,
 } from '../entities/index.js';
 import { errorCodesFor } from '../error-codes.js';
+import { filterConditionSchema, filterSchema, sortSchema } from '../filter.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
 import { deletedSchema } from './shared.js';
@@ -104,6 +105,9 @@ function components(def: EntityDefinition): Record<string, v.GenericSchema> {
     [`${name}BatchGetResult`]: batchGetResult(def),
     ...(def.lookup ? { [`${name}BatchUpsertInput`]: batchUpsertInput(def) } : {}),
     BatchIdsInput: batchIdsInput,
+    Filter: filterSchema,
+    FilterCondition: filterConditionSchema,
+    Sort: sortSchema,
   };
 }
 
@@ -112,7 +116,7 @@ function crudOperations(def: EntityDefinition): Record<string, OperationDecl> {
   const label = def.label;
   const article = /^[aeiou]/.test(label) ? 'an' : 'a';
   return {
-    list: { access: 'read', summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def) },
+    list: { access: 'read', summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def), errors: [`${def.family}.invalid_filter`, `${def.family}.invalid_sort`, `${def.family}.sort_too_large`] },
     get: { access: 'read', summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
     create: { access: 'write', idempotent: true, summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
     update: { access: 'write', summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },

@@ -21,11 +21,12 @@ export const exportsResource = defineResource({
       bindings: { exportsQueue: 'send' },
       summary: 'Export a list (contacts, companies, projects or activities, with its filters) as a CSV file',
       description:
-        "Starts a job (status `queued`); poll `exports-get` until `completed`, then GET `download_url` (presigned, valid 15 minutes from that answer). `filters` is the object's `-list` body without `cursor`/`limit`, checked by the same rules (`exports.invalid_request`, paths under `filters.`). " +
+        "Starts a job (status `queued`); poll `exports-get` until `completed`, then GET `download_url` (presigned, valid 15 minutes from that answer). `filters` is the object's `-list` body without `cursor`/`limit`, checked by the same rules (`exports.invalid_request`, paths under `filters.`; `filter` and `sort` of contract §17: `exports.invalid_filter` with paths under `filters.filter`, `exports.invalid_sort`). " +
         "The file: UTF-8 with a BOM, RFC 4180 quoting, CRLF, a header row with the import's headers: every create field, `tags` joined with `;`, a contact's `company_domain`, `custom:<definition name>` per custom-field definition of the type, then `id`, `created_at`, `updated_at`. " +
         "A cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (the import strips it), so a contacts or companies file re-imports unchanged.",
       input: exportCreateInput,
       result: exportSchema,
+      errors: ['exports.invalid_filter', 'exports.invalid_sort'],
       parse: parseExportCreate,
     },
     get: {
