@@ -23,6 +23,8 @@ export interface ServiceResources {
   importsQueue: sqs.IQueue;
   /** The export job queue (contract §16; the files go to the imports bucket's `exports/` prefix). */
   exportsQueue: sqs.IQueue;
+  /** The erasure job queue (contract §18). */
+  erasuresQueue: sqs.IQueue;
   inbound: { bucketName: string; bucketArn: string; domain: string };
 }
 
@@ -62,7 +64,8 @@ const GRANTS: { [B in BindingName]: Grant<B> } = {
   importsBucket: (fn, mode, r) => {
     fn.addEnvironment(bindingEnv('importsBucket'), r.importsBucket.bucketName);
     // HeadObject is authorized as GetObject.
-    prefixGrant(fn, mode === 'write' ? ['s3:PutObject', 's3:GetObject'] : ['s3:GetObject'], r.importsBucketArn, r.nagNames.importsBucket, IMPORT_FILES_PREFIX, 'Import files are one object per import under the imports/ prefix of the imports bucket');
+    // `erase` (the erasure worker, contract §18): read a file to find a person's email in it, delete it.
+    prefixGrant(fn, mode === 'write' ? ['s3:PutObject', 's3:GetObject'] : mode === 'erase' ? ['s3:GetObject', 's3:DeleteObject'] : ['s3:GetObject'], r.importsBucketArn, r.nagNames.importsBucket, IMPORT_FILES_PREFIX, 'Import files are one object per import under the imports/ prefix of the imports bucket');
   },
   importsQueue: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('importsQueue'), r.importsQueue.queueUrl);
@@ -73,7 +76,8 @@ const GRANTS: { [B in BindingName]: Grant<B> } = {
     fn.addEnvironment(bindingEnv('exportsBucket'), r.importsBucket.bucketName);
     // The worker writes the file as a multipart upload (PutObject covers create, part and complete) and aborts an interrupted one;
     // the read operations presign downloads (a presigned GET is authorized as the signer's GetObject).
-    const actions = mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : ['s3:GetObject'];
+    // `erase` (the erasure worker, contract §18): delete an export file of contacts.
+    const actions = mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'];
     prefixGrant(fn, actions, r.importsBucketArn, r.nagNames.importsBucket, EXPORT_FILES_PREFIX, 'Export files are one object per export under the exports/ prefix of the imports bucket');
   },
   exportsQueue: (fn, _mode, r) => {
@@ -81,6 +85,10 @@ const GRANTS: { [B in BindingName]: Grant<B> } = {
     r.exportsQueue.grantSendMessages(fn);
   },
   // --- end exports ---
+  erasuresQueue: (fn, _mode, r) => {
+    fn.addEnvironment(bindingEnv('erasuresQueue'), r.erasuresQueue.queueUrl);
+    r.erasuresQueue.grantSendMessages(fn);
+  },
   inboundBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundBucket'), r.inbound.bucketName);
     prefixGrant(fn, ['s3:GetObject'], r.inbound.bucketArn, r.nagNames.inboundBucket, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');

@@ -20,6 +20,7 @@ export const SCOPE_FAMILIES = [
   'events',
   'trash',
   'exports',
+  'erasures',
 ] as const;
 export type ScopeFamily = (typeof SCOPE_FAMILIES)[number];
 
