@@ -100,4 +100,17 @@ describe('erasures (contract §18)', () => {
     expect((await raw('erasures-create', { contact_id: randomUUID() })).error?.code).toBe('erasures.not_found');
     expect((await raw('erasures-create', { contact_id: 'nope' })).error?.code).toBe('erasures.invalid_id');
   }, 120_000);
+
+  it('suppresses the email: create, update and batch rows with it are refused, in any case', async () => {
+    const email = `supp${randomUUID().slice(0, 8)}@example.com`;
+    const contact = await call<{ id: string }>('contacts-create', { first_name: 'Sup', email });
+    const erasure = await call<{ id: string; suppress_email: boolean }>('erasures-create', { contact_id: contact.id, suppress_email: true });
+    expect(erasure.suppress_email).toBe(true);
+    expect((await raw('contacts-create', { first_name: 'Again', email: email.toUpperCase() })).error?.code).toBe('contacts.email_suppressed');
+    const other = await call<{ id: string }>('contacts-create', { first_name: 'Other', email: `other${randomUUID().slice(0, 8)}@example.com` });
+    expect((await raw('contacts-update', { id: other.id, email })).error?.code).toBe('contacts.email_suppressed');
+    const batch = await call<{ results: Array<{ ok: boolean; error?: { code: string } }> }>('contacts-batch-create', { items: [{ first_name: 'B', email }, { first_name: 'C' }] });
+    expect(batch.results[0]!.error?.code).toBe('contacts.email_suppressed');
+    expect(batch.results[1]!.ok).toBe(true);
+  }, 120_000);
 });
