@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import { runErasure } from '../../shared/erasures/worker.js';
 
 let stack: LocalStack;
 beforeAll(async () => {
@@ -112,5 +113,23 @@ describe('erasures (contract §18)', () => {
     const batch = await call<{ results: Array<{ ok: boolean; error?: { code: string } }> }>('contacts-batch-create', { items: [{ first_name: 'B', email }, { first_name: 'C' }] });
     expect(batch.results[0]!.error?.code).toBe('contacts.email_suppressed');
     expect(batch.results[1]!.ok).toBe(true);
+  }, 120_000);
+
+  it('resumes a crashed erasure at its saved step: completed once, contact.erased once', async () => {
+    // This test drives the worker itself: the stack's erasure worker is stopped (its messages wait).
+    await stack.erasures.worker.stop();
+    const contact = await call<{ id: string }>('contacts-create', { first_name: 'Crash', email: `crash${randomUUID().slice(0, 8)}@example.com` });
+    const erasure = await call<{ id: string }>('erasures-create', { contact_id: contact.id });
+    const message = { account_id: stack.tokens[0]!.accountId, erasure_id: erasure.id };
+    await expect(runErasure(message, { leaseMs: 1, afterStep: (step) => { if (step === 'records') throw new Error('crash'); } })).rejects.toThrow('crash');
+    const mid = await call<{ status: string; removed: { records: number } }>('erasures-get', { id: erasure.id });
+    expect(mid.status).toBe('pending');
+    expect(mid.removed.records).toBe(1);
+    expect(await runErasure(message)).toBe('completed');
+    expect(await runErasure(message)).toBe('skipped');
+    const done = await call<{ status: string; removed: { records: number } }>('erasures-get', { id: erasure.id });
+    expect(done).toMatchObject({ status: 'completed', removed: { records: 1 } });
+    const erased = (await call<{ items: Array<{ data: { id: string } }> }>('events-list', { types: ['contact.erased'], limit: 100 })).items.filter((e) => e.data.id === contact.id);
+    expect(erased).toHaveLength(1);
   }, 120_000);
 });
