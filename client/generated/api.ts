@@ -381,7 +381,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-create"];
         delete?: never;
@@ -407,7 +407,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-update"];
         delete?: never;
@@ -3794,7 +3794,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
+                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
                      * @example contacts.invalid_request
                      */
                     code: string;
@@ -5050,7 +5050,7 @@ export interface components {
             url: string;
             description: string;
             secret_prefix: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active: boolean;
             /** @enum {string} */
             disabled_reason: "" | "manual" | "failing" | "gone";
@@ -5067,7 +5067,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
+            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             http_status_code: number | null;
@@ -5102,14 +5102,14 @@ export interface components {
         WebhookCreateInput: {
             url: string;
             description?: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookUpdateInput: {
             /** Format: uuid */
             id: string;
             url?: string;
             description?: string;
-            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active?: boolean;
         };
         WebhookDeliveriesInput: {
@@ -5162,7 +5162,7 @@ export interface components {
              */
             until?: string;
             /** @description Only these event names (and only those the endpoint subscribes to) */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookReplayed: {
             /** @description New deliveries queued */
@@ -5370,10 +5370,10 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description queued → processing → completed | failed
+             * @description queued → processing → completed | failed; expired: an erasure (contract §18) deleted the file of a contacts export
              * @enum {string}
              */
-            status: "queued" | "processing" | "completed" | "failed";
+            status: "queued" | "processing" | "completed" | "failed" | "expired";
             /** @description Rows of the file (null until completed) */
             total_rows: number | null;
             /** @description Rows written so far */
@@ -5614,7 +5614,7 @@ export interface components {
             /** @description The event id: the same `id` the webhook body of this change carries (receivers dedupe by it) */
             id: string;
             /** @enum {string} */
-            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
+            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
             /**
              * Format: date-time
              * @description When the change happened (the record's `updated_at`; for `*.deleted` the deletion time)
@@ -5658,7 +5658,7 @@ export interface components {
              */
             since?: string;
             /** @description Only these event names (any of); empty: every event */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             /**
              * Format: uuid
              * @description Only the history of this record
@@ -10432,7 +10432,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -10449,7 +10449,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -10706,7 +10706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -10723,7 +10723,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

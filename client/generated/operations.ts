@@ -581,6 +581,7 @@ export type DocumentedErrorCode =
   | 'companies.name_required'
   | 'companies.not_found'
   | 'contacts.conflict'
+  | 'contacts.email_suppressed'
   | 'contacts.first_name_required'
   | 'contacts.internal'
   | 'contacts.invalid_company_id'
