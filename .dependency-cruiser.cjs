@@ -84,6 +84,7 @@ module.exports = {
     layer('imports', ['http', 'webhooks', 'stream', 'openapi', 'inbound', 'exports'], 'Import jobs sit above the domain.'),
     // Export jobs reuse the import's column mapping (shared/imports/mapping.ts) and queue client: exports sit above imports.
     layer('exports', ['http', 'webhooks', 'stream', 'openapi', 'inbound'], 'Export jobs sit above the domain and the imports.'),
+    layer('erasures', ['http', 'openapi'], 'Erasures sit above the stream, webhooks, imports, exports and inbound mail: they reach every copy.'),
     layer('inbound', ['http', 'webhooks', 'stream', 'openapi', 'imports', 'exports'], 'Inbound mail sits above the domain.'),
     layer('webhooks', ['http', 'stream', 'openapi'], 'Webhook runtime sits above the domain.'),
     layer('stream', ['http', 'openapi'], 'The stream worker sits above domain and webhooks.'),

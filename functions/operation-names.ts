@@ -92,4 +92,7 @@ export const OPERATION_NAMES: ReadonlySet<string> = new Set([
   'api-keys-revoke',
   'events-list',
   'trash-list',
+  'erasures-create',
+  'erasures-get',
+  'erasures-list',
 ]);

@@ -32,7 +32,7 @@ export type Trigger =
 export type TriggerKind = Trigger['kind'];
 
 /** The service's queues that trigger functions. */
-export type QueueName = 'delivery' | 'imports' | 'exports';
+export type QueueName = 'delivery' | 'imports' | 'exports' | 'erasures';
 
 /*
  * Local mode (local/triggers.ts: one adapter per trigger kind) runs each function as its trigger
@@ -137,6 +137,11 @@ export const WORKERS: readonly FunctionSpec[] = [
    */
   { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', exportsBucket: 'write' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
   // --- end exports ---
+  /**
+   * Erases a person (contract §18), one erasure per message, step by step with its position saved
+   * (a crash resumes at the step it was in). Locally as the export worker (the lease: ERASURE_LEASE_MS).
+   */
+  { name: 'erasureWorker', entry: 'erasures/worker.ts', trigger: { kind: 'queue', queue: 'erasures', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send', exportsBucket: 'erase', importsBucket: 'erase' }, items: { reads: ['idempotency'], writes: ['idempotency'] }, timeoutSeconds: 900, group: 'workers' },
   /** Parses a received email (SES → S3 → here) and logs it on the matching contacts. */
   { name: 'inbound', entry: 'inbound/process.ts', trigger: { kind: 'object', bucket: 'inbound', prefix: 'inbound/', batchSize: 5, maxConcurrency: 5 }, bindings: { table: 'write', inboundBucket: 'read', inboundDomain: 'read' }, timeoutSeconds: 60, group: 'workers' },
 ];

@@ -25,6 +25,8 @@ export interface ServiceResources {
   importsQueue: sqs.IQueue;
   /** The export job queue (contract §16; the files go to the imports bucket's `exports/` prefix). */
   exportsQueue: sqs.IQueue;
+  /** The erasure job queue (contract §18). */
+  erasuresQueue: sqs.IQueue;
   inbound: { bucketName: string; bucketArn: string; domain: string };
 }
 
@@ -38,6 +40,7 @@ export const resourceArns = (r: ServiceResources): ResourceArns => ({
   deliveryQueue: r.deliveryQueue.queueArn,
   importsQueue: r.importsQueue.queueArn,
   exportsQueue: r.exportsQueue.queueArn,
+  erasuresQueue: r.erasuresQueue.queueArn,
   importsBucket: r.importsBucketArn,
   inboundBucket: r.inbound.bucketArn,
   secretsKey: r.secretsKey.keyArn,
@@ -69,6 +72,7 @@ const SETTINGS: { [B in BindingName]: Setting<B> } = {
   },
   exportsQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('exportsQueue'), r.exportsQueue.queueUrl),
   // --- end exports ---
+  erasuresQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('erasuresQueue'), r.erasuresQueue.queueUrl),
   inboundBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundBucket'), r.inbound.bucketName);
     prefixAck(fn, r.nagNames.inboundBucket, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');

@@ -20,6 +20,7 @@ import type { ServiceResources } from './bindings.js';
 import { CrmDashboard } from './dashboard.js';
 import { constructIdFor, FunctionGroup, type TriggerTargets } from './function-group.js';
 import { Imports } from './imports.js';
+import { Erasures } from './erasures.js';
 import { Exports } from './exports.js';
 import { InboundEmail } from './inbound-email.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
@@ -103,6 +104,7 @@ export class CrmStack extends Stack {
     const inbound = new InboundEmail(this, 'InboundEmail', { removalPolicy: removal });
     // --- exports (contract §16): their queue; the files go to the imports bucket's exports/ prefix
     const exportsResources = new Exports(this, 'Exports', { alarm: (id, p) => alarm(id, p) });
+    const erasures = new Erasures(this, 'Erasures', { alarm: (id, p) => alarm(id, p) });
 
     // ---- API ------------------------------------------------------------------------------
     this.api = new apigwv2.HttpApi(this, 'Api', {
@@ -160,12 +162,13 @@ export class CrmStack extends Stack {
       },
       importsQueue: imports.queue,
       exportsQueue: exportsResources.queue,
+      erasuresQueue: erasures.queue,
       inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
     };
     const targets: TriggerTargets = {
       api: this.api,
       table: this.table,
-      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue },
+      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue, erasures: erasures.queue },
       streamFailures: this.streamFailures,
       inboundEvents: inbound.queue,
     };

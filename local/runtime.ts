@@ -8,6 +8,7 @@ import type { AuthContext } from '../shared/http/operation.js';
 import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dynamo.js';
 import { recoverImports } from '../shared/imports/recover.js';
 import { recoverExports } from '../shared/exports/recover.js';
+import { recoverErasures } from '../shared/erasures/recover.js';
 import { sweepDueDeliveries } from '../shared/webhooks/sweeper.js';
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createLocalResources, LOCAL_QUEUES, type LocalResources } from './resources.js';
@@ -90,6 +91,8 @@ export interface LocalStack {
   /** Imports and exports: their queues and workers (files in the imports bucket). */
   imports: LocalJobs & { bucket: string };
   exports: LocalJobs & { bucket: string };
+  /** Erasures (contract §18): their queue and worker. */
+  erasures: LocalJobs;
   server: Server;
   /** The local SMTP listener (inbound email: the `object` trigger) and the inbound address of each token's account. */
   smtp: SmtpListener;
@@ -158,6 +161,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // held is the stopped process's: it is released and the job resumes at once.
     await recoverImports({ releaseLeases: true });
     await recoverExports({ releaseLeases: true });
+    await recoverErasures({ releaseLeases: true });
     await sweepDueDeliveries({ graceSeconds: 0 });
 
     const onError: WorkerErrorHandler = opts.onWorkerError ?? (() => undefined);
@@ -188,6 +192,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       queueWorker: functionOf(functions, 'queue', 'delivery'),
       imports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.imports, worker: functionOf(functions, 'queue', 'imports') },
       exports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.exports, worker: functionOf(functions, 'queue', 'exports') },
+      erasures: { queueUrl: resources.queueUrls.erasures, worker: functionOf(functions, 'queue', 'erasures') },
       server,
       smtp,
       inboundAddresses,

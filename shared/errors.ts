@@ -14,7 +14,9 @@ export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | '
   // --- exports (contract §16) ---
   | 'exports'
   // --- trash (contract §15) ---
-  | 'trash';
+  | 'trash'
+  // --- erasures (contract §18) ---
+  | 'erasures';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);
@@ -28,6 +30,8 @@ export function statusForCode(code: string): number {
   if (name === 'conflict' || name === 'index_building') return 409;
   if (name === 'cursor_expired') return 410;
   if (name === 'endpoint_inactive') return 400;
+  // A write of an email an erasure suppressed (contract §18).
+  if (name === 'email_suppressed') return 400;
   if (name === 'internal') return 500;
   if (name === 'invalid_request' || name.startsWith('invalid_') || name.endsWith('_required') || name === 'limit_exceeded' || name === 'sort_too_large') return 400;
   // Only ever an item's error inside a batch's 200 answer (contract §13); 400 where a status is asked.

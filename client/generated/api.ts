@@ -381,7 +381,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-create"];
         delete?: never;
@@ -407,7 +407,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-update"];
         delete?: never;
@@ -2288,6 +2288,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/erasures-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a contact (live or in the trash) and every copy of its data; cannot be undone
+         * @description Starts the erasure (status `pending`); within 60 seconds in local mode it is `completed`. The contact, its trash item, search and filter entries are deleted; activities linked to no other record are deleted, others lose the contact from `contact_ids` (projects likewise, with `*.updated` events); matched inbound emails are deleted with the activities logged from them; the change log and webhook deliveries keep `id`, `event`, `timestamp`, `record_id` and `actor` with `data: { id }`; export files of contacts are deleted (`status` `expired`); import rows holding its email are redacted and its files deleted; stored idempotent answers holding it answer `contacts.not_found`. A `contact.erased` event (data `{ id }`) follows. Erasing the same contact again returns the first erasure. `suppress_email: true` keeps a keyed hash of the email: a later create, update, batch or import row with it is refused (`contacts.email_suppressed`).
+         *
+         *     Called as `POST /api/erasures-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `erasures:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `erasures.invalid_request`, `erasures.internal`, `erasures.conflict`, `erasures.not_found`, `erasures.invalid_id`.
+         */
+        post: operations["erasures-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/erasures-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get an erasure: status and what was removed
+         * @description Get an erasure: status and what was removed.
+         *
+         *     Called as `POST /api/erasures-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `erasures:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `erasures.invalid_request`, `erasures.internal`, `erasures.invalid_id`, `erasures.not_found`.
+         */
+        post: operations["erasures-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/erasures-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List erasures, newest first (cursor pagination)
+         * @description List erasures, newest first (cursor pagination).
+         *
+         *     Called as `POST /api/erasures-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `erasures:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `erasures.invalid_request`, `erasures.internal`, `erasures.invalid_cursor`.
+         */
+        post: operations["erasures-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "company.created": {
@@ -2454,6 +2532,23 @@ export interface webhooks {
         put?: never;
         /** Contact merged */
         post: operations["webhook-contact-merged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Contact erased */
+        post: operations["webhook-contact-erased"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3766,7 +3861,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
+                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
                      * @example contacts.invalid_request
                      */
                     code: string;
@@ -5034,7 +5129,7 @@ export interface components {
             url: string;
             description: string;
             secret_prefix: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active: boolean;
             /** @enum {string} */
             disabled_reason: "" | "manual" | "failing" | "gone";
@@ -5051,7 +5146,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
+            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             http_status_code: number | null;
@@ -5086,14 +5181,14 @@ export interface components {
         WebhookCreateInput: {
             url: string;
             description?: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookUpdateInput: {
             /** Format: uuid */
             id: string;
             url?: string;
             description?: string;
-            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active?: boolean;
         };
         WebhookDeliveriesInput: {
@@ -5146,7 +5241,7 @@ export interface components {
              */
             until?: string;
             /** @description Only these event names (and only those the endpoint subscribes to) */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookReplayed: {
             /** @description New deliveries queued */
@@ -5354,10 +5449,10 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description queued → processing → completed | failed
+             * @description queued → processing → completed | failed; expired: an erasure (contract §18) deleted the file of a contacts export
              * @enum {string}
              */
-            status: "queued" | "processing" | "completed" | "failed";
+            status: "queued" | "processing" | "completed" | "failed" | "expired";
             /** @description Rows of the file (null until completed) */
             total_rows: number | null;
             /** @description Rows written so far */
@@ -5557,7 +5652,7 @@ export interface components {
              */
             name: string;
             /**
-             * @description Scopes the key holds: `<family>:read` or `<family>:write` (write includes read of the same family), `*:read` (every read), `*` (everything but key management), `api_keys:manage`. Families: contacts, companies, sources, custom_fields, projects, activities, webhooks, imports, inbound_emails, events, trash, exports.
+             * @description Scopes the key holds: `<family>:read` or `<family>:write` (write includes read of the same family), `*:read` (every read), `*` (everything but key management), `api_keys:manage`. Families: contacts, companies, sources, custom_fields, projects, activities, webhooks, imports, inbound_emails, events, trash, exports, erasures.
              * @example [
              *       "contacts:read",
              *       "companies:write"
@@ -5598,7 +5693,7 @@ export interface components {
             /** @description The event id: the same `id` the webhook body of this change carries (receivers dedupe by it) */
             id: string;
             /** @enum {string} */
-            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
+            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
             /**
              * Format: date-time
              * @description When the change happened (the record's `updated_at`; for `*.deleted` the deletion time)
@@ -5642,7 +5737,7 @@ export interface components {
              */
             since?: string;
             /** @description Only these event names (any of); empty: every event */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             /**
              * Format: uuid
              * @description Only the history of this record
@@ -5751,6 +5846,79 @@ export interface components {
             })[];
             /** @description Pass as `cursor` for the next page; "" on the last page */
             next_cursor: string;
+        };
+        Erasure: {
+            /**
+             * Format: uuid
+             * @description Erasure id
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The erased contact
+             */
+            contact_id: string;
+            /**
+             * @description pending → completed (within 60 seconds in local mode)
+             * @enum {string}
+             */
+            status: "pending" | "completed";
+            /** @description Whether a keyed hash of the contact's email is kept to refuse it later */
+            suppress_email: boolean;
+            /** @description What was deleted or redacted, by kind of copy (0 until completed) */
+            removed: {
+                /** @description records deleted or redacted */
+                records: number;
+                /** @description activities deleted or redacted */
+                activities: number;
+                /** @description inbound emails deleted or redacted */
+                inbound_emails: number;
+                /** @description events deleted or redacted */
+                events: number;
+                /** @description deliveries deleted or redacted */
+                deliveries: number;
+                /** @description exports deleted or redacted */
+                exports: number;
+                /** @description import rows deleted or redacted */
+                import_rows: number;
+                /** @description idempotent answers deleted or redacted */
+                idempotent_answers: number;
+            };
+            /**
+             * Format: date-time
+             * @description When the erasure was requested (ISO 8601 UTC)
+             * @example 2026-11-25T21:30:00.000Z
+             */
+            requested_at: string;
+            /** @description When it completed; null while pending */
+            completed_at: string | null;
+        };
+        ErasureList: {
+            items: components["schemas"]["Erasure"][];
+            next_cursor: string;
+        };
+        ErasureCreateInput: {
+            /**
+             * Format: uuid
+             * @description The contact to erase (live or in the trash)
+             * @example 3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b
+             */
+            contact_id: string;
+            /**
+             * @description Keep a keyed hash of the email (never the email): a later write of that address is refused (`contacts.email_suppressed`)
+             * @default false
+             * @example false
+             */
+            suppress_email: boolean;
+        };
+        ErasureIdInput: {
+            /** Format: uuid */
+            id: string;
+        };
+        ErasureListInput: {
+            cursor?: string;
+            /** @default 25 */
+            limit: number;
         };
         ErrorDetail: {
             /**
@@ -6191,6 +6359,27 @@ export interface components {
             actor: components["schemas"]["Actor"];
             /** @description The id of the record merged into `data` (now in the trash) */
             merged_id: string;
+        };
+        ContactErasedEvent: {
+            /**
+             * @description The event id (the same on every delivery and retry of this event)
+             * @example evt_3f2a
+             */
+            id: string;
+            /** @constant */
+            event: "contact.erased";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC)
+             */
+            timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
+            data: {
+                /** @description The erased record */
+                id: string;
+            };
+            actor: components["schemas"]["Actor"];
         };
         ProjectCreatedEvent: {
             /**
@@ -10322,7 +10511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -10339,7 +10528,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -10596,7 +10785,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -10613,7 +10802,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -29993,6 +30182,831 @@ export interface operations {
             };
         };
     };
+    "erasures-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `erasures.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ErasureCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Erasure"];
+                    };
+                };
+            };
+            /** @description Error: erasures.invalid_request, erasures.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.invalid_request" | "erasures.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: erasures.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: erasures.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: erasures.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "erasures-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ErasureIdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Erasure"];
+                    };
+                };
+            };
+            /** @description Error: erasures.invalid_request, erasures.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.invalid_request" | "erasures.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: erasures.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: erasures.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "erasures-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ErasureListInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ErasureList"];
+                    };
+                };
+            };
+            /** @description Error: erasures.invalid_request, erasures.invalid_cursor */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.invalid_request" | "erasures.invalid_cursor";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: erasures.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "erasures.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "webhook-company-created": {
         parameters: {
             query?: never;
@@ -30271,6 +31285,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ContactMergedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s marks the delivery delivered; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-contact-erased": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id; the same on every retry of one delivery (use it to drop duplicates). */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64(HMAC-SHA256(key = base64-decoded signing secret after `whsec_`, message = `{webhook-id}.{webhook-timestamp}.{raw body}`)), per the Standard Webhooks specification. Verify it with any Standard Webhooks library (the client exports `verifyWebhook`). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactErasedEvent"];
             };
         };
         responses: {

@@ -528,6 +528,24 @@ export const OPERATIONS = [
     "prefix": "trash",
     "method": "list",
     "paged": true
+  },
+  {
+    "name": "erasures-create",
+    "prefix": "erasures",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "erasures-get",
+    "prefix": "erasures",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "erasures-list",
+    "prefix": "erasures",
+    "method": "list",
+    "paged": true
   }
 ] as const;
 
@@ -569,6 +587,7 @@ export type DocumentedErrorCode =
   | 'companies.not_found'
   | 'companies.sort_too_large'
   | 'contacts.conflict'
+  | 'contacts.email_suppressed'
   | 'contacts.first_name_required'
   | 'contacts.internal'
   | 'contacts.invalid_company_id'
@@ -587,6 +606,12 @@ export type DocumentedErrorCode =
   | 'custom_fields.invalid_request'
   | 'custom_fields.name_required'
   | 'custom_fields.not_found'
+  | 'erasures.conflict'
+  | 'erasures.internal'
+  | 'erasures.invalid_cursor'
+  | 'erasures.invalid_id'
+  | 'erasures.invalid_request'
+  | 'erasures.not_found'
   | 'events.cursor_expired'
   | 'events.internal'
   | 'events.invalid_cursor'

@@ -17,16 +17,18 @@ export const BINDINGS = {
   deliveryQueue: { env: 'DELIVERY_QUEUE_URL', modes: ['send'] },
   /** The KMS key of webhook signing secrets. */
   secretsKey: { env: 'WEBHOOK_SECRET_KEY_ID', modes: ['encrypt', 'decrypt', 'encrypt-decrypt'] },
-  /** The import files bucket, `imports/` prefix only (`write`: put and get; `read`: get). */
-  importsBucket: { env: 'IMPORTS_BUCKET', modes: ['read', 'write'] },
+  /** The import files bucket, `imports/` prefix only (`write`: put and get; `read`: get; `erase`: get and delete). */
+  importsBucket: { env: 'IMPORTS_BUCKET', modes: ['read', 'write', 'erase'] },
   /** The import job queue. */
   importsQueue: { env: 'IMPORTS_QUEUE_URL', modes: ['send'] },
   // --- exports (contract §16) ---
-  /** The export files: the imports bucket's `exports/` prefix only (`write`: multipart put and abort; `read`: get, for presigned downloads). */
-  exportsBucket: { env: 'EXPORTS_BUCKET', modes: ['read', 'write'] },
+  /** The export files: the imports bucket's `exports/` prefix only (`write`: multipart put and abort; `read`: get, for presigned downloads; `erase`: delete). */
+  exportsBucket: { env: 'EXPORTS_BUCKET', modes: ['read', 'write', 'erase'] },
   /** The export job queue. */
   exportsQueue: { env: 'EXPORTS_QUEUE_URL', modes: ['send'] },
   // --- end exports ---
+  /** The erasure job queue (contract §18). */
+  erasuresQueue: { env: 'ERASURES_QUEUE_URL', modes: ['send'] },
   /** The raw inbound mail bucket, `inbound/` prefix only. */
   inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read'] },
   /** The inbound mail domain (configuration, no grant). */

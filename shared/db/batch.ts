@@ -10,7 +10,7 @@
  * Each record's INSERT raises its `*.created` event from the stream, as a single create does.
  */
 import { createHash } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { batchGetItems, batchGetRecords, batchWriteItems, isConditionFailure, type StoredRecord, type WriteRequest } from './items.js';
 import { type EntityType, keys } from './table.js';
@@ -78,6 +78,15 @@ export async function readClaims(type: EntityType, accountId: string, lookupKeys
   const out = new Map<string, UpsertClaim>(distinct.map((k) => [k, { n: 0 }]));
   for (const item of found) out.set(byPk.get(String(item.pk))!, { n: Number(item.n ?? 0), ...(typeof item.id === 'string' ? { id: item.id } : {}), ...(typeof item.at === 'number' ? { at: item.at } : {}) });
   return out;
+}
+
+/** Removes a key's claim when it names `id` (an erased record, contract §18: the digest identifies the person's address). */
+export async function releaseClaim(type: EntityType, accountId: string, key: string, id: string): Promise<void> {
+  try {
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: claimKey(type, accountId, key), ConditionExpression: '#id = :id', ExpressionAttributeNames: { '#id': 'id' }, ExpressionAttributeValues: { ':id': id } }));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }
 
 /**

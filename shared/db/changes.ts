@@ -16,7 +16,9 @@ export type RecordOp =
   /** A merge (the merge item's insert): `id` and `new` are the primary, `mergedId` the secondary. */
   | 'merged'
   /** A merge's progress moved (the merge item's update): the next chunk of re-pointing; no event. */
-  | 'merging';
+  | 'merging'
+  /** A person erased (contract §18): raised by the erasure itself (shared/erasures/worker.ts), never read from the stream. */
+  | 'erased';
 
 /** A change of one record (contact, company, source) read from the table's stream. */
 export interface RecordChange {

@@ -12,10 +12,10 @@
  * One transaction moves the head from n to n+k and writes entries n+1..n+k with their copies and
  * markers: the log has no gaps, and every position at or below the head is committed.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
-import { cancellationCodes, type TransactItem } from './items.js';
+import { cancellationCodes, isConditionFailure, queryAll, type TransactItem } from './items.js';
 import { type EntityType, eventSk, keys, TABLE_DEFINITION } from './table.js';
 
 /** One event to append: its id, name, record and body (the webhook body, byte for byte). */
@@ -256,4 +256,36 @@ export function deletionItem(accountId: string, type: EntityType, id: string, ac
 export async function readDeletionActor(accountId: string, type: EntityType, id: string): Promise<unknown> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.recordDeletion(accountId, type, id), ConsistentRead: true }));
   return out.Item?.actor;
+}
+
+// --- erasure (contract §18) -----------------------------------------------------------------------
+
+/** Every retained entry of a record's history (its partition `evr#<record>`), oldest first. */
+export async function* recordEntries(accountId: string, recordId: string): AsyncGenerator<LogEntry> {
+  for await (const item of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.eventRecordPartition(accountId, recordId) } })) yield toEntry(item);
+}
+
+/**
+ * Replaces an entry's body in its three copies (the log, its event name's partition, its
+ * record's partition). A copy the TTL removed meanwhile stays removed. Idempotent.
+ */
+export async function rewriteEntryBody(accountId: string, entry: LogEntry, body: string): Promise<void> {
+  const partitions = [keys.eventPartition(accountId), keys.eventTypePartition(accountId, entry.event), keys.eventRecordPartition(accountId, entry.record_id)];
+  await Promise.all(
+    partitions.map((p) =>
+      db()
+        .send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: keys.eventEntry(p, entry.seq),
+            UpdateExpression: 'SET body = :b',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':b': body },
+          }),
+        )
+        .catch((error: unknown) => {
+          if (!isConditionFailure(error)) throw error;
+        }),
+    ),
+  );
 }

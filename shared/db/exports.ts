@@ -7,7 +7,7 @@
 import { type JobCondition, jobStore } from './jobs.js';
 import { keys } from './table.js';
 
-export type ExportStatus = 'queued' | 'processing' | 'completed' | 'failed';
+export type ExportStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'expired';
 export type ExportObjectType = 'contacts' | 'companies' | 'projects' | 'activities';
 
 export interface ExportItem {

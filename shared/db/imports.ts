@@ -5,9 +5,10 @@
  * job stops its worker at the next chunk and two deliveries of one queue message cannot both
  * save the same chunk.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { putItems } from './batch.js';
+import { isConditionFailure } from './items.js';
 import { type JobCondition, jobStore } from './jobs.js';
 import { keys } from './table.js';
 
@@ -94,6 +95,22 @@ export async function queryRowErrors(accountId: string, importId: string, limit:
   return (out.Items ?? [])
     .filter((i) => String(i.sk).startsWith(keys.importErrorPrefix))
     .map(({ sk: _sk, ...e }) => e as RowErrorItem);
+}
+
+/** Replaces a row error's value and message (an erasure's redaction, contract §18). */
+export async function redactRowError(accountId: string, importId: string, rowNumber: number, text: string): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.importError(accountId, importId, rowNumber),
+      UpdateExpression: 'SET #v = :t, message = :t',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#v': 'value' },
+      ExpressionAttributeValues: { ':t': text },
+    }),
+  ).catch((error: unknown) => {
+    if (!isConditionFailure(error)) throw error;
+  });
 }
 
 /** Queued jobs' markers (see `keys.activeImport`). */

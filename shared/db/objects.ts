@@ -11,6 +11,7 @@
  */
 import type { Readable } from 'node:stream';
 import {
+  DeleteObjectCommand,
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
@@ -138,6 +139,11 @@ async function sendSigned(operation: string, send: () => Promise<Response>, expe
 
 /** S3's error code from its XML error body (`<Code>NoSuchBucket</Code>`), for the message. */
 const s3ErrorCode = (xml: string): string => /<Code>([^<]{1,100})<\/Code>/.exec(xml)?.[1] ?? '';
+
+/** Deletes an object (an erasure's export or import file, contract §18); deleting a missing one is no error. */
+export async function deleteObject(bucket: string, key: string): Promise<void> {
+  await s3().send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+}
 
 /** The object as a stream of bytes (never read whole). */
 export async function openObject(bucket: string, key: string): Promise<Readable> {

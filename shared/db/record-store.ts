@@ -9,7 +9,7 @@
  */
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
-import { createRecords, type NewRecord, readClaims, readRecords, takeClaim, type UpsertClaim } from './batch.js';
+import { createRecords, type NewRecord, readClaims, readRecords, releaseClaim, takeClaim, type UpsertClaim } from './batch.js';
 import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
 import { type ListPlan, type PlannedPage, runListPlan } from './lists.js';
 import { type AccountMeta, readRecordWithMeta } from './meta.js';
@@ -57,6 +57,8 @@ export function makeRecordStore(def: EntityDefinition) {
     readClaims: (accountId: string, lookupKeys: readonly string[]): Promise<Map<string, UpsertClaim>> => readClaims(type, accountId, lookupKeys),
     /** Takes a key's claim for a record about to be created by an upsert; false when another upsert took it since `seen` was read. */
     takeClaim: (accountId: string, lookupKey: string, seen: UpsertClaim, id: string): Promise<boolean> => takeClaim(type, accountId, lookupKey, seen, id),
+    /** Releases a key's claim held by `id` (an erasure). */
+    releaseClaim: (accountId: string, lookupKey: string, id: string): Promise<void> => releaseClaim(type, accountId, lookupKey, id),
 
     // --- writes ---
     /** A new record with its index entries, with `checks` in the same transaction. */

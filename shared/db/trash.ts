@@ -13,7 +13,7 @@
  *   merge), actor, step, after, round, done }`: the progress of the re-pointing of the
  *   secondary's links, advanced one bounded chunk per stream record (`repointMerge` in shared/domain/records/merge.ts).
  */
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
 import { batchGetItems, batchWriteItems, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
@@ -73,6 +73,30 @@ export async function trashedIds(accountId: string, type: EntityType, ids: reado
   if (ids.length === 0) return new Set();
   const found = await batchGetItems([...new Set(ids)].map((id) => keys.trash(accountId, type, id)), { consistent: true });
   return new Set(found.flatMap((item) => (live(item) ? [String((item.record as StoredRecord).id)] : [])));
+}
+
+/** The removal of a record's trash item, for a transaction (an erasure's purge, contract §18). */
+export function trashDelete(accountId: string, type: EntityType, id: string): TransactItem {
+  return { Delete: { TableName: tableName(), Key: keys.trash(accountId, type, id) } };
+}
+
+/** Removes a record's trash item and, when its re-pointing is done, the merge item it was the secondary of (an erasure, contract §18). */
+export async function purgeTrash(accountId: string, type: EntityType, id: string): Promise<boolean> {
+  const out = await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.trash(accountId, type, id), ReturnValues: 'ALL_OLD' }));
+  await purgeMerge(accountId, type, id);
+  return Boolean(out.Attributes);
+}
+
+/**
+ * Removes a finished merge item (it holds the primary's image at the merge); one still
+ * re-pointing is left to finish (its TTL removes it). Its REMOVE raises nothing (shared/db/changes.ts).
+ */
+export async function purgeMerge(accountId: string, type: EntityType, secondaryId: string): Promise<void> {
+  await db()
+    .send(new DeleteCommand({ TableName: tableName(), Key: keys.merge(accountId, type, secondaryId), ConditionExpression: '#d = :t', ExpressionAttributeNames: { '#d': 'done' }, ExpressionAttributeValues: { ':t': true } }))
+    .catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
 }
 
 /** Removes a pending rename/deletion of `id` from the account's META (a restored record is current again). */

@@ -67,6 +67,8 @@ export interface DeliveryItem {
   /** How often the sweeper re-enqueued it without an attempt being recorded since, and when it last did. */
   sweeps?: number;
   swept_at?: number;
+  /** A contact's event: the contact (its deliveries are indexed by it, for an erasure: contract §18). */
+  record_id?: string;
 }
 
 /** What a queue message carries: enough to address the delivery item. */
@@ -260,6 +262,15 @@ const ttlOf = (createdAt: string) => Math.floor(Date.parse(createdAt) / 1000) + 
  * exists.
  */
 export async function putDelivery(d: DeliveryItem, now = new Date()): Promise<{ created: true } | { created: false; existing: DeliveryItem | undefined }> {
+  // The index entry first: a delivery is never stored without it (a retry writes it again).
+  if (d.record_id) {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.webhookDeliveryOfRecord(d.account_id, d.record_id, d.endpoint_id, d.created_at, d.id), endpoint_id: d.endpoint_id, created_at: d.created_at, id: d.id, [TABLE_DEFINITION.ttlAttribute]: ttlOf(d.created_at) },
+      }),
+    );
+  }
   const item = { ...deliveryKey(refOf(d)), ...dueAttributes(now.toISOString(), d.id), [TABLE_DEFINITION.ttlAttribute]: ttlOf(d.created_at), ...d };
   try {
     await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
@@ -471,6 +482,30 @@ export async function* deliveriesCreatedBetween(accountId: string, endpointId: s
     ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':since': since, ':until': until, ':status': status },
   })) {
     yield strip<DeliveryItem>(item)!;
+  }
+}
+
+// ---- erasure (contract §18) ------------------------------------------------------------------
+
+/** Every delivery of a record's events (its index partition: one query, bounded by the record). */
+export async function* deliveriesOfRecord(accountId: string, recordId: string): AsyncGenerator<DeliveryRef> {
+  for await (const item of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.webhookDeliveryOfRecordPartition(accountId, recordId) } })) {
+    yield { account_id: accountId, endpoint_id: String(item.endpoint_id), delivery_id: String(item.id), created_at: String(item.created_at) };
+  }
+}
+
+/** Replaces a stored delivery's body (what every later attempt, resend or recover posts); false when it is gone. */
+export async function rewriteDeliveryBody(ref: DeliveryRef, rewrite: (body: string) => string): Promise<boolean> {
+  const current = await getDelivery(ref);
+  if (!current) return false;
+  try {
+    await db().send(
+      new UpdateCommand({ TableName: tableName(), Key: deliveryKey(ref), UpdateExpression: 'SET body = :b', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':b': rewrite(current.body) } }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
   }
 }
 

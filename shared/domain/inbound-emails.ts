@@ -34,6 +34,7 @@ import { cursorScope, DEFAULT_LIMIT, type Page } from './listing.js';
 import { contactsByEmail, normalizeLookupKey } from './lookups.js';
 import { activityEntity, contactEntity } from '../schemas/entities/index.js';
 import { create, get } from './records/create.js';
+import { purge } from './records/erase.js';
 import { familyOf } from './records/family.js';
 import { list } from './records/list.js';
 
@@ -410,4 +411,24 @@ export async function listInboundEmails(ctx: OperationContext, input: InboundLis
   const { after, next } = await cursorScope(ctx, 'inbound_emails', input.cursor, { contact_id: input.contact_id ?? null });
   const page = await listInboundEmailItems(ctx.accountId, { contactId: input.contact_id, after, limit: input.limit ?? DEFAULT_LIMIT });
   return { items: page.items.map(toApi), next_cursor: next(page.next) };
+}
+
+/**
+ * An erasure's side of inbound mail (contract §18): every email matched to the contact (its
+ * index partition: bounded by the person) is deleted with the activity logged from it. Returns
+ * how many emails and activities were deleted. Idempotent.
+ */
+export async function eraseInboundEmailsOf(accountId: string, contactId: string): Promise<{ emails: number; activities: number }> {
+  const activities = familyOf(activityEntity);
+  let emails = 0;
+  let logged = 0;
+  for (;;) {
+    const page = await listInboundEmailItems(accountId, { contactId, limit: 100 });
+    if (page.items.length === 0) break;
+    for (const email of page.items) {
+      if (email.activity_id && (await purge(activities, accountId, email.activity_id))) logged++;
+      if (await deleteInboundEmailItem(accountId, email.id)) emails++;
+    }
+  }
+  return { emails, activities: logged };
 }

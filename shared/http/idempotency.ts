@@ -17,8 +17,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import type { Context } from 'aws-lambda';
-import { idempotencyStore } from '../db/idempotency-store.js';
-import { ApiError, type Family, invalidRequest } from '../errors.js';
+import { ERASED_ANSWER_ATTR, idempotencyStore, indexIdempotentAnswer } from '../db/idempotency-store.js';
+import { ApiError, type Family, invalidRequest, notFound } from '../errors.js';
 import type { OperationContext, RunWrapper } from './operation.js';
 import { keys, TABLE_DEFINITION } from '../db/table.js';
 
@@ -78,6 +78,18 @@ export function idempotentCreate<S = unknown>(seal?: ResultSeal<S>): RunWrapper 
   };
 }
 
+/** Families whose records are people (contract §18): their stored answers are indexed by record. */
+const PERSONAL_FAMILIES = new Set<Family>(['contacts']);
+
+/** The ids of the records an answer holds: a record's `id`, a batch's `results[].record.id`. */
+export function recordIdsOf(result: unknown): string[] {
+  if (!result || typeof result !== 'object') return [];
+  const r = result as { id?: unknown; results?: Array<{ record?: { id?: unknown } }> };
+  const ids = typeof r.id === 'string' ? [r.id] : [];
+  if (Array.isArray(r.results)) for (const item of r.results) if (typeof item?.record?.id === 'string') ids.push(item.record.id);
+  return ids;
+}
+
 /**
  * Runs `run` at most once per (account, operation, key) within 24 h and returns its first
  * result to every retry; see the module comment for the rules.
@@ -93,12 +105,23 @@ export async function runIdempotent<R>(
   });
   if (call.lambdaContext) config.registerLambdaContext(call.lambdaContext);
   // Stored as JSON: what a retry gets back is exactly what the first caller got.
-  const idempotent = makeIdempotent(async (_: IdempotentCall) => JSON.parse(JSON.stringify(await run())) as R, { persistenceStore: idempotencyStore(), config });
+  const idempotent = makeIdempotent(
+    async (_: IdempotentCall) => {
+      const result = JSON.parse(JSON.stringify(await run())) as R;
+      // An answer holding a person is indexed by its records, so an erasure can find it (contract §18).
+      if (PERSONAL_FAMILIES.has(call.family)) await indexIdempotentAnswer(call.accountId, call.operation, call.key, recordIdsOf(result));
+      return result;
+    },
+    { persistenceStore: idempotencyStore(), config },
+  );
   const data: IdempotentCall = { scope: { accountId: call.accountId, operation: call.operation, key: call.key }, body: call.body };
   const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await idempotent(data);
+      const answer = await idempotent(data);
+      // An erasure replaced the stored answer (contract §18): the record it created is gone.
+      if (answer && typeof answer === 'object' && ERASED_ANSWER_ATTR in answer) throw notFound(call.family, 'record');
+      return answer;
     } catch (error) {
       const name = error instanceof Error ? error.name : '';
       if (name === 'IdempotencyValidationError') {

@@ -31,7 +31,8 @@ const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
       event: v.literal(`${entity.type}.${change}`),
       timestamp: v.pipe(v.string(), v.isoTimestamp(), v.metadata({ description: 'When the change happened (ISO 8601 UTC)' })),
       record_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record that changed' })),
-      data: schema,
+      // `<type>.erased` (contract §18): the record is gone, `data` is its id only.
+      data: change === 'erased' ? v.strictObject({ id: v.pipe(v.string(), v.metadata({ description: 'The erased record' })) }) : schema,
       actor: actorSchema,
       // `<type>.merged` (contract §15): `data` is the primary, `merged_id` the record merged into it.
       ...(change === 'merged' ? { merged_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record merged into `data` (now in the trash)' })) } : {}),

@@ -16,6 +16,9 @@ const NAME_REQUIRED: Partial<Record<string, readonly string[]>> = {
 /** Families whose records carry `custom_fields` values (contract §5). */
 const WITH_CUSTOM_FIELDS = new Set<string>(ENTITIES.filter((e) => customField(e as EntityDefinition)).map((e) => e.family));
 
+/** Families whose records are people (contract §18): their email may be suppressed. */
+const ERASABLE = new Set<string>(ENTITIES.filter((e) => 'erase' in e && e.erase).map((e) => e.family));
+
 /** Paginated lists (contract §4): the ones whose result has `next_cursor`. */
 export function errorCodesFor(entry: { name: string; family: string }, opts: { paginated: boolean; extra?: readonly string[] }): string[] {
   const f = entry.family;
@@ -34,6 +37,8 @@ export function errorCodesFor(entry: { name: string; family: string }, opts: { p
   if (verb === 'create' || verb === 'update') {
     codes.push(...(NAME_REQUIRED[f] ?? []));
     if (WITH_CUSTOM_FIELDS.has(f)) codes.push(`${f}.invalid_custom_fields`);
+    // An email an erasure suppressed (contract §18).
+    if (ERASABLE.has(f)) codes.push(`${f}.email_suppressed`);
   }
   // Idempotency-Key reuse with another body, or a duplicate still running (shared/http/idempotency.ts).
   if (verb === 'create') codes.push(`${f}.conflict`);

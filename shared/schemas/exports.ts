@@ -12,7 +12,7 @@ import { activityEntity, companyEntity, contactEntity, type EntityDefinition, li
 
 export const EXPORT_OBJECT_TYPES = ['contacts', 'companies', 'projects', 'activities'] as const;
 export type ExportObjectType = (typeof EXPORT_OBJECT_TYPES)[number];
-export const EXPORT_STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
+export const EXPORT_STATUSES = ['queued', 'processing', 'completed', 'failed', 'expired'] as const;
 
 /** How long a `download_url` is valid after the `exports-get` (or `exports-list`) that returned it. */
 export const DOWNLOAD_URL_TTL_SECONDS = 15 * 60;
@@ -63,7 +63,7 @@ export const exportSchema = v.object({
   created_by: v.pipe(uuid, v.metadata({ description: 'User who created it' })),
   object_type: v.picklist(EXPORT_OBJECT_TYPES),
   filters: v.pipe(v.record(v.string(), v.unknown()), v.metadata({ description: 'The list filters, as given' })),
-  status: v.pipe(v.picklist(EXPORT_STATUSES), v.metadata({ description: 'queued → processing → completed | failed' })),
+  status: v.pipe(v.picklist(EXPORT_STATUSES), v.metadata({ description: 'queued → processing → completed | failed; expired: an erasure (contract §18) deleted the file of a contacts export' })),
   total_rows: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.metadata({ description: 'Rows of the file (null until completed)' })),
   processed_rows: v.pipe(v.number(), v.integer(), v.minValue(0), v.metadata({ description: 'Rows written so far' })),
   download_url: v.pipe(v.nullable(v.string()), v.metadata({ description: 'Once completed: a presigned HTTP GET of the CSV file (UTF-8 with BOM), valid 15 minutes from this answer; else null' })),

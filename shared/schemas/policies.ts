@@ -74,6 +74,7 @@ export interface ResourceArns {
   deliveryQueue: string;
   importsQueue: string;
   exportsQueue: string;
+  erasuresQueue: string;
   /** The imports bucket (import files under `imports/`, export files under `exports/`). */
   importsBucket: string;
   inboundBucket: string;
@@ -126,12 +127,15 @@ const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
   // webhooks-create decrypts the secret of its own stored idempotent result on a retry; the delivery worker signs.
   secretsKey: (mode, a) => [{ sid: 'SecretsKey', actions: [...(mode !== 'decrypt' ? ['kms:Encrypt'] : []), ...(mode !== 'encrypt' ? ['kms:Decrypt'] : [])], resources: [a.secretsKey] }],
   // HeadObject is authorized as GetObject.
-  importsBucket: (mode, a) => [{ sid: 'ImportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:GetObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, IMPORT_FILES_PREFIX)] }],
+  // `erase` (the erasure worker, contract §18): read a file to find a person's email in it, delete it.
+  importsBucket: (mode, a) => [{ sid: 'ImportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:GetObject'] : mode === 'erase' ? ['s3:GetObject', 's3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, IMPORT_FILES_PREFIX)] }],
   importsQueue: (_mode, a) => [{ sid: 'ImportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.importsQueue] }],
   // The worker writes the file as a multipart upload (PutObject covers create, part and complete) and aborts an interrupted one;
   // the read operations presign downloads (a presigned GET is authorized as the signer's GetObject).
-  exportsBucket: (mode, a) => [{ sid: 'ExportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, EXPORT_FILES_PREFIX)] }],
+  // `erase` (the erasure worker, contract §18): delete an export file of contacts.
+  exportsBucket: (mode, a) => [{ sid: 'ExportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, EXPORT_FILES_PREFIX)] }],
   exportsQueue: (_mode, a) => [{ sid: 'ExportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.exportsQueue] }],
+  erasuresQueue: (_mode, a) => [{ sid: 'ErasuresQueueSend', actions: ['sqs:SendMessage'], resources: [a.erasuresQueue] }],
   inboundBucket: (_mode, a) => [{ sid: 'InboundMail', actions: ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
   inboundDomain: () => [],
   rateLimit: () => [],

@@ -20,6 +20,7 @@ export const SCOPE_FAMILIES = [
   'events',
   'trash',
   'exports',
+  'erasures',
 ] as const;
 
 /** Every read (`*:read`), everything but key management (`*`), and key management. */

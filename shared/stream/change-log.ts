@@ -9,7 +9,7 @@
 import type { RecordChange } from '../db/changes.js';
 import { appendEvents, type LogAppend } from '../db/events.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
-import { buildPayload, eventOf, resolveActor, type WebhookBatchCache } from '../webhooks/pipeline.js';
+import { eventAndPayload, type WebhookBatchCache } from '../webhooks/pipeline.js';
 
 /**
  * Builds the payload of every change that raises an event and appends them to the log, one
@@ -19,10 +19,11 @@ import { buildPayload, eventOf, resolveActor, type WebhookBatchCache } from '../
 export async function logChanges(changes: RecordChange[], cache: WebhookBatchCache): Promise<Map<string, WebhookPayload>> {
   const payloads = new Map<string, WebhookPayload>();
   const byAccount = new Map<string, LogAppend[]>();
+  cache.prefetchErased(changes);
   for (const change of changes) {
-    const event = eventOf(change);
-    if (!event) continue;
-    const payload = buildPayload(await resolveActor(change), event, await cache.metaOf(change.accountId));
+    const raised = await eventAndPayload(change, cache);
+    if (!raised) continue;
+    const { event, payload } = raised;
     payloads.set(change.eventId, payload);
     const list = byAccount.get(change.accountId) ?? [];
     list.push({ id: change.eventId, event, recordId: change.id, body: JSON.stringify(payload) });

@@ -1,4 +1,5 @@
 import { apiShape } from '../schemas/resource.js';
+import { isPersonalEvent } from '../schemas/erasures.js';
 import { randomUUID } from 'node:crypto';
 import {
   type DeliveryItem,
@@ -37,7 +38,7 @@ export type StoredDelivery = DeliveryItem;
 
 export const deliveryToApi: (item: DeliveryItem) => WebhookDelivery = apiShape(webhookDeliverySchema);
 
-export function newDelivery(args: { accountId: string; endpointId: string; eventId: string; eventType: DeliveryEventType; createdAt: string; body: string; test?: boolean }): DeliveryItem {
+export function newDelivery(args: { accountId: string; endpointId: string; eventId: string; eventType: DeliveryEventType; createdAt: string; body: string; test?: boolean; recordId?: string }): DeliveryItem {
   const createdMs = Date.parse(args.createdAt);
   const createdAt = new Date(createdMs).toISOString();
   return {
@@ -55,6 +56,8 @@ export function newDelivery(args: { accountId: string; endpointId: string; event
     created_at: createdAt,
     body: args.body,
     ...(args.test ? { test: true } : {}),
+    // A contact's event: indexed by the contact, so an erasure finds its stored body (contract §18).
+    ...(args.recordId && isPersonalEvent(args.eventType) ? { record_id: args.recordId } : {}),
   };
 }
 

@@ -3,7 +3,9 @@ import { familyOf, toApi } from '../domain/records/family.js';
 import { entityByType } from '../schemas/entities/index.js';
 import type { WebhookEvent, WebhookPayload } from '../schemas/webhooks.js';
 import type { RecordChange } from '../db/changes.js';
+import { erasedAmong } from '../db/erasures.js';
 import { readDeletionActor } from '../db/events.js';
+import { isPersonalEvent, redactPayload } from '../schemas/erasures.js';
 import { storedActor } from '../schemas/events.js';
 import { type DeliveryRef, markEnqueued, newDelivery, putDelivery, refOf } from './deliveries.js';
 import { listStoredEndpoints, type StoredEndpoint } from './endpoints.js';
@@ -13,10 +15,35 @@ import { enqueueDeliveries } from './queue.js';
 export class WebhookBatchCache {
   private endpoints = new Map<string, Promise<StoredEndpoint[]>>();
   private metas = new Map<string, Promise<AccountMeta>>();
+  private erased = new Map<string, Promise<Set<string>>>();
   endpointsOf(accountId: string): Promise<StoredEndpoint[]> {
     let p = this.endpoints.get(accountId);
     if (!p) this.endpoints.set(accountId, (p = listStoredEndpoints(accountId)));
     return p;
+  }
+  /**
+   * Whether a contact is erased or being erased (contract §18): its changes are logged and
+   * delivered redacted. The batch's contacts of an account are looked up together, once
+   * (`prefetchErased`: one BatchGetItem per 100 contacts); a contact not prefetched, alone.
+   */
+  async isErased(accountId: string, contactId: string): Promise<boolean> {
+    const key = `${accountId}\0${contactId}`;
+    let p = this.erased.get(key);
+    if (!p) this.erased.set(key, (p = erasedAmong(accountId, [contactId])));
+    return (await p).has(contactId);
+  }
+  prefetchErased(changes: readonly RecordChange[]): void {
+    const byAccount = new Map<string, string[]>();
+    for (const c of changes) {
+      const key = `${c.accountId}\0${c.id}`;
+      if (c.type !== 'contact' || this.erased.has(key)) continue;
+      byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c.id]);
+    }
+    for (const [accountId, ids] of byAccount) {
+      const unique = [...new Set(ids)];
+      const p = erasedAmong(accountId, unique);
+      for (const id of unique) this.erased.set(`${accountId}\0${id}`, p);
+    }
   }
   metaOf(accountId: string): Promise<AccountMeta> {
     let p = this.metas.get(accountId);
@@ -29,6 +56,20 @@ export class WebhookBatchCache {
 export function eventOf(change: RecordChange): WebhookEvent | undefined {
   if (!entityByType(change.type)?.events || change.op === 'merging') return undefined;
   return `${change.type}.${change.op}` as WebhookEvent;
+}
+
+/**
+ * The event a change raises and its payload, as the change log and webhooks receive it. A change
+ * of an erased contact (contract §18) is redacted (`data: { id }`); its removal by the erasure
+ * raises nothing here (the erasure raises `contact.erased` itself).
+ */
+export async function eventAndPayload(change: RecordChange, cache: WebhookBatchCache): Promise<{ event: WebhookEvent; payload: WebhookPayload } | undefined> {
+  const event = eventOf(change);
+  if (!event) return undefined;
+  const erased = change.op !== 'erased' && isPersonalEvent(event) && (await cache.isErased(change.accountId, change.id));
+  if (erased && change.op === 'deleted') return undefined;
+  const payload = buildPayload(await resolveActor(change), event, await cache.metaOf(change.accountId));
+  return { event, payload: erased ? (redactPayload(payload) as WebhookPayload) : payload };
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -52,6 +93,9 @@ export async function resolveActor(change: RecordChange): Promise<RecordChange> 
  * `updated_at`), with their values before the change, as the API returned them.
  */
 export function buildPayload(change: RecordChange, event: WebhookEvent, meta: AccountMeta): WebhookPayload {
+  const actor = storedActor(change.actor);
+  // `<type>.erased` (contract §18): the record is gone; `data` is its id only.
+  if (change.op === 'erased') return { id: change.eventId, event, timestamp: change.at, record_id: change.id, data: { id: change.id }, actor };
   const fam = familyOf(entityByType(change.type)!);
   const deleted = change.op === 'deleted';
   const image = (deleted ? change.old : change.new) ?? {};
@@ -60,7 +104,6 @@ export function buildPayload(change: RecordChange, event: WebhookEvent, meta: Ac
   const stored = { ...meta, overrides: new Map() };
   const data = toApi(fam, image, deleted ? stored : meta);
   const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
-  const actor = storedActor(change.actor);
   // `<type>.merged` (contract §15): `data` the primary, `merged_id` the secondary.
   if (change.op === 'merged') return { id: change.eventId, event, timestamp, record_id: change.id, data, merged_id: change.mergedId, actor };
   if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, record_id: change.id, data, actor };
@@ -93,12 +136,13 @@ export async function enqueueWebhookDeliveries(
   if (!event) return 0;
   const endpoints = (await cache.endpointsOf(change.accountId)).filter((e) => e.is_active && e.events.includes(event));
   if (endpoints.length === 0) return 0;
-  const payload = built ?? buildPayload(await resolveActor(change), event, await cache.metaOf(change.accountId));
+  const payload = built ?? (await eventAndPayload(change, cache))?.payload;
+  if (!payload) return 0;
   const body = JSON.stringify(payload);
   const toSend: DeliveryRef[] = [];
   await Promise.all(
     endpoints.map(async (endpoint) => {
-      const delivery = newDelivery({ accountId: change.accountId, endpointId: endpoint.id, eventId: change.eventId, eventType: event, createdAt: payload.timestamp, body });
+      const delivery = newDelivery({ accountId: change.accountId, endpointId: endpoint.id, eventId: change.eventId, eventType: event, createdAt: payload.timestamp, body, recordId: change.id });
       const put = await putDelivery(delivery);
       if (put.created || (put.existing && put.existing.status === 'pending' && put.existing.attempt_count === 0 && !put.existing.enqueued)) {
         toSend.push(refOf(delivery));

@@ -42,7 +42,7 @@ export async function replayEvents(ctx: OperationContext, input: WebhookReplayIn
     if (!wanted.has(entry.event)) continue;
     const timestamp = (JSON.parse(entry.body) as { timestamp?: string }).timestamp ?? entry.at;
     if (timestamp < input.since || timestamp >= until) continue;
-    const delivery = newDelivery({ accountId: ctx.accountId, endpointId: endpoint.id, eventId: entry.id, eventType: entry.event as DeliveryEventType, createdAt, body: entry.body });
+    const delivery = newDelivery({ accountId: ctx.accountId, endpointId: endpoint.id, eventId: entry.id, eventType: entry.event as DeliveryEventType, createdAt, body: entry.body, recordId: entry.record_id });
     const put = await putDelivery(delivery);
     if (!put.created) continue;
     batch.push(refOf(delivery));

@@ -4,6 +4,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, resolveRefs } from './references.js';
+import { checkSuppressed } from './suppression.js';
 
 export interface CreateOptions {
   /** Read-only fields the caller sets (an inbound email's contact, …). */
@@ -21,6 +22,7 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
   checkRules(fam, draft, Object.keys(sent));
+  await checkSuppressed(fam, ctx.accountId, draft.email);
   Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
   return { draft, resolved: refsOut.resolved, now };
 }

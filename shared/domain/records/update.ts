@@ -7,6 +7,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, type Resolved, resolveRefs } from './references.js';
+import { checkSuppressed } from './suppression.js';
 
 /** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
 export interface AlsoWrite {
@@ -35,6 +36,7 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
         const set = { ...rest, ...out.set };
         const next = { ...current, ...set };
         checkRules(fam, next, Object.keys(sent));
+        if ('email' in rest && next.email !== current.email) await checkSuppressed(fam, ctx.accountId, next.email);
         Object.assign(set, def.derive?.(next, current, new Date().toISOString()) ?? {});
         return { set, customSet: cf?.set, customRemove: cf?.remove };
       },

@@ -41,6 +41,7 @@ export const contactEntity = defineEntity({
   events: true,
   trash: true,
   merge: true,
+  erase: true,
   docs: {
     list: 'List contacts, newest first (search across name, email, phone and company name; tags, company and source filters; cursor pagination)',
     delete: 'Delete a contact (it is removed from projects and activities within seconds)',

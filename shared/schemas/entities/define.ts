@@ -65,6 +65,8 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   trash?: boolean;
   /** Duplicates can be merged (contract §15): `<family>-merge`, `<type>.merged`. */
   merge?: boolean;
+  /** A record of it is a person, erasable (contract §18): `erasures-create`, `<type>.erased` (data `{ id }`). */
+  erase?: boolean;
   /** Cross-field rules over the record as it would be after the write; `sent` are the body's fields. */
   rules?: (next: Record<string, unknown>, sent: readonly string[]) => Violation[];
   /** Read-only fields derived on every write (`closed_at`, `completed_at`); `prev` is undefined on create. */
@@ -255,8 +257,13 @@ export type Change = (typeof CHANGES)[number];
 
 // --- trash, restore and merge (contract §15) ---
 /** Changes beyond CRUD: a restore from the trash, a merge of duplicates. */
-export const EXTRA_CHANGES = ['restored', 'merged'] as const;
+export const EXTRA_CHANGES = ['restored', 'merged', 'erased'] as const;
 export type AnyChange = Change | (typeof EXTRA_CHANGES)[number];
-/** The changes a definition raises events for: CRUD, `restored` when it has a trash, `merged` when it merges. */
-export const changesOf = (def: Pick<EntityDefinition, 'trash' | 'merge'>): AnyChange[] => [...CHANGES, ...(def.trash ? (['restored'] as const) : []), ...(def.merge ? (['merged'] as const) : [])];
+/** The changes a definition raises events for: CRUD, `restored` when it has a trash, `merged` when it merges, `erased` when it is a person (§18). */
+export const changesOf = (def: Pick<EntityDefinition, 'trash' | 'merge' | 'erase'>): AnyChange[] => [
+  ...CHANGES,
+  ...(def.trash ? (['restored'] as const) : []),
+  ...(def.merge ? (['merged'] as const) : []),
+  ...(def.erase ? (['erased'] as const) : []),
+];
 // --- end trash ---

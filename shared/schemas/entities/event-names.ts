@@ -16,6 +16,7 @@ export const EVENT_NAMES = [
   'contact.deleted',
   'contact.restored',
   'contact.merged',
+  'contact.erased',
   'project.created',
   'project.updated',
   'project.deleted',

@@ -1,11 +1,17 @@
 /** Keys of the account as a whole and of the installation (not of one family). */
-import { ACCOUNT, defineKeys } from './define.js';
+import { ACCOUNT, defineKeys, personalFlags } from './define.js';
 
 export const ACCOUNT_KEYS = defineKeys({
   /** Per-account metadata: pending renames/deletions of companies and sources, deleted custom fields. */
   accountMeta: [ACCOUNT, 'META'],
   /** Idempotency records of `*-create` calls, scoped to account and operation. */
   idempotency: ['IDEMP#{account}#{operation}#{key}', 'IDEMP'],
+  /**
+   * Which idempotency records answered with a record (one entry per record id of a stored
+   * contacts answer): an erasure finds the answers that hold the person (contract §18).
+   */
+  idempotentAnswerOfRecord: [`${ACCOUNT}#idr#{recordId}`, '{operation}#{key}'],
+  idempotentAnswerOfRecordPartition: `${ACCOUNT}#idr#{recordId}`,
   /** Installation-wide secrets (the cursor signing key). */
   system: ['SYSTEM', '{name}'],
 });
@@ -19,3 +25,6 @@ export const ACCOUNT_META_ATTRIBUTES = defineKeys({
   /** Number of custom-field definitions of an entity type. */
   definitionCount: 'cf_count_{entityType}',
 });
+
+/** Record data in the account's items (contract §18): a stored idempotent answer holds the record it created. */
+export const ACCOUNT_PERSONAL = personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false });

@@ -1,5 +1,5 @@
 /** Keys of API keys, their tokens and the account's rate limit (contract §14). */
-import { ACCOUNT, defineKeys, ORDER } from './define.js';
+import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 
 const KEYS = `${ACCOUNT}#key`;
 
@@ -14,3 +14,5 @@ export const API_KEY_KEYS = defineKeys({
   /** The account's rate-limit bucket: one small item, updated once per request (GCRA). */
   rateLimit: [`${ACCOUNT}#rl`, 'RL'],
 });
+
+export const API_KEY_PERSONAL = personalFlags(API_KEY_KEYS, { apiKey: false, token: false, rateLimit: false });

@@ -43,3 +43,14 @@ export type KeyBuilders<K extends KeyDeclarations> = { readonly [N in keyof K]: 
 export const ACCOUNT = 'A#{account}';
 /** Sort value shared by the GSI and every index entry: newest-first order is its reverse. */
 export const ORDER = '{createdAt}#{id}';
+
+/** The names of a declaration's item kinds: its table keys (`[pk, sk]`). */
+export type ItemKinds<K extends KeyDeclarations> = { [N in keyof K]: K[N] extends readonly [string, string] ? N : never }[keyof K];
+
+/**
+ * Whether each item kind of a family holds record data (a person's data: contract §18). Every
+ * table key of the declaration must say `true` or `false` (typecheck fails otherwise), and every
+ * kind that says `true` must be reached by the erasure (`ERASURE_PATHS` in shared/erasures/paths.ts,
+ * checked at compile time and by test/unit/erasure-paths.test.ts).
+ */
+export const personalFlags = <K extends KeyDeclarations, const F extends { readonly [N in ItemKinds<K>]: boolean }>(_keys: K, flags: F): F => flags;

@@ -1,5 +1,5 @@
 /** Keys of the change log (contract §12). */
-import { ACCOUNT, defineKeys } from './define.js';
+import { ACCOUNT, defineKeys, personalFlags } from './define.js';
 
 const SECONDS = `${ACCOUNT}#evs`;
 const POSITION = '{seq:15}';
@@ -28,3 +28,6 @@ export const EVENT_KEYS = defineKeys({
   /** One marker per logged event id (its position): a retried stream batch appends nothing twice. */
   eventMarker: [`${ACCOUNT}#evid#{eventId}`, 'E'],
 });
+
+/** The log's entries hold the event bodies (a record as the API returned it); the rest is bookkeeping. */
+export const EVENT_PERSONAL = personalFlags(EVENT_KEYS, { eventHead: false, eventEntry: true, eventSecond: false, eventMarker: false });

@@ -1,5 +1,5 @@
 /** Keys of export jobs (contract §16). */
-import { ACCOUNT, defineKeys, ORDER } from './define.js';
+import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 
 const JOBS = `${ACCOUNT}#exp`;
 const ACTIVE = 'EXPORTS#ACTIVE';
@@ -14,3 +14,6 @@ export const EXPORT_KEYS = defineKeys({
   activeExport: [ACTIVE, '{account}#{id}'],
   activeExportsPartition: ACTIVE,
 });
+
+/** The export's file is an object (reached by the erasure through the job); the job item holds its filters only. */
+export const EXPORT_PERSONAL = personalFlags(EXPORT_KEYS, { exportJob: false, activeExport: false });

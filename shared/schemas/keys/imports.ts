@@ -1,5 +1,5 @@
 /** Keys of import jobs (contract §10). */
-import { ACCOUNT, defineKeys, ORDER } from './define.js';
+import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 
 const JOB = `${ACCOUNT}#imp#{id}`;
 const JOBS = `${ACCOUNT}#imp`;
@@ -23,3 +23,6 @@ export const IMPORT_KEYS = defineKeys({
   importError: [JOB, `${ERROR}{row:9}`],
   importErrorPrefix: ERROR,
 });
+
+/** A row error holds the offending value of a row (the file itself is an object, reached through the job). */
+export const IMPORT_PERSONAL = personalFlags(IMPORT_KEYS, { importJob: false, activeImport: false, importError: true });

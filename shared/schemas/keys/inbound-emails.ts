@@ -1,5 +1,5 @@
 /** Keys of inbound emails (contract §11). */
-import { ACCOUNT, defineKeys, ORDER } from './define.js';
+import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 
 const EMAIL = `${ACCOUNT}#ie#{id}`;
 const EMAILS = `${ACCOUNT}#ie`;
@@ -22,4 +22,13 @@ export const INBOUND_EMAIL_KEYS = defineKeys({
   inboundEmailByContact: [BY_CONTACT, ORDER],
   /** One item per (account, Message-ID hash): the same message is stored once per account. */
   inboundMessageId: [`${ACCOUNT}#iem#{messageHash}`, 'M'],
+});
+
+export const INBOUND_EMAIL_PERSONAL = personalFlags(INBOUND_EMAIL_KEYS, {
+  inboundAddress: false,
+  inboundAddressOwner: false,
+  inboundEmail: true,
+  inboundEmailText: true,
+  inboundEmailByContact: false,
+  inboundMessageId: false,
 });

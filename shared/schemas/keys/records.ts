@@ -5,7 +5,7 @@
  * `lookup` and `search` (see shared/db/record-model.ts).
  */
 import type { EntityType } from '../entities/index.js';
-import { ACCOUNT, defineKeys, ORDER } from './define.js';
+import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 
 const RECORD = `${ACCOUNT}#{type}#{id}`;
 const INDEX = `${ACCOUNT}#{type}#x#{name}`;
@@ -81,3 +81,19 @@ export const RECORD_INDEX_NAMES = defineKeys({
 
 /** The `tag` of a reference index, by the referenced type (a contact's company: `c#<id>`). */
 export const REFERENCE_TAGS = { company: 'c', source: 's', contact: 'k', project: 'p', activity: 'a' } as const satisfies Record<EntityType, string>;
+
+/**
+ * Record data (contract §18): the record, its index entries (search prefixes, the email lookup,
+ * tags), its trash item and a merge's image of the primary. Who deleted it and what a cascade
+ * wrote hold ids only.
+ */
+export const RECORD_PERSONAL = personalFlags(RECORD_KEYS, {
+  record: true,
+  indexEntry: true,
+  partitionCount: false,
+  recordDeletion: false,
+  trash: true,
+  cascadeLog: false,
+  merge: true,
+  upsertClaim: true,
+});

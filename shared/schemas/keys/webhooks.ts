@@ -1,5 +1,5 @@
 /** Keys of webhook endpoints and their deliveries (contract §6). */
-import { ACCOUNT, defineKeys, ORDER } from './define.js';
+import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 
 const ENDPOINTS = `${ACCOUNT}#wh`;
 const DELIVERIES = `${ENDPOINTS}#{endpointId}`;
@@ -15,6 +15,12 @@ export const WEBHOOK_KEYS = defineKeys({
    */
   webhookDelivery: [DELIVERIES, ORDER],
   webhookDeliveryPartition: DELIVERIES,
+  /**
+   * Deliveries of a contact's events, by contact (one entry per delivery, written before it):
+   * an erasure finds the stored bodies that hold the person (contract §18).
+   */
+  webhookDeliveryOfRecord: [`${ACCOUNT}#whr#{recordId}`, '{endpointId}#{createdAt}#{id}'],
+  webhookDeliveryOfRecordPartition: `${ACCOUNT}#whr#{recordId}`,
   /** How many endpoints an account has (at most 20), changed in the endpoint's transaction. */
   webhookEndpointCount: [`${ACCOUNT}#whn`, 'N'],
   /**
@@ -24,3 +30,5 @@ export const WEBHOOK_KEYS = defineKeys({
   webhookDue: { gsi1: [DUE, '{dueAt}#{id}'] },
   webhookDuePartition: DUE,
 });
+
+export const WEBHOOK_PERSONAL = personalFlags(WEBHOOK_KEYS, { webhookEndpoint: false, webhookDelivery: true, webhookDeliveryOfRecord: false, webhookEndpointCount: false });

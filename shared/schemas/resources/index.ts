@@ -8,6 +8,7 @@ import type { ResourceDefinition } from '../resource.js';
 import { apiKeysResource } from './api-keys.js';
 import { customFieldsResource } from './custom-fields.js';
 import { entityResource } from './entities.js';
+import { erasuresResource } from './erasures.js';
 import { eventsResource } from './events.js';
 import { exportsResource } from './exports.js';
 import { importsResource } from './imports.js';
@@ -15,7 +16,7 @@ import { inboundEmailsResource } from './inbound-emails.js';
 import { trashResource } from './trash.js';
 import { webhooksResource } from './webhooks.js';
 
-export { apiKeysResource, customFieldsResource, entityResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, trashResource, webhooksResource };
+export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, trashResource, webhooksResource };
 
 export const RESOURCES: readonly ResourceDefinition[] = [
   ...ENTITIES.map(entityResource),
@@ -27,4 +28,5 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   apiKeysResource,
   eventsResource,
   trashResource,
+  erasuresResource,
 ];

@@ -1,0 +1,119 @@
+/**
+ * Erasures (contract §18). One item per job (sk `ERA`), listed newest first on GSI1, moved by
+ * the job store's conditional updates (status, saved position, worker lease: shared/db/jobs.ts);
+ * one marker per erased contact (`keys.erasureOfContact`), written in the create transaction, so
+ * a second erasure of the same contact finds the first and the stream worker knows a contact is
+ * being erased; and a suppressed email's keyed hash (`keys.suppressedEmail`).
+ */
+import { createHmac } from 'node:crypto';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { optionalEnv } from '../config/env.js';
+import type { ErasureStatus, Removed } from '../schemas/erasures.js';
+import { db, tableName } from './client.js';
+import { batchGetItems, cancellationCodes } from './items.js';
+import { type JobCondition, jobStore } from './jobs.js';
+import { systemKey } from './system-keys.js';
+import { keys } from './table.js';
+
+export interface ErasureItem {
+  id: string;
+  account_id: string;
+  created_by: string;
+  contact_id: string;
+  status: ErasureStatus;
+  suppress_email: boolean;
+  removed: Removed;
+  requested_at: string;
+  /** = requested_at (the job store's list order). */
+  created_at: string;
+  completed_at: string | null;
+  /** The next step to run (shared/erasures/worker.ts): a resumed worker starts there. */
+  position: number;
+  lease_owner?: string;
+  lease_until?: number;
+}
+
+const store = jobStore<ErasureItem, 'erasure_id'>({
+  job: keys.erasureJob,
+  gsi: keys.erasureGsi,
+  listPartition: keys.erasureListPartition,
+  active: keys.activeErasure,
+  activePartition: keys.activeErasuresPartition,
+  activeIdAttr: 'erasure_id',
+});
+
+export type ErasureCondition = JobCondition<ErasureStatus>;
+export const getErasureItem = store.get;
+export const queryErasures = store.query;
+export const updateErasureItem = (accountId: string, id: string, set: Partial<ErasureItem>, cond: ErasureCondition) => store.update(accountId, id, set, cond);
+export const listActiveErasures = store.listActive;
+export const clearActiveErasure = store.clearActive;
+
+/**
+ * Inserts the erasure, its contact's marker, its active marker and (with `suppressHash`) the
+ * suppressed email in one transaction. When the contact already has an erasure, nothing is
+ * written and that erasure's id is returned.
+ */
+export async function insertErasure(item: ErasureItem, suppressHash?: string): Promise<{ inserted: true } | { inserted: false; existingId: string }> {
+  const T = tableName();
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: T, Item: { ...keys.erasureOfContact(item.account_id, item.contact_id), erasure_id: item.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: T, Item: { ...keys.erasureJob(item.account_id, item.id), ...keys.erasureGsi(item.account_id, item.created_at, item.id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: T, Item: { ...keys.activeErasure(item.account_id, item.id), account_id: item.account_id, erasure_id: item.id } } },
+          ...(suppressHash ? [{ Put: { TableName: T, Item: { ...keys.suppressedEmail(item.account_id, suppressHash), erasure_id: item.id } } }] : []),
+        ],
+      }),
+    );
+    return { inserted: true };
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
+    const existing = await erasureOfContact(item.account_id, item.contact_id);
+    if (!existing) throw error;
+    return { inserted: false, existingId: existing };
+  }
+}
+
+/** The erasure of a contact, if one was requested. */
+export async function erasureOfContact(accountId: string, contactId: string): Promise<string | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.erasureOfContact(accountId, contactId), ConsistentRead: true }));
+  return typeof out.Item?.erasure_id === 'string' ? out.Item.erasure_id : undefined;
+}
+
+/** Which of these contacts of an account are erased or being erased (one BatchGetItem per 100). */
+export async function erasedAmong(accountId: string, contactIds: readonly string[]): Promise<Set<string>> {
+  if (contactIds.length === 0) return new Set();
+  const items = await batchGetItems(contactIds.map((id) => keys.erasureOfContact(accountId, id)), { consistent: true });
+  const erased = new Set<string>();
+  for (const item of items) {
+    const id = contactIds.find((c) => keys.erasureOfContact(accountId, c).pk === item.pk);
+    if (id) erased.add(id);
+  }
+  return erased;
+}
+
+// --- suppression ------------------------------------------------------------------------------
+
+/**
+ * The suppression key: `SUPPRESSION_SECRET` when set, otherwise a random key kept in the table
+ * like the cursor key (shared/db/system-keys.ts: created once per installation).
+ */
+function suppressionKey(): Promise<Buffer> {
+  const fromEnv = optionalEnv('SUPPRESSION_SECRET');
+  if (fromEnv) return Promise.resolve(Buffer.from(fromEnv, 'utf8'));
+  return systemKey('SUPPRESSION_KEY');
+}
+
+/** The keyed hash of an email, case-insensitive (HMAC-SHA-256 of the lower-cased, trimmed address). */
+export async function suppressionHash(email: string): Promise<string> {
+  return createHmac('sha256', await suppressionKey()).update(email.trim().toLowerCase()).digest('base64url');
+}
+
+/** Whether an email was suppressed by an erasure of the account. */
+export async function isSuppressed(accountId: string, email: string): Promise<boolean> {
+  if (!email) return false;
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.suppressedEmail(accountId, await suppressionHash(email)), ConsistentRead: true }));
+  return Boolean(out.Item);
+}

@@ -1,0 +1,250 @@
+/**
+ * The erasure worker (contract §18): one erasure per message, in steps. Each step is idempotent
+ * and its end is saved (the job's `position`, with what it removed) by a conditional update of
+ * the worker holding the job's lease; a worker that dies mid-step leaves the position where it
+ * was, and the next one (the message comes back; locally, recovery re-queues it) does that step
+ * again. The job reaches `completed` once (a conditional update from `pending`); `contact.erased`
+ * has a deterministic event id (`erasure:<id>`), appended and delivered once.
+ *
+ * Every copy is found by a query of a partition keyed by the person (its change-log history, its
+ * deliveries' index, its stored answers' index, its inbound emails' index, its reference index)
+ * or by the account's export and import jobs (a list bounded by the account's jobs); never a scan.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RecordChange } from '../db/changes.js';
+import { type ErasureItem, getErasureItem, updateErasureItem, clearActiveErasure } from '../db/erasures.js';
+import { recordEntries, rewriteEntryBody } from '../db/events.js';
+import { queryExports, updateExportItem } from '../db/exports.js';
+import { answersOfRecord, eraseAnswer } from '../db/idempotency-store.js';
+import { queryImports, queryRowErrors, redactRowError } from '../db/imports.js';
+import { deleteObject, openObject } from '../db/objects.js';
+import { getTrash, purgeMerge } from '../db/trash.js';
+import { deliveriesOfRecord, rewriteDeliveryBody } from '../db/webhooks.js';
+import { eraseInboundEmailsOf } from '../domain/inbound-emails.js';
+import { purge, purgeOnlyLinked } from '../domain/records/erase.js';
+import { familyOf } from '../domain/records/family.js';
+import { contactEntity } from '../schemas/entities/index.js';
+import type { PersonalKind } from '../schemas/keys/index.js';
+import { isPersonalEvent, redactEventBody, type RemovedKind } from '../schemas/erasures.js';
+import { logChanges } from '../stream/change-log.js';
+import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
+import { requireEnv } from '../config/env.js';
+import { bindingEnv } from '../config/bindings.js';
+
+export const ERASURE_LEASE_MS = 60_000;
+
+export interface ErasureWorkerDeps {
+  /** Called after each step's end is saved (tests inject crashes here). */
+  afterStep?: (step: string) => void | Promise<void>;
+  leaseMs?: number;
+}
+
+/** Another worker holds the job's lease: the message must come back later. */
+export class ErasureLeaseHeld extends Error {}
+
+interface Person {
+  accountId: string;
+  contactId: string;
+  /** The contact's string values (read before the purge step; empty after it). */
+  values: string[];
+  email: string;
+  job: ErasureItem & { actor?: unknown };
+}
+
+type Counts = Partial<Record<RemovedKind, number>>;
+
+/** One step: the item kinds it reaches (shared/erasures/paths.ts checks every personal kind is reached) and its work. */
+interface Step {
+  name: string;
+  reaches: readonly PersonalKind[];
+  run: (p: Person) => Promise<Counts>;
+}
+
+const contacts = () => familyOf(contactEntity);
+const REDACTED = '[erased]';
+
+async function contactValues(accountId: string, id: string): Promise<{ values: string[]; email: string }> {
+  const record = (await contacts().store.get(accountId, id)) ?? (await getTrash(accountId, 'contact', id))?.record;
+  if (!record) return { values: [], email: '' };
+  const fields = Object.keys(contactEntity.fields);
+  const values = fields.flatMap((f) => {
+    const v = record[f];
+    return typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  });
+  const custom = record.custom_fields && typeof record.custom_fields === 'object' ? Object.values(record.custom_fields as object).filter((x): x is string => typeof x === 'string') : [];
+  return { values: [...values, ...custom].map((s) => s.trim()).filter((s) => s.length >= 3), email: typeof record.email === 'string' ? record.email.toLowerCase() : '' };
+}
+
+/** Jobs of the account, all pages (a list bounded by the account's jobs). */
+async function allJobs<T extends { created_at: string; id: string }>(query: (accountId: string, limit: number, after?: string) => Promise<T[]>, accountId: string): Promise<T[]> {
+  const out: T[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await query(accountId, 100, after);
+    out.push(...page);
+    if (page.length < 100) return out;
+    after = `${page[page.length - 1]!.created_at}#${page[page.length - 1]!.id}`;
+  }
+}
+
+async function fileHolds(key: string, needle: string): Promise<boolean> {
+  if (!needle) return false;
+  const stream = await openObject(requireEnv(bindingEnv('importsBucket')), key).catch(() => undefined);
+  if (!stream) return false;
+  let tail = '';
+  for await (const chunk of stream) {
+    const text = tail + (chunk as Buffer).toString('utf8').toLowerCase();
+    if (text.includes(needle)) {
+      (stream as { destroy?: () => void }).destroy?.();
+      return true;
+    }
+    tail = text.slice(-needle.length);
+  }
+  return false;
+}
+
+export const STEPS: readonly Step[] = [
+  {
+    name: 'imports',
+    reaches: ['importError'],
+    async run(p) {
+      let rows = 0;
+      const needles = p.values.map((v) => v.toLowerCase());
+      for (const job of await allJobs(queryImports, p.accountId)) {
+        if (job.object_type !== 'contacts') continue;
+        let after: string | undefined;
+        for (;;) {
+          const errors = await queryRowErrors(p.accountId, job.id, 100, after);
+          for (const e of errors) {
+            const text = `${e.value} ${e.message}`.toLowerCase();
+            if (needles.some((n) => text.includes(n))) {
+              await redactRowError(p.accountId, job.id, e.row_number, REDACTED);
+              rows++;
+            }
+          }
+          if (errors.length < 100) break;
+          after = `E#${String(errors[errors.length - 1]!.row_number).padStart(9, '0')}`;
+        }
+        if (['completed', 'failed', 'canceled'].includes(job.status) && job.object_key && (await fileHolds(job.object_key, p.email))) {
+          await deleteObject(requireEnv(bindingEnv('importsBucket')), job.object_key);
+          rows++;
+        }
+      }
+      return { import_rows: rows };
+    },
+  },
+  {
+    name: 'exports',
+    reaches: [],
+    async run(p) {
+      let n = 0;
+      const now = new Date().toISOString();
+      for (const job of await allJobs(queryExports, p.accountId)) {
+        if (job.object_type !== 'contacts' || job.status === 'expired' || job.status === 'failed') continue;
+        const out = await updateExportItem(p.accountId, job.id, { status: 'expired', updated_at: now, lease_until: 0 }, { statusIn: ['queued', 'processing', 'completed'] });
+        if (!out) continue;
+        await deleteObject(requireEnv(bindingEnv('exportsBucket')), job.object_key).catch(() => undefined);
+        n++;
+      }
+      return { exports: n };
+    },
+  },
+  {
+    name: 'inbound_emails',
+    reaches: ['inboundEmail', 'inboundEmailText'],
+    async run(p) {
+      const out = await eraseInboundEmailsOf(p.accountId, p.contactId);
+      return { inbound_emails: out.emails, activities: out.activities };
+    },
+  },
+  {
+    name: 'activities',
+    reaches: [],
+    async run(p) {
+      return { activities: await purgeOnlyLinked(p.accountId, 'contact', p.contactId) };
+    },
+  },
+  {
+    name: 'idempotent_answers',
+    reaches: ['idempotency'],
+    async run(p) {
+      let n = 0;
+      for (const a of await answersOfRecord(p.accountId, p.contactId)) if (await eraseAnswer(p.accountId, a.operation, a.key, p.contactId)) n++;
+      return { idempotent_answers: n };
+    },
+  },
+  {
+    name: 'records',
+    reaches: ['record', 'indexEntry', 'trash', 'upsertClaim'],
+    async run(p) {
+      return { records: (await purge(contacts(), p.accountId, p.contactId)) ? 1 : 0 };
+    },
+  },
+  {
+    name: 'events',
+    reaches: ['eventEntry', 'merge'],
+    async run(p) {
+      let n = 0;
+      for await (const entry of recordEntries(p.accountId, p.contactId)) {
+        if (!isPersonalEvent(entry.event)) continue;
+        const parsed = JSON.parse(entry.body) as { merged_id?: string };
+        // A merge into this contact kept its image in the merge item (in the secondary's partition).
+        if (entry.event.endsWith('.merged') && parsed.merged_id) await purgeMerge(p.accountId, 'contact', parsed.merged_id);
+        const body = redactEventBody(entry.body);
+        if (body !== entry.body) await rewriteEntryBody(p.accountId, entry, body);
+        n++;
+      }
+      return { events: n };
+    },
+  },
+  {
+    name: 'deliveries',
+    reaches: ['webhookDelivery'],
+    async run(p) {
+      let n = 0;
+      for await (const ref of deliveriesOfRecord(p.accountId, p.contactId)) if (await rewriteDeliveryBody(ref, redactEventBody)) n++;
+      return { deliveries: n };
+    },
+  },
+  {
+    name: 'erased_event',
+    reaches: [],
+    async run(p) {
+      const change: RecordChange = { eventId: `erasure:${p.job.id}`, op: 'erased', type: 'contact', accountId: p.accountId, id: p.contactId, at: p.job.requested_at, actor: p.job.actor };
+      const cache = new WebhookBatchCache();
+      const payloads = await logChanges([change], cache);
+      await enqueueWebhookDeliveries(change, cache, undefined, payloads.get(change.eventId));
+      return {};
+    },
+  },
+];
+
+/** Works on one erasure until it is completed. Throws on unexpected errors: the message comes back and the erasure resumes. */
+export async function runErasure(message: { account_id: string; erasure_id: string }, deps: ErasureWorkerDeps = {}): Promise<'completed' | 'skipped'> {
+  const leaseMs = deps.leaseMs ?? ERASURE_LEASE_MS;
+  const owner = randomUUID();
+  const job = await getErasureItem(message.account_id, message.erasure_id);
+  if (!job) return 'skipped';
+  if (job.status === 'completed') {
+    await clearActiveErasure(job.account_id, job.id);
+    return 'skipped';
+  }
+  const taken = await updateErasureItem(job.account_id, job.id, { lease_owner: owner, lease_until: Date.now() + leaseMs }, { statusIn: ['pending'], lease: { owner, mode: 'take', now: Date.now() } });
+  if (!taken) throw new ErasureLeaseHeld(`erasure ${job.id} is being worked on by another worker`);
+  const { values, email } = await contactValues(job.account_id, job.contact_id);
+  const person: Person = { accountId: job.account_id, contactId: job.contact_id, values, email, job: taken };
+  let current = taken;
+  for (let i = current.position; i < STEPS.length; i++) {
+    const step = STEPS[i]!;
+    const counts = await step.run(person);
+    const removed = { ...current.removed };
+    for (const [k, v] of Object.entries(counts) as [RemovedKind, number][]) removed[k] += v;
+    const saved = await updateErasureItem(job.account_id, job.id, { position: i + 1, removed, lease_until: Date.now() + leaseMs }, { statusIn: ['pending'], position: i, lease: { owner, mode: 'held', now: Date.now() } });
+    if (!saved) throw new ErasureLeaseHeld(`erasure ${job.id} was taken over by another worker`);
+    current = saved;
+    await deps.afterStep?.(step.name);
+  }
+  const done = await updateErasureItem(job.account_id, job.id, { status: 'completed', completed_at: new Date().toISOString(), lease_until: 0 }, { statusIn: ['pending'], position: STEPS.length, lease: { owner, mode: 'held', now: Date.now() } });
+  await clearActiveErasure(job.account_id, job.id);
+  return done ? 'completed' : 'skipped';
+}
