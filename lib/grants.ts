@@ -3,7 +3,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { createTableInput } from '../shared/db/table.js';
 import { type PolicyStatement, type PolicySubject, policyOf, type ResourceArns } from '../shared/schemas/policies.js';
 
-export { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../shared/schemas/policies.js';
+export { TABLE_WRITE_ACTIONS } from '../shared/schemas/policies.js';
 
 /** The GSI names of the shared table definition (reads may query them; writes never address an index). */
 export const INDEX_NAMES = createTableInput('_').GlobalSecondaryIndexes.map((index) => index.IndexName);

@@ -19,10 +19,10 @@ import { type EntityType, indexName, keys } from './table.js';
 import { partitionEntriesAfter, type TrashItem } from './trash.js';
 import { type CreateArgs, createRecord, deleteRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, type UpdateArgs, updateRecord } from './writes.js';
 
-export { type Change, type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
+export { type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
 export type { NewRecord, UpsertClaim } from './batch.js';
 export type { ListPlan, PlannedPage, Predicate } from './lists.js';
-export { READ_BUDGET, SORT_LIMIT } from './lists.js';
+export { SORT_LIMIT } from './lists.js';
 
 export function makeRecordStore(def: EntityDefinition) {
   const type = def.type as EntityType;
