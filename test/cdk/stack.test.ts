@@ -335,7 +335,7 @@ describe('least privilege', () => {
   });
 
   it('lets only the queue users send to the delivery queue', () => {
-    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...operations.filter((op) => bindingOf(op.name).deliveryQueue === 'send').map((op) => op.name)];
+    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...(internalNames.includes('erasureWorker') ? ['erasureWorker'] : []), ...operations.filter((op) => bindingOf(op.name).deliveryQueue === 'send').map((op) => op.name)];
     const deliveryQueueId = logicalId(dev.stack.deliveryQueue);
     for (const name of allFunctionNames) {
       // Other queues (imports) have their own senders: only grants on the delivery queue count here.
@@ -351,8 +351,11 @@ describe('least privilege', () => {
     expect(actionsOf(onExports('exportWorker')).sort()).toEqual(['s3:AbortMultipartUpload', 's3:PutObject']);
     for (const name of ['exports-get', 'exports-list']) expect(actionsOf(onExports(name)), name).toEqual(['s3:GetObject']);
     expect(envOf('exportWorker').EXPORTS_BUCKET).toBeDefined();
-    for (const name of allFunctionNames.filter((n) => !['exportWorker', 'exports-get', 'exports-list'].includes(n))) expect(onExports(name), name).toEqual([]);
-    for (const name of allFunctionNames) expect(actionsOf(statementsOf(name)).filter((a) => a === 's3:ListBucket' || a === 's3:DeleteObject'), name).toEqual([]);
+    // The erasure worker (contract §18) deletes export files of contacts, and import files holding the person's email.
+    expect(actionsOf(onExports('erasureWorker'))).toEqual(['s3:DeleteObject']);
+    for (const name of allFunctionNames.filter((n) => !['exportWorker', 'exports-get', 'exports-list', 'erasureWorker'].includes(n))) expect(onExports(name), name).toEqual([]);
+    for (const name of allFunctionNames.filter((n) => n !== 'erasureWorker')) expect(actionsOf(statementsOf(name)).filter((a) => a === 's3:ListBucket' || a === 's3:DeleteObject'), name).toEqual([]);
+    expect(actionsOf(statementsOf('erasureWorker'))).not.toContain('s3:ListBucket');
     // Only exports-create sends to the export queue; the worker is triggered by it (batch size 1).
     const senders = allFunctionNames.filter((n) => Boolean(envOf(n).EXPORTS_QUEUE_URL));
     expect(senders).toEqual(['exports-create']);
@@ -392,9 +395,14 @@ describe('every API function may do what its pipeline does on every call (shared
     expect(refused(policy, requestsOf('DynamoDB', 'PutCommand', { TableName: control, Item: keys.idempotency(account, name, 'k') })) === undefined).toBe(Boolean(op.idempotent));
   });
 
-  it('gives the workers no access to the control table', () => {
-    for (const worker of WORKERS) expect(envOf(worker.name)).not.toHaveProperty('CONTROL_TABLE_NAME');
-    for (const worker of WORKERS) expect(JSON.stringify(statementsOf(worker.name))).not.toContain(`"${controlTableOf()[0]}"`);
+  it('gives the workers no access to the control table, but the erasure worker its stored answers (contract §18)', () => {
+    const others = WORKERS.filter((w) => w.name !== 'erasureWorker');
+    for (const worker of others) expect(envOf(worker.name)).not.toHaveProperty('CONTROL_TABLE_NAME');
+    for (const worker of others) expect(JSON.stringify(statementsOf(worker.name))).not.toContain(`"${controlTableOf()[0]}"`);
+    const erasure = policyData('erasureWorker');
+    const control = controlTableOf()[0]!;
+    expect(refused(erasure, update(control, keys.idempotency(account, 'contacts-create', 'k')))).toBeUndefined();
+    expect(refused(erasure, update(control, keys.rateLimit(account)))).toBeDefined();
   });
 });
 

@@ -61,7 +61,10 @@ describe('local mode runs each function with its deployed policy', () => {
     expect(before.status).toBe(200);
     // The statement that lets the pipeline take a rate-limit token.
     overridePolicy('contacts-list', (statements) => statements.filter((s) => !(s.actions.includes('dynamodb:UpdateItem') && JSON.stringify(s.conditions).includes('#rl'))));
-    const refusedCall = await server.call('contacts-list', {});
+    // The limiter leases tokens (an instance serves up to k requests per bucket write, k ≤ burst/10 = 5
+    // here): the call that needs the next lease is the one refused.
+    let refusedCall = await server.call('contacts-list', {});
+    for (let i = 0; i < 10 && refusedCall.status === 200; i++) refusedCall = await server.call('contacts-list', {});
     expect(refusedCall.status).toBe(500);
     expect(refusedCall.body.error!.code).toBe('contacts.internal');
     resetPolicy('contacts-list');

@@ -34,6 +34,8 @@ beforeAll(async () => {
   // webhooks-test / -resend / -recover queue deliveries: a local SQS-compatible queue (nothing consumes it here).
   queue = await startFauxqs({ port: 0, logger: false });
   Object.assign(process.env, { DELIVERY_QUEUE_URL: queue.createQueue('openapi-responses').queueUrl, AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${queue.port}` });
+  // Erasures (contract §18) queue their job; nothing consumes it here (test/integration/erasure.test.ts runs them).
+  process.env.ERASURES_QUEUE_URL = queue.createQueue('openapi-responses-erasures').queueUrl;
   // Imports: the bucket, the import queue and its worker on the same local S3/SQS server.
   imports = await startLocalImports(`http://127.0.0.1:${queue.port}`);
   // --- exports (contract §16): the export queue and worker on the same server.
@@ -109,6 +111,16 @@ describe('real responses match the OpenAPI document', () => {
     await call('exports-create', { object_type: 'contacts', filters: { tags: 'vip' } });
     await call('exports-get', { id: randomUUID() });
     // --- end exports ---
+    // --- erasures (contract §18) ---
+    const person = (await call('contacts-create', { first_name: 'Forget', email: 'forget.me@example.com' })).body.result!;
+    const created = await call('erasures-create', { contact_id: person.id, suppress_email: true });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const erasure = created.body.result!;
+    expect((await call('erasures-get', { id: erasure.id })).body.result).toMatchObject({ contact_id: person.id });
+    await call('erasures-list', { limit: 1 });
+    await call('erasures-create', { contact_id: randomUUID() });
+    await call('erasures-get', { id: 'not-a-uuid' });
+    // --- end erasures ---
     const { address } = (await call('inbound-emails-address', {})).body.result as unknown as { address: string };
     const [mail] = await processInboundMessage(Buffer.from(`From: a@b.example\r\nTo: ${address}\r\nSubject: Doc\r\n\r\nx\r\n`), [address]);
     await call('inbound-emails-list', {});
