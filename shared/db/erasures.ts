@@ -5,14 +5,11 @@
  * a second erasure of the same contact finds the first and the stream worker knows a contact is
  * being erased; and a suppressed email's keyed hash (`keys.suppressedEmail`).
  */
-import { createHmac } from 'node:crypto';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { optionalEnv } from '../config/env.js';
 import type { ErasureStatus, Removed } from '../schemas/erasures.js';
 import { db, tableName } from './client.js';
 import { batchGetItems, cancellationCodes } from './items.js';
 import { type JobCondition, jobStore } from './jobs.js';
-import { systemKey } from './system-keys.js';
 import { keys } from './table.js';
 
 export interface ErasureItem {
@@ -94,26 +91,3 @@ export async function erasedAmong(accountId: string, contactIds: readonly string
   return erased;
 }
 
-// --- suppression ------------------------------------------------------------------------------
-
-/**
- * The suppression key: `SUPPRESSION_SECRET` when set, otherwise a random key kept in the table
- * like the cursor key (shared/db/system-keys.ts: created once per installation).
- */
-function suppressionKey(): Promise<Buffer> {
-  const fromEnv = optionalEnv('SUPPRESSION_SECRET');
-  if (fromEnv) return Promise.resolve(Buffer.from(fromEnv, 'utf8'));
-  return systemKey('SUPPRESSION_KEY');
-}
-
-/** The keyed hash of an email, case-insensitive (HMAC-SHA-256 of the lower-cased, trimmed address). */
-export async function suppressionHash(email: string): Promise<string> {
-  return createHmac('sha256', await suppressionKey()).update(email.trim().toLowerCase()).digest('base64url');
-}
-
-/** Whether an email was suppressed by an erasure of the account. */
-export async function isSuppressed(accountId: string, email: string): Promise<boolean> {
-  if (!email) return false;
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.suppressedEmail(accountId, await suppressionHash(email)), ConsistentRead: true }));
-  return Boolean(out.Item);
-}

@@ -1,6 +1,7 @@
 /** Erasures (contract §18): create, get, list. The work itself is the worker's (./worker.ts), fed by the erasure queue. */
 import { randomUUID } from 'node:crypto';
-import { erasureOfContact, type ErasureItem, getErasureItem, insertErasure, queryErasures, suppressionHash } from '../db/erasures.js';
+import { erasureOfContact, type ErasureItem, getErasureItem, insertErasure, queryErasures } from '../db/erasures.js';
+import { suppressionHash } from '../db/suppression.js';
 import { getTrash } from '../db/trash.js';
 import { actorOf, type OperationContext } from '../domain/context.js';
 import { cursorScope, listPosition } from '../domain/listing.js';

@@ -1,5 +1,5 @@
 /** Suppressed emails (contract §18): a write of an address an erasure suppressed is refused. */
-import { isSuppressed } from '../../db/erasures.js';
+import { isSuppressed } from '../../db/suppression.js';
 import { ApiError } from '../../errors.js';
 import type { RecordFamily } from './family.js';
 
