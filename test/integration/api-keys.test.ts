@@ -5,13 +5,17 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as authorize } from '../../functions/authorizer.js';
+import { handler as authorizerHandler } from '../../functions/authorizer.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { operations } from '../../functions/operations.js';
 import { hashToken, issueKey, issueToken, keyIdOf, revokeToken, saveToken } from '../../shared/auth/tokens.js';
 import { db, tableName } from '../../shared/db/client.js';
 import { keys } from '../../shared/db/table.js';
 import { ALL_SCOPES, FULL_SCOPES } from '../../shared/schemas/api-keys.js';
 import { invoke, newAccount, ok, startServer, type TestServer } from '../helpers/api.js';
+
+const authorize = asFunction(functionByName('authorizer')!, authorizerHandler);
 
 type Key = { id: string; name: string; prefix: string; scopes: string[]; expires_at: string | null; last_used_at: string | null; revoked_at: string | null; created_by: string; created_at: string };
 

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { handler as authorize } from '../../functions/authorizer.js';
+import { handler as authorizerHandler } from '../../functions/authorizer.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { issueToken, revokeToken } from '../../shared/auth/tokens.js';
 import { invoke, newAccount } from '../helpers/api.js';
+
+const authorize = asFunction(functionByName('authorizer')!, authorizerHandler);
 
 describe('authorizer and handler auth (the deployed path)', () => {
   it('passes account and user for a valid token, an empty context otherwise', async () => {

@@ -7,6 +7,8 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { exportHandler } from '../../functions/exports/worker.js';
 import { handler as streamHandler } from '../../functions/stream/handler.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { type LocalExports, startLocalExports } from '../../local/exports.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
@@ -56,14 +58,14 @@ useOwnDynamo();
 beforeAll(async () => {
   queue = await startLocalQueue('crm-webhook-deliveries');
   imports = await startLocalImports(queue.endpoint, { visibilityTimeoutSeconds: 1 });
-  exportsLocal = await startLocalExports(queue.endpoint, { handler: (event) => exportHandler(deps)(event), visibilityTimeoutSeconds: 1 });
+  exportsLocal = await startLocalExports(queue.endpoint, { handler: (event) => asFunction(functionByName('exportWorker')!, exportHandler(deps))(event), visibilityTimeoutSeconds: 1 });
   poller = await startStreamPoller({
     endpoint: process.env.DYNAMODB_ENDPOINT!,
     tableName: process.env.TABLE_NAME!,
     intervalMs: 25,
     // The real stream worker (search entries, for the search filter), and every record change it sees.
     handler: async (event: DynamoDBStreamEvent) => {
-      await streamHandler(event);
+      await asFunction(functionByName('stream')!, streamHandler)(event);
       for (const r of event.Records) {
         const c = toRecordChange(r);
         if (c) changes.push(c);

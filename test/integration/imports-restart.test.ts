@@ -3,11 +3,15 @@
  * in-memory queue) is carried out after a restart.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { importHandler } from '../../functions/imports/worker.js';
+import { importHandler as importWorkerHandler } from '../../functions/imports/worker.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { recoverImports } from '../../shared/imports/recover.js';
 import { newAccount, ok } from '../helpers/api.js';
+
+const importHandler = (deps?: Parameters<typeof importWorkerHandler>[0]) => asFunction(functionByName('importWorker')!, importWorkerHandler(deps));
 
 type ImportRec = { id: string; status: string; created_count: number; processed_rows: number };
 

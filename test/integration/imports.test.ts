@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { importHandler } from '../../functions/imports/worker.js';
+import { importHandler as importWorkerHandler } from '../../functions/imports/worker.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
@@ -13,6 +15,8 @@ import { type RecordChange, toRecordChange } from '../../shared/db/changes.js';
 import type { ImportWorkerDeps } from '../../shared/imports/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 import { responseValidator } from '../helpers/openapi-validator.js';
+
+const importHandler = (deps?: Parameters<typeof importWorkerHandler>[0]) => asFunction(functionByName('importWorker')!, importWorkerHandler(deps));
 
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;

@@ -6,10 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler } from '../../functions/inbound/process.js';
+import { handler as inboundHandler } from '../../functions/inbound/process.js';
+import { asFunction } from '../../local/iam.js';
+import { bindingEnv } from '../../shared/config/bindings.js';
+import { functionByName } from '../../functions/topology.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { recipientsOf } from '../../shared/inbound/ses.js';
 import { newAccount, ok } from '../helpers/api.js';
+
+const handler = asFunction(functionByName('inbound')!, inboundHandler);
 
 let local: LocalQueue;
 let s3: S3Client;
@@ -17,6 +22,8 @@ const bucket = 'crm-inbound-test';
 
 beforeAll(async () => {
   process.env.CRM_INBOUND_DOMAIN = 'inbound.example.com';
+  // The function's role may read its own bucket only (the binding names it, as the stack does).
+  process.env[bindingEnv('inboundBucket')] = bucket;
   local = await startLocalQueue('unused');
   process.env.AWS_ENDPOINT_URL_S3 = local.endpoint;
   s3 = new S3Client({ endpoint: local.endpoint, forcePathStyle: true });

@@ -11,6 +11,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as streamHandler } from '../../functions/stream/handler.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
 import { startServer, type TestServer } from '../helpers/api.js';
 
@@ -76,7 +78,7 @@ let poller: StreamPoller;
 beforeAll(async () => {
   s = await startServer();
   // The stream worker as `npm start` runs it (default poll interval).
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: streamHandler });
+  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('stream')!, streamHandler) });
 });
 afterAll(async () => {
   await poller?.stop();

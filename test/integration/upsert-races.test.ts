@@ -5,11 +5,15 @@
  * matches the newest of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importHandler } from '../../functions/imports/worker.js';
+import { importHandler as importWorkerHandler } from '../../functions/imports/worker.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 import { useOwnDynamo } from '../helpers/own-dynamo.js';
+
+const importHandler = (deps?: Parameters<typeof importWorkerHandler>[0]) => asFunction(functionByName('importWorker')!, importWorkerHandler(deps));
 
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;

@@ -2,7 +2,9 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handler as streamHandler } from '../../functions/stream/handler.js';
+import { handler as streamWorkerHandler } from '../../functions/stream/handler.js';
+import { asFunction } from '../../local/iam.js';
+import { functionByName } from '../../functions/topology.js';
 import { db, tableName } from '../../shared/db/client.js';
 import { keys } from '../../shared/db/table.js';
 import type { AuthContext } from '../../shared/http/operation.js';
@@ -14,6 +16,8 @@ import { dnsResolver } from '../../shared/webhooks/ssrf.js';
 import { processDelivery } from '../../shared/webhooks/worker.js';
 import { newAccount, ok } from '../helpers/api.js';
 import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, waitFor } from '../helpers/webhook-harness.js';
+
+const streamHandler = asFunction(functionByName('stream')!, streamWorkerHandler);
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
 process.env.WEBHOOK_TIMEOUT_MS = '400';
