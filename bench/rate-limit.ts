@@ -14,6 +14,7 @@ import { db, tableName } from '../shared/db/client.js';
 import { keys } from '../shared/db/table.js';
 import { rateLimitStats } from '../shared/domain/rate-limit.js';
 import type { AuthContext } from '../shared/http/operation.js';
+import { apiClient } from './http.js';
 import { percentile, table, timeIt } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -37,10 +38,10 @@ await stack.poller.drain(120_000);
 const sample = ids[50]!;
 log('seeded 100 contacts');
 
+const client = apiClient(stack.baseUrl, token);
 async function http(op: string, body: unknown) {
-  const res = await fetch(`${stack.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { ok: boolean; error?: unknown };
-  if (!json.ok) throw new Error(`${op} failed (${res.status}): ${JSON.stringify(json.error)}`);
+  const { status, json } = await client(op, body);
+  if (!json.ok) throw new Error(`${op} failed (${status}): ${JSON.stringify(json.error)}`);
 }
 const rawGet = () => db().send(new GetCommand({ TableName: tableName(), Key: keys.record(auth.accountId, 'contact', sample) }));
 const rawList = () =>

@@ -14,6 +14,7 @@ import type { AuthContext } from '../shared/http/operation.js';
 import { FIRST, type SeededContact, seedActivities, seedContacts, seedProjects, type SeedRefs, TAGS } from './seed.js';
 import { searchNamesOf } from '../shared/db/record-model.js';
 import { contactEntity, type EntityDefinition } from '../shared/schemas/entities/index.js';
+import { apiClient } from './http.js';
 import { percentile, table, timeIt } from './stats.js';
 import { benchWebhooks } from './webhooks.js';
 import { benchImports } from './imports.js';
@@ -67,9 +68,11 @@ async function account() {
   };
 }
 
+const clients = new Map<string, ReturnType<typeof apiClient>>();
 async function http(token: string, op: string, body: unknown) {
-  const res = await fetch(`${stack.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { ok: boolean; result?: Record<string, unknown>; error?: unknown };
+  let client = clients.get(token);
+  if (!client) clients.set(token, (client = apiClient(stack.baseUrl, token)));
+  const { json } = await client(op, body);
   if (!json.ok) throw new Error(`${op} failed: ${JSON.stringify(json.error)}`);
   return json.result!;
 }
