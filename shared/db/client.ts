@@ -34,7 +34,7 @@ export function db(): DynamoDBDocumentClient {
         input.ReturnConsumedCapacity = 'INDEXES';
       }
       const out = await next(args);
-      recordCapacity(context.commandName ?? '', input, out.output as unknown as Record<string, unknown>);
+      recordCapacity(context.commandName ?? '', input, { ...out.output });
       return out;
     },
     { step: 'initialize', name: 'consumedCapacity' },

@@ -21,7 +21,8 @@ interface Scoped {
 
 class ScopedPersistenceLayer extends DynamoDBPersistenceLayer {
   protected override getHashedIdempotencyKey(data: Parameters<DynamoDBPersistenceLayer['deleteRecord']>[0]): string {
-    const { scope } = data as unknown as Scoped;
+    const { scope } = data as Partial<Scoped>;
+    if (!scope) throw new Error('an idempotent call carries its scope');
     return keys.idempotency(scope.accountId, scope.operation, scope.key).pk;
   }
   protected override getKey(idempotencyKey: string): Record<string, AttributeValue> {

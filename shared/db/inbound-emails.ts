@@ -64,7 +64,8 @@ export interface InboundEmailItem extends InboundEmailRecord {
 export const TEXT_ITEM_BYTES = 350_000;
 
 const BOOKKEEPING = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.ttlAttribute]);
-const strip = (item: Record<string, unknown>) => Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k)));
+/** The email's fields without the table's bookkeeping (the item holds what `putInboundEmail` wrote). */
+const strip = (item: Record<string, unknown>): InboundEmailItem => Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k))) as unknown as InboundEmailItem;
 
 /** Cuts a string into pieces of at most `bytes` UTF-8 bytes, never inside a character. */
 export function splitUtf8(text: string, bytes: number): string[] {
@@ -193,7 +194,7 @@ function assemble(parts: Record<string, unknown>[]): InboundEmailItem | undefine
     .filter((p) => typeof p.sk === 'string' && p.sk.startsWith('T#'))
     .sort((a, b) => String(a.sk).localeCompare(String(b.sk)))
     .map((p) => String(p.text ?? ''));
-  const item = strip(record) as unknown as InboundEmailItem;
+  const item = strip(record);
   return chunks.length ? { ...item, text: item.text + chunks.join('') } : item;
 }
 
@@ -208,8 +209,8 @@ export async function getInboundEmailItem(accountId: string, id: string): Promis
 async function withText(accountId: string, items: Record<string, unknown>[]): Promise<InboundEmailItem[]> {
   return Promise.all(
     items.map(async (raw) => {
-      if (Number(raw.text_chunks ?? 0) > 0) return (await getInboundEmailItem(accountId, String(raw.id))) ?? (strip(raw) as unknown as InboundEmailItem);
-      return strip(raw) as unknown as InboundEmailItem;
+      if (Number(raw.text_chunks ?? 0) > 0) return (await getInboundEmailItem(accountId, String(raw.id))) ?? strip(raw);
+      return strip(raw);
     }),
   );
 }

@@ -35,6 +35,8 @@ export interface TrashItem {
   purge_at: string;
   ttl: number;
   merged_into?: string;
+  /** Its position in the account's trash listing (deleted_at#…), as stored. */
+  gsi1sk?: string;
 }
 
 
@@ -121,7 +123,7 @@ export async function listTrash(accountId: string, types: readonly EntityType[],
     )[Symbol.asyncIterator](),
   );
   const heads = await Promise.all(readers.map((r) => r.next()));
-  const out: Array<Record<string, unknown>> = [];
+  const out: TrashItem[] = [];
   while (out.length < want) {
     let best = -1;
     for (let i = 0; i < heads.length; i++) {
@@ -130,13 +132,13 @@ export async function listTrash(accountId: string, types: readonly EntityType[],
       if (best < 0 || String(h.value.gsi1sk) > String((heads[best]!.value as Record<string, unknown>).gsi1sk)) best = i;
     }
     if (best < 0) break;
-    const item = heads[best]!.value as Record<string, unknown>;
-    if (live(item)) out.push(item);
+    const item = live(heads[best]!.value as Record<string, unknown>);
+    if (item) out.push(item);
     // A reader reads its next page only when the page still needs an item from it.
     if (out.length < want) heads[best] = await readers[best]!.next();
   }
   await Promise.all(readers.map((r) => r.return?.(undefined)));
-  const items = out.slice(0, limit) as unknown as TrashItem[];
+  const items = out.slice(0, limit);
   return out.length > limit ? { items, next: String(out[limit - 1]!.gsi1sk) } : { items };
 }
 

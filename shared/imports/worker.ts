@@ -136,7 +136,7 @@ async function* records(objectKey: string): AsyncGenerator<string[]> {
 function asFileProblem(error: unknown): unknown {
   if (error instanceof FileProblem) return error;
   if (error instanceof CsvError) {
-    const line = (error as unknown as { lines?: number }).lines;
+    const line = 'lines' in error && typeof error.lines === 'number' ? error.lines : undefined;
     if (error.code === 'CSV_MAX_RECORD_SIZE') return new FileProblem(`a row${line ? ` (line ${line})` : ''} is larger than ${MAX_ROW_BYTES / 1024 / 1024} MB`);
     return new FileProblem(`the file is not valid CSV${line ? ` (line ${line})` : ''}: ${error.message}`);
   }

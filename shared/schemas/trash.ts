@@ -43,7 +43,7 @@ export const trashItemSchemas = TRASH_ENTITIES.map((e) =>
     purge_at: datetime('When it leaves the trash for good (`deleted_at` + TRASH_RETENTION_DAYS)'),
   }),
 );
-export const trashItemSchema = v.variant('family', trashItemSchemas as unknown as [(typeof trashItemSchemas)[number], ...(typeof trashItemSchemas)[number][]]);
+export const trashItemSchema = v.variant('family', trashItemSchemas as [(typeof trashItemSchemas)[number], ...(typeof trashItemSchemas)[number][]]);
 export const trashPage = v.object({
   items: v.pipe(v.array(trashItemSchema), v.metadata({ description: 'Trashed records, most recently deleted first' })),
   next_cursor: v.pipe(v.string(), v.metadata({ description: 'Pass as `cursor` for the next page; "" on the last page' })),

@@ -17,8 +17,9 @@ export function sqs(): SQSClient {
 
 export function parseDeliveryRef(body: string): DeliveryRef | undefined {
   try {
-    const m = JSON.parse(body) as Record<string, unknown>;
-    if (['account_id', 'endpoint_id', 'delivery_id', 'created_at'].every((k) => typeof m[k] === 'string')) return m as unknown as DeliveryRef;
+    const m = JSON.parse(body) as Partial<Record<keyof DeliveryRef, unknown>> | null;
+    const { account_id, endpoint_id, delivery_id, created_at } = m ?? {};
+    if (typeof account_id === 'string' && typeof endpoint_id === 'string' && typeof delivery_id === 'string' && typeof created_at === 'string') return { account_id, endpoint_id, delivery_id, created_at };
   } catch {
     // not JSON
   }

@@ -72,7 +72,7 @@ export function guardedLookup(policy: AddressPolicy): LookupFunction {
             return;
           }
         }
-        if (options.all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, wanted);
+        if (options.all) callback(null, wanted);
         else callback(null, wanted[0]!.address, wanted[0]!.family);
       },
       (error: Error) => callback(error as NodeJS.ErrnoException, '', 0),
