@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
@@ -34,12 +35,25 @@ interface Resource {
  * NodejsFunction still checks that every handler file exists. The CLI test at the end bundles
  * every function for real.
  */
-function synth(stage: 'dev' | 'prod', topology = FUNCTIONS) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const { stack } = buildCrmApp(app, stageConfig(stage), undefined, { topology });
-  const flat = synthesizeFlat(app, stack);
-  const template = Template.fromJSON({ Resources: flat.resources, Outputs: flat.outputs, Parameters: flat.parameters });
-  return { stack, template, resources: flat.resources as unknown as Record<string, Resource>, counts: flat.counts, outputs: flat.outputs };
+function synth(stage: 'dev' | 'prod', topology = FUNCTIONS, opts: { nag?: boolean } = {}) {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'crm-synth-'));
+  try {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const { stack } = buildCrmApp(app, stageConfig(stage), undefined, { topology });
+    // cdk-nag's packs as validation plugins on the same synthesis (a finding fails it, listing
+    // every finding); test/cdk/nag.test.ts proves the packs report what is not acknowledged.
+    if (opts.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+    const flat = synthesizeFlat(app, stack);
+    const template = Template.fromJSON({ Resources: flat.resources, Outputs: flat.outputs, Parameters: flat.parameters });
+    const nagReport = opts.nag ? (JSON.parse(readFileSync(path.join(outdir, 'validation-report.json'), 'utf8')) as NagReport) : undefined;
+    return { stack, template, resources: flat.resources as unknown as Record<string, Resource>, counts: flat.counts, outputs: flat.outputs, nagReport };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+interface NagReport {
+  pluginReports: { pluginName: string; violations: { ruleName: string; severity: string }[] }[];
 }
 
 const internalNames = WORKERS.map((w) => w.name);
@@ -99,8 +113,8 @@ let cli: ReturnType<typeof cliSynth>;
 
 beforeAll(() => {
   cli = cliSynth();
-  dev = synth('dev');
-  prod = synth('prod');
+  dev = synth('dev', FUNCTIONS, { nag: true });
+  prod = synth('prod', FUNCTIONS, { nag: true });
 }, 300_000);
 
 afterAll(async () => {
@@ -558,6 +572,16 @@ describe('dashboard', () => {
     const alarms = ofType(dev.resources, 'AWS::CloudWatch::Alarm').map(([id]) => id);
     expect(alarms.length).toBeGreaterThan(5);
     for (const id of alarms) expect(text, id).toContain(`"${id}","Arn"`);
+  });
+});
+
+describe('cdk-nag (AwsSolutions + Serverless) over the whole app', () => {
+  it.each(['dev', 'prod'] as const)('%s: no unacknowledged error or warning', (stage) => {
+    const report = (stage === 'dev' ? dev : prod).nagReport!;
+    // The report lists a plugin only with findings (or acknowledgements); the written report shows the packs ran.
+    const findings = report.pluginReports.flatMap((p) => p.violations.map((v) => ({ plugin: p.pluginName, rule: v.ruleName, severity: v.severity })));
+    expect(findings.filter((f) => f.severity === 'error')).toEqual([]);
+    expect(findings.filter((f) => f.severity === 'warning')).toEqual([]);
   });
 });
 

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 /** Rounds per family, and concurrent updates of the secondary (and of the primary) per round. */
-const ROUNDS = 6;
+const ROUNDS = 3;
 const SECONDARY_UPDATES = 19;
 const PRIMARY_UPDATES = 4;
 

@@ -40,8 +40,8 @@ afterAll(async () => {
   await queue?.stop();
 });
 
-const BATCHES = 10;
-const KEYS = 50;
+const BATCHES = 6;
+const KEYS = 30;
 
 async function all(auth: Auth, family: string): Promise<Rec[]> {
   const out: Rec[] = [];
