@@ -246,6 +246,39 @@ export function comparable(type: FieldType, v: unknown): string | number | undef
   }
 }
 
+/** Characters of a text value an index entry keeps (a DynamoDB sort key holds at most 1,024 bytes); longer values tie on it and fall back to id order. */
+export const SORT_KEY_TEXT_LENGTH = 200;
+
+/** A number as 16 hex digits that sort as the numbers do, negatives included (IEEE 754 bits, sign flipped, negatives inverted). */
+function numberKey(n: number): string {
+  const bytes = new DataView(new ArrayBuffer(8));
+  bytes.setFloat64(0, n === 0 ? 0 : n);
+  let hi = bytes.getUint32(0);
+  let lo = bytes.getUint32(4);
+  if (hi & 0x80000000) {
+    hi = ~hi >>> 0;
+    lo = ~lo >>> 0;
+  } else hi = (hi | 0x80000000) >>> 0;
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+/**
+ * The ordered encoding of a non-empty value of a sortable type (undefined: empty), for the
+ * sort-ordered index entries (contract §17): as strings compare, the values compare as
+ * `comparable` orders them. Text: its case- and accent-insensitive form, cut to
+ * SORT_KEY_TEXT_LENGTH characters; numbers: numberKey; datetimes: their instant; dates, enums: as
+ * they are; booleans: 0 and 1.
+ */
+export function sortKeyOf(type: FieldType, v: unknown): string | undefined {
+  const c = comparable(type, v);
+  if (c === undefined) return undefined;
+  if (type === 'number') return numberKey(c as number);
+  if (type === 'boolean') return String(c);
+  // eslint-disable-next-line no-control-regex
+  const s = String(c).replace(/[\u0000\u0001]/g, '');
+  return type === 'text' ? [...s].slice(0, SORT_KEY_TEXT_LENGTH).join('') : s;
+}
+
 const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
 
 function holds(c: Condition, field: FilterField, raw: unknown): boolean {
