@@ -38,19 +38,6 @@ export async function readIndexedCustom(accountId: string): Promise<Record<strin
   return found;
 }
 
-/** Adds (a type) or removes (undefined) a custom field among those whose entries writes keep. */
-export async function setIndexedCustom(accountId: string, id: string, type: FieldType | undefined): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.accountMeta(accountId),
-      UpdateExpression: type ? 'SET #a = :t' : 'REMOVE #a',
-      ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) },
-      ...(type ? { ExpressionAttributeValues: { ':t': type } } : {}),
-    }),
-  );
-}
-
 export async function readMeta(accountId: string): Promise<AccountMeta> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
   return metaFromItem(out.Item);

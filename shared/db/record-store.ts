@@ -16,6 +16,8 @@ import { type AccountMeta, readIndexedCustom, readRecordWithMeta } from './meta.
 import { type IndexedCustom, indexNamesOf, searchNamesOf, sortedEntriesOf } from './record-model.js';
 import { customField } from '../schemas/entities/index.js';
 import { syncSearchEntries } from './search.js';
+import { type BuildPage, buildSortedPage, removeSortedPage } from './sorted-index.js';
+import type { FieldType } from '../schemas/filter.js';
 import { type EntityType, indexName, keys } from './table.js';
 import { partitionEntriesAfter, type TrashItem } from './trash.js';
 import { type CreateArgs, createRecord, deleteRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, type UpdateArgs, updateRecord } from './writes.js';
@@ -92,6 +94,14 @@ export function makeRecordStore(def: EntityDefinition) {
     /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */
     restore: (accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> =>
       restoreRecord(model, accountId, trashed, fields, now, actor, extra),
+    /**
+     * An index build's page (contract §17): the sort-ordered entries of custom field `fieldId`
+     * for the records after `after` (oldest first), each checked against the record as it is
+     * once written. Run once the field is among the account's indexed fields.
+     */
+    buildSorted: (accountId: string, fieldId: string, fieldType: FieldType, after: string | undefined, limit: number): Promise<BuildPage> => buildSortedPage(type, accountId, fieldId, fieldType, after, limit),
+    /** Deletes a page of custom field `fieldId`'s sort-ordered entries (its `indexed` turned off, or the definition deleted). */
+    removeSorted: (accountId: string, fieldId: string, limit: number): Promise<BuildPage> => removeSortedPage(type, accountId, fieldId, limit),
     /**
      * Keeps a record's search entries in step with it (the stream worker, from the record's old
      * and new images): the prefixes of the new image the old one lacked are put, the ones it no

@@ -40,8 +40,6 @@ export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS).flat())] as Op
 /** Types a `sort` may name. */
 export const SORTABLE_TYPES: readonly FieldType[] = ['text', 'number', 'datetime', 'date', 'boolean', 'enum'];
 
-/** Sorts served by an index at any size of the account (the others read at most 10,000 matching records). */
-export const SORTABLE_AT_ANY_SIZE = ['created_at (desc)'] as const;
 
 export const FILTER_LIMITS = { depth: 4, conditions: 20, members: 20, values: 100 } as const;
 
@@ -52,6 +50,8 @@ export interface FilterField {
   values?: readonly string[];
   /** The members of a set are ids (`contact_ids`). */
   ids?: boolean;
+  /** The field keeps sort-ordered entries (`ready`), or they are being built or removed (`building`: contract §17 `index_status`). */
+  indexed?: 'ready' | 'building';
 }
 
 export type Condition = { field: string; op: Operator; value?: unknown };
