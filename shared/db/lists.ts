@@ -404,14 +404,22 @@ interface SortedEntry {
 async function* sortedEntries(type: EntityType, accountId: string, read: SortedRead, after: string | undefined, pageSize: number): AsyncGenerator<SortedEntry> {
   const forward = read.direction !== 'desc';
   const ranges = sortedRanges(read.type, read.condition);
-  if (!forward) ranges.reverse();
+  // Values in the read's direction; the empty section (when read) last either way.
+  const values = ranges.filter((r) => r.from !== keys.sortedEmptyFrom);
+  if (!forward) values.reverse();
+  ranges.splice(0, ranges.length, ...values, ...ranges.filter((r) => r.from === keys.sortedEmptyFrom));
   const pk = keys.sortedPartition(accountId, type, read.field);
+  const cursorInEmpty = after !== undefined && after.startsWith(keys.sortedEmptyFrom);
   for (const r of ranges) {
     let { from, to } = r;
-    if (after !== undefined) {
-      if (forward ? after >= to : after <= from) continue;
-      if (forward && after > from) from = after;
-      if (!forward && after < to) to = after;
+    const isEmpty = r.from === keys.sortedEmptyFrom;
+    // A cursor in the empty section: every value was read. A cursor among the values bounds them only.
+    if (cursorInEmpty && !isEmpty) continue;
+    const bound = after !== undefined && isEmpty === cursorInEmpty ? after : undefined;
+    if (bound !== undefined) {
+      if (forward ? bound >= to : bound <= from) continue;
+      if (forward && bound > from) from = bound;
+      if (!forward && bound < to) to = bound;
     }
     let startKey: Record<string, unknown> | undefined;
     do {
