@@ -112,8 +112,9 @@ export async function startDefinitionIndex(accountId: string, id: string, change
             Update: {
               TableName: tableName(),
               Key: keys.customField(accountId, id),
-              UpdateExpression: 'SET indexed = :i, index_status = :b, index_build = :j, updated_at = :u',
+              UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
               ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#i': 'indexed' },
               ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
             },
           },

@@ -421,6 +421,8 @@ async function* sortedEntries(type: EntityType, accountId: string, read: SortedR
       if (forward && bound > from) from = bound;
       if (!forward && bound < to) to = bound;
     }
+    // An empty range (`between` of a larger value and a smaller one): DynamoDB refuses it.
+    if (from > to) continue;
     let startKey: Record<string, unknown> | undefined;
     do {
       const out = await db().send(

@@ -370,7 +370,7 @@ describe('the read budget of conditions no index serves (contract §17)', () => 
     expect(pages.length).toBeGreaterThan(1);
     expect(pages.flat().map((r) => r.id).sort()).toEqual([...rare].sort());
     expect(pages.some((p) => p.length < 25 && p !== pages.at(-1))).toBe(true);
-    // A sort no index serves reads the matching records of the page (at most 10,000).
+    // A sort on first_name reads its sort-ordered entries in order (full pages at any size).
     const sorted = (await walk('contacts-list', { sort: { field: 'first_name', direction: 'desc' } }, auth, 100)).flat();
     expect(sorted).toHaveLength(1200);
     expect(sorted[0]!.first_name).toBe('n999');
