@@ -79,11 +79,13 @@ module.exports = {
     layer('net', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth'], 'Address classification is pure.'),
     layer('observability', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth', 'search', 'imports', 'inbound', 'exports'], 'Metrics and tracing import nothing of ours.'),
     layer('config', ['db', 'domain', 'http', 'webhooks', 'stream', 'openapi', 'schemas', 'auth', 'search'], 'Configuration is the bottom layer.'),
-    layer('db', ['domain', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound', 'exports'], 'The data layer knows keys and items, not the domain.'),
-    layer('domain', ['http', 'webhooks', 'stream', 'openapi', 'imports', 'inbound', 'exports'], 'The domain is called by http, stream, webhooks, imports and inbound mail, never the reverse.'),
+    layer('db', ['domain', 'indexing', 'http', 'webhooks', 'stream', 'openapi', 'auth', 'imports', 'inbound', 'exports'], 'The data layer knows keys and items, not the domain.'),
+    layer('domain', ['indexing', 'http', 'webhooks', 'stream', 'openapi', 'imports', 'inbound', 'exports'], 'The domain is called by http, stream, webhooks, imports and inbound mail, never the reverse.'),
     layer('imports', ['http', 'webhooks', 'stream', 'openapi', 'inbound', 'exports'], 'Import jobs sit above the domain.'),
     // Export jobs reuse the import's column mapping (shared/imports/mapping.ts) and queue client: exports sit above imports.
     layer('exports', ['http', 'webhooks', 'stream', 'openapi', 'inbound'], 'Export jobs sit above the domain and the imports.'),
+    // Index builds (contract §17) sit above the domain and use the imports' queue client and job recovery.
+    layer('indexing', ['http', 'webhooks', 'stream', 'openapi', 'inbound', 'exports', 'erasures'], 'Index builds sit above the domain.'),
     layer('erasures', ['http', 'openapi'], 'Erasures sit above the stream, webhooks, imports, exports and inbound mail: they reach every copy.'),
     layer('inbound', ['http', 'webhooks', 'stream', 'openapi', 'imports', 'exports'], 'Inbound mail sits above the domain.'),
     layer('webhooks', ['http', 'stream', 'openapi'], 'Webhook runtime sits above the domain.'),

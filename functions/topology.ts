@@ -32,7 +32,7 @@ export type Trigger =
 export type TriggerKind = Trigger['kind'];
 
 /** The service's queues that trigger functions. */
-export type QueueName = 'delivery' | 'imports' | 'exports' | 'erasures';
+export type QueueName = 'delivery' | 'imports' | 'exports' | 'erasures' | 'indexBuilds';
 
 /*
  * Local mode (local/triggers.ts: one adapter per trigger kind) runs each function as its trigger
@@ -142,6 +142,12 @@ export const WORKERS: readonly FunctionSpec[] = [
    * (a crash resumes at the step it was in). Locally as the export worker (the lease: ERASURE_LEASE_MS).
    */
   { name: 'erasureWorker', entry: 'erasures/worker.ts', trigger: { kind: 'queue', queue: 'erasures', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send', exportsBucket: 'erase', importsBucket: 'erase' }, items: { reads: ['idempotency'], writes: ['idempotency'] }, timeoutSeconds: 900, group: 'workers' },
+  /**
+   * Applies a change of a custom field's `indexed` to the existing records (contract §17), one
+   * build per message, page by page with its position saved (a crash resumes after the last
+   * saved page). Locally as the export worker (the lease: INDEX_BUILD_LEASE_MS).
+   */
+  { name: 'indexBuildWorker', entry: 'custom-fields/index-worker.ts', trigger: { kind: 'queue', queue: 'indexBuilds', batchSize: 1, maxConcurrency: 2, local: { concurrency: 1, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write' }, timeoutSeconds: 900, group: 'workers' },
   /** Parses a received email (SES → S3 → here) and logs it on the matching contacts. */
   { name: 'inbound', entry: 'inbound/process.ts', trigger: { kind: 'object', bucket: 'inbound', prefix: 'inbound/', batchSize: 5, maxConcurrency: 5 }, bindings: { table: 'write', inboundBucket: 'read', inboundDomain: 'read' }, timeoutSeconds: 60, group: 'workers' },
 ];

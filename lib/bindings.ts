@@ -27,6 +27,8 @@ export interface ServiceResources {
   exportsQueue: sqs.IQueue;
   /** The erasure job queue (contract §18). */
   erasuresQueue: sqs.IQueue;
+  /** The index-build queue (contract §17). */
+  indexBuildsQueue: sqs.IQueue;
   inbound: { bucketName: string; bucketArn: string; domain: string };
 }
 
@@ -41,6 +43,7 @@ export const resourceArns = (r: ServiceResources): ResourceArns => ({
   importsQueue: r.importsQueue.queueArn,
   exportsQueue: r.exportsQueue.queueArn,
   erasuresQueue: r.erasuresQueue.queueArn,
+  indexBuildsQueue: r.indexBuildsQueue.queueArn,
   importsBucket: r.importsBucketArn,
   inboundBucket: r.inbound.bucketArn,
   secretsKey: r.secretsKey.keyArn,
@@ -73,6 +76,7 @@ const SETTINGS: { [B in BindingName]: Setting<B> } = {
   exportsQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('exportsQueue'), r.exportsQueue.queueUrl),
   // --- end exports ---
   erasuresQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('erasuresQueue'), r.erasuresQueue.queueUrl),
+  indexBuildsQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('indexBuildsQueue'), r.indexBuildsQueue.queueUrl),
   inboundBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('inboundBucket'), r.inbound.bucketName);
     prefixAck(fn, r.nagNames.inboundBucket, INBOUND_PREFIX, 'Raw inbound messages are stored by SES under inbound/ (object keys are SES message ids)');

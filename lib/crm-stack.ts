@@ -21,6 +21,7 @@ import { CrmDashboard } from './dashboard.js';
 import { constructIdFor, FunctionGroup, type TriggerTargets } from './function-group.js';
 import { Imports } from './imports.js';
 import { Erasures } from './erasures.js';
+import { IndexBuilds } from './index-builds.js';
 import { Exports } from './exports.js';
 import { InboundEmail } from './inbound-email.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
@@ -105,6 +106,7 @@ export class CrmStack extends Stack {
     // --- exports (contract §16): their queue; the files go to the imports bucket's exports/ prefix
     const exportsResources = new Exports(this, 'Exports', { alarm: (id, p) => alarm(id, p) });
     const erasures = new Erasures(this, 'Erasures', { alarm: (id, p) => alarm(id, p) });
+    const indexBuilds = new IndexBuilds(this, 'IndexBuilds', { alarm: (id, p) => alarm(id, p) });
 
     // ---- API ------------------------------------------------------------------------------
     this.api = new apigwv2.HttpApi(this, 'Api', {
@@ -163,12 +165,13 @@ export class CrmStack extends Stack {
       importsQueue: imports.queue,
       exportsQueue: exportsResources.queue,
       erasuresQueue: erasures.queue,
+      indexBuildsQueue: indexBuilds.queue,
       inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
     };
     const targets: TriggerTargets = {
       api: this.api,
       table: this.table,
-      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue, erasures: erasures.queue },
+      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue, erasures: erasures.queue, indexBuilds: indexBuilds.queue },
       streamFailures: this.streamFailures,
       inboundEvents: inbound.queue,
     };

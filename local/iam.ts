@@ -54,7 +54,7 @@ const queueNameOf = (url: string) => url.replace(/\/+$/, '').split('/').pop() ??
 /** The ARNs of the local resources, from the variables the bindings set (local/resources.ts). */
 export function localArns(env: NodeJS.ProcessEnv = process.env): ResourceArns {
   const table = env[bindingEnv('table')] ?? '';
-  const queue = (binding: 'deliveryQueue' | 'importsQueue' | 'exportsQueue' | 'erasuresQueue', fallback: string) => queueArn(queueNameOf(env[bindingEnv(binding)] ?? fallback));
+  const queue = (binding: 'deliveryQueue' | 'importsQueue' | 'exportsQueue' | 'erasuresQueue' | 'indexBuildsQueue', fallback: string) => queueArn(queueNameOf(env[bindingEnv(binding)] ?? fallback));
   return {
     table: tableArn(table),
     tableIndexes: createTableInput(table).GlobalSecondaryIndexes.map((index) => `${tableArn(table)}/index/${index.IndexName}`),
@@ -63,6 +63,7 @@ export function localArns(env: NodeJS.ProcessEnv = process.env): ResourceArns {
     importsQueue: queue('importsQueue', LOCAL_QUEUES.imports),
     exportsQueue: queue('exportsQueue', LOCAL_QUEUES.exports),
     erasuresQueue: queue('erasuresQueue', LOCAL_QUEUES.erasures),
+    indexBuildsQueue: queue('indexBuildsQueue', LOCAL_QUEUES.indexBuilds),
     importsBucket: bucketArn(env[bindingEnv('importsBucket')] ?? env[bindingEnv('exportsBucket')] ?? LOCAL_BUCKETS.imports),
     inboundBucket: bucketArn(env[bindingEnv('inboundBucket')] ?? LOCAL_BUCKETS.inbound),
     secretsKey: keyArn(env[bindingEnv('secretsKey')] ?? 'local'),

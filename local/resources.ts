@@ -13,7 +13,7 @@ import { controlTableNameFor } from '../shared/db/control.js';
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** Every queue of the topology and its local name. */
-export const LOCAL_QUEUES: Record<QueueName, string> = { delivery: 'crm-webhook-deliveries', imports: 'crm-imports', exports: 'crm-exports', erasures: 'crm-erasures' };
+export const LOCAL_QUEUES: Record<QueueName, string> = { delivery: 'crm-webhook-deliveries', imports: 'crm-imports', exports: 'crm-exports', erasures: 'crm-erasures', indexBuilds: 'crm-index-builds' };
 
 /** The buckets: import and export files (`imports/`, `exports/`) and raw inbound mail (`inbound/`). */
 export const LOCAL_BUCKETS = { imports: 'crm-imports', inbound: 'crm-inbound' } as const;
@@ -49,6 +49,7 @@ export const LOCAL_BINDINGS: { [B in BindingName]: (r: LocalResources) => string
   exportsBucket: (r) => r.buckets.imports,
   exportsQueue: (r) => r.queueUrls.exports,
   erasuresQueue: (r) => r.queueUrls.erasures,
+  indexBuildsQueue: (r) => r.queueUrls.indexBuilds,
   inboundBucket: (r) => r.buckets.inbound,
   inboundDomain: () => process.env[bindingEnv('inboundDomain')] ?? 'inbound.localhost',
   rateLimit: () => undefined,

@@ -9,6 +9,7 @@ import { ensureTable, LOCAL_AWS_ENV, type LocalDynamo, startDynamo } from './dyn
 import { recoverImports } from '../shared/imports/recover.js';
 import { recoverExports } from '../shared/exports/recover.js';
 import { recoverErasures } from '../shared/erasures/recover.js';
+import { recoverIndexBuilds } from '../shared/indexing/recover.js';
 import { sweepDueDeliveries } from '../shared/webhooks/sweeper.js';
 import { type LocalQueue, startLocalQueue } from './queue.js';
 import { createLocalResources, LOCAL_QUEUES, type LocalResources } from './resources.js';
@@ -93,6 +94,8 @@ export interface LocalStack {
   exports: LocalJobs & { bucket: string };
   /** Erasures (contract §18): their queue and worker. */
   erasures: LocalJobs;
+  /** Index builds (contract §17): their queue and worker. */
+  indexBuilds: LocalJobs;
   server: Server;
   /** The local SMTP listener (inbound email: the `object` trigger) and the inbound address of each token's account. */
   smtp: SmtpListener;
@@ -162,6 +165,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     await recoverImports({ releaseLeases: true });
     await recoverExports({ releaseLeases: true });
     await recoverErasures({ releaseLeases: true });
+    await recoverIndexBuilds({ releaseLeases: true });
     await sweepDueDeliveries({ graceSeconds: 0 });
 
     const onError: WorkerErrorHandler = opts.onWorkerError ?? (() => undefined);
@@ -193,6 +197,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       imports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.imports, worker: functionOf(functions, 'queue', 'imports') },
       exports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.exports, worker: functionOf(functions, 'queue', 'exports') },
       erasures: { queueUrl: resources.queueUrls.erasures, worker: functionOf(functions, 'queue', 'erasures') },
+      indexBuilds: { queueUrl: resources.queueUrls.indexBuilds, worker: functionOf(functions, 'queue', 'indexBuilds') },
       server,
       smtp,
       inboundAddresses,

@@ -29,6 +29,8 @@ export const BINDINGS = {
   // --- end exports ---
   /** The erasure job queue (contract §18). */
   erasuresQueue: { env: 'ERASURES_QUEUE_URL', modes: ['send'] },
+  /** The index-build queue (contract §17: a custom field's `indexed` changed). */
+  indexBuildsQueue: { env: 'INDEX_BUILDS_QUEUE_URL', modes: ['send'] },
   /** The raw inbound mail bucket, `inbound/` prefix only. */
   inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read'] },
   /** The inbound mail domain (configuration, no grant). */

@@ -45,7 +45,11 @@ export async function createRecords(model: EntityModel, records: readonly NewRec
     for (const r of records) if (r.id) byAccount.set(r.accountId, [...(byAccount.get(r.accountId) ?? []), r.id]);
     for (const [accountId, ids] of byAccount) for (const [id, rec] of await batchGetRecords(model.type, accountId, ids)) existing.set(`${accountId}/${id}`, rec);
   }
-  const built = records.map((r) => ({ stored: existing.get(`${r.accountId}/${r.id}`), made: existing.has(`${r.accountId}/${r.id}`) ? undefined : newRecordItems(model, r, r.now, r.id) }));
+  const custom = new Map(await Promise.all([...new Set(records.map((r) => r.accountId))].map(async (a) => [a, await model.indexedCustom(a)] as const)));
+  const built = records.map((r) => ({
+    stored: existing.get(`${r.accountId}/${r.id}`),
+    made: existing.has(`${r.accountId}/${r.id}`) ? undefined : newRecordItems(model, r, r.now, r.id, custom.get(r.accountId)),
+  }));
   const made = built.flatMap((b) => (b.made ? [b.made] : []));
   await putItems(made.flatMap((m) => m.entries));
   await putItems(made.map((m) => m.item));

@@ -18,7 +18,7 @@ export interface DefinitionItem {
 
 export const listDefinitionItems = (accountId: string) => queryPartition(keys.customFieldPartition(accountId));
 
-export async function getDefinitionItem(accountId: string, id: string): Promise<Record<string, unknown> | undefined> {
+export async function getDefinitionItem(accountId: string, id: string): Promise<(Record<string, unknown> & { index_build?: string }) | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.customField(accountId, id), ConsistentRead: true }));
   return out.Item;
 }
@@ -94,4 +94,69 @@ export async function deleteDefinitionItem(accountId: string, id: string, entity
     if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
     throw error;
   }
+}
+
+/**
+ * Starts applying a change of a definition's `indexed` (contract §17), in one transaction: the
+ * definition (`indexed`, `index_status: building`, the build's id) and the account's indexed
+ * fields (META `ix#<id>`: added with its §17 type when turned on, removed when turned off), so
+ * every write from then on keeps, or stops keeping, the field's entries. False when the
+ * definition is gone, or (`maxIndexed`) the entity type has that many indexed fields already.
+ */
+export async function startDefinitionIndex(accountId: string, id: string, change: { indexed: boolean; buildId: string; type: string; now: string }): Promise<boolean> {
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.customField(accountId, id),
+              UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#i': 'indexed' },
+              ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.accountMeta(accountId),
+              UpdateExpression: change.indexed ? 'SET #a = :t' : 'REMOVE #a',
+              ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) },
+              ...(change.indexed ? { ExpressionAttributeValues: { ':t': change.type } } : {}),
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}
+
+/** Marks a definition's index `ready` once its build `buildId` is done (not when a later change superseded it). */
+export async function finishDefinitionIndex(accountId: string, id: string, buildId: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.customField(accountId, id),
+        UpdateExpression: 'SET index_status = :r',
+        ConditionExpression: 'index_build = :j',
+        ExpressionAttributeValues: { ':r': 'ready', ':j': buildId },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Removes a field from the account's indexed fields (its definition deleted). */
+export async function dropIndexedField(accountId: string, id: string): Promise<void> {
+  await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), UpdateExpression: 'REMOVE #a', ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) } }));
 }

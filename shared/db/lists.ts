@@ -8,12 +8,12 @@
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { EntityDefinition } from '../schemas/entities/index.js';
-import { compareSort, CUSTOM_FIELD_PREFIX, type Filter, type FilterField, matchesFilter, type Sort, type SortPosition, sortPosition } from '../schemas/filter.js';
+import { compareSort, type Condition, CUSTOM_FIELD_PREFIX, type FieldType, type Filter, type FilterField, matchesFilter, type Sort, type SortPosition, sortKeyOf, sortPosition } from '../schemas/filter.js';
 import { distinctOptions, type IndexOption, matchesQuery, measurements, pickOption, type SearchQuery } from '../search/index.js';
 import { db, tableName } from './client.js';
 import { batchGetRecords, positionOf, type StoredRecord } from './items.js';
 import { type AccountMeta, readMeta } from './meta.js';
-import { currentView, searchWords } from './record-model.js';
+import { currentView, searchWords, sortedFieldValue, sortedKeyOf } from './record-model.js';
 import { estimatePartitionSizes } from './search.js';
 import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
 
@@ -230,6 +230,10 @@ export interface ListPlan {
   query?: { filter?: Filter; sort?: Sort; fields: Readonly<Record<string, FilterField>> };
   /** Oldest first (a `created_at` `asc` sort) and the window of positions `created_at` conditions allow. */
   order?: ReadOrder;
+  /** The sort, served by its field's sort-ordered entries (contract §17). */
+  sorted?: SortedRead;
+  /** Conditions on fields with sort-ordered entries, most selective first: the first whose entries number at most NARROW_LIMIT drives a page in the list's own order. */
+  narrow?: SortedRead[];
   /** Position (exclusive) to continue after. */
   after?: string;
   limit: number;
@@ -339,12 +343,216 @@ async function sortedPage(def: EntityDefinition, accountId: string, plan: ListPl
   return { items: page.map((x) => x.record), read, ...(rest.length > plan.limit ? { next: JSON.stringify(page[page.length - 1]!.at) } : {}) };
 }
 
+// --- sort-ordered entries (contract §17) ---------------------------------------------------------
+
+/** A read of a field's sort-ordered entries: in its order (`direction`), bounded by a condition on it. */
+export interface SortedRead {
+  field: string;
+  type: FieldType;
+  direction?: 'asc' | 'desc';
+  /** An `eq`, `in`, `prefix` or range condition on the field: only its entries are read (empty values never match one). */
+  condition?: Condition;
+}
+
+/** Entries a condition may have for it to drive a page in the list's own order (read whole, then ordered by position). */
+export const NARROW_LIMIT = 200;
+
+interface KeyRange {
+  from: string;
+  to: string;
+}
+
+const TOP = keys.sortedTop;
+
+/** The ranges of sort keys that hold every record meeting `c` (loose bounds: the re-check is exact), in ascending order; with no condition, every value then the empty section. */
+export function sortedRanges(type: FieldType, c: Condition | undefined): KeyRange[] {
+  const enc = (x: unknown) => sortKeyOf(type, x) ?? '';
+  const exactly = (x: unknown) => ({ from: keys.sortedValue(enc(x), ''), to: keys.sortedValue(enc(x), '') + TOP });
+  const values = { from: keys.sortedValuesFrom, to: keys.sortedValuesFrom + TOP };
+  if (!c) return [values, { from: keys.sortedEmptyFrom, to: keys.sortedEmptyFrom + TOP }];
+  switch (c.op) {
+    case 'eq':
+      return [exactly(c.value)];
+    case 'in': {
+      const all = [...new Map((c.value as unknown[]).map((x) => [enc(x), exactly(x)])).values()];
+      return all.sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
+    }
+    case 'prefix':
+      return [{ from: keys.sortedValueOf(enc(c.value)), to: keys.sortedValueOf(enc(c.value)) + TOP }];
+    case 'gt':
+    case 'gte':
+      return [{ from: keys.sortedValueOf(enc(c.value)), to: values.to }];
+    case 'lt':
+    case 'lte':
+      return [{ from: values.from, to: keys.sortedValue(enc(c.value), '') + TOP }];
+    case 'between': {
+      const [a, b] = c.value as [unknown, unknown];
+      return [{ from: keys.sortedValueOf(enc(a)), to: keys.sortedValue(enc(b), '') + TOP }];
+    }
+    default:
+      return [values, { from: keys.sortedEmptyFrom, to: keys.sortedEmptyFrom + TOP }];
+  }
+}
+
+interface SortedEntry {
+  at: string;
+  id: string;
+  pos: string;
+}
+
+/** The entries of a sorted field within `ranges`, in the read's direction, strictly beyond `after`. */
+async function* sortedEntries(type: EntityType, accountId: string, read: SortedRead, after: string | undefined, pageSize: number): AsyncGenerator<SortedEntry> {
+  const forward = read.direction !== 'desc';
+  const ranges = sortedRanges(read.type, read.condition);
+  // Values in the read's direction; the empty section (when read) last either way.
+  const values = ranges.filter((r) => r.from !== keys.sortedEmptyFrom);
+  if (!forward) values.reverse();
+  ranges.splice(0, ranges.length, ...values, ...ranges.filter((r) => r.from === keys.sortedEmptyFrom));
+  const pk = keys.sortedPartition(accountId, type, read.field);
+  const cursorInEmpty = after !== undefined && after.startsWith(keys.sortedEmptyFrom);
+  for (const r of ranges) {
+    let { from, to } = r;
+    const isEmpty = r.from === keys.sortedEmptyFrom;
+    // A cursor in the empty section: every value was read. A cursor among the values bounds them only.
+    if (cursorInEmpty && !isEmpty) continue;
+    const bound = after !== undefined && isEmpty === cursorInEmpty ? after : undefined;
+    if (bound !== undefined) {
+      if (forward ? bound >= to : bound <= from) continue;
+      if (forward && bound > from) from = bound;
+      if (!forward && bound < to) to = bound;
+    }
+    // An empty range (`between` of a larger value and a smaller one): DynamoDB refuses it.
+    if (from > to) continue;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
+          ExpressionAttributeValues: { ':p': pk, ':a': from, ':b': to },
+          ScanIndexForward: forward,
+          Limit: pageSize,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        const at = String(item.sk);
+        if (at === after) continue;
+        yield { at, id: String(item.id), pos: String(item.pos) };
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+  }
+}
+
+/** Whether a record read through an entry still holds the entry's value (entries of an older value are skipped). */
+const holdsEntry = (read: SortedRead, record: StoredRecord, at: string) => sortedKeyOf(read.type, sortedFieldValue(record, read.field), record.id) === at;
+
+/**
+ * A page in a sorted field's order (contract §17): its entries are read in order, the records
+ * fetched (BatchGetItem) and re-checked; at most READ_BUDGET items (entries and records) a page:
+ * when the budget runs out first, the page is what was found and its cursor the last entry read.
+ */
+async function sortedIndexPage(def: EntityDefinition, accountId: string, plan: ListPlan, read: SortedRead, matches: ((r: StoredRecord) => boolean) | undefined, ready: Promise<unknown>): Promise<ListPage> {
+  const type = def.type as EntityType;
+  const want = plan.limit + 1;
+  const out: { record: StoredRecord; at: string }[] = [];
+  const stream = sortedEntries(type, accountId, read, plan.after, matches ? BUDGET_PAGE_SIZE : want)[Symbol.asyncIterator]();
+  let read_ = 0;
+  let exhausted = false;
+  let lastSeen: string | undefined;
+  while (out.length < want && !exhausted && read_ < READ_BUDGET) {
+    const batch: SortedEntry[] = [];
+    while (batch.length < want - out.length && read_ < READ_BUDGET) {
+      const n = await stream.next();
+      if (n.done) {
+        exhausted = true;
+        break;
+      }
+      batch.push(n.value);
+      read_ += 2;
+      lastSeen = n.value.at;
+    }
+    const [fetched] = await Promise.all([batch.length ? batchGetRecords(type, accountId, batch.map((e) => e.id)) : new Map<string, StoredRecord>(), ready]);
+    for (const e of batch) {
+      const record = fetched.get(e.id);
+      if (record && holdsEntry(read, record, e.at) && (!matches || matches(record))) out.push({ record, at: e.at });
+    }
+  }
+  await stream.return?.(undefined);
+  if (out.length > plan.limit) {
+    const items = out.slice(0, plan.limit);
+    return { items: items.map((x) => x.record), next: items[items.length - 1]!.at, read: read_ };
+  }
+  if (!exhausted && read_ >= READ_BUDGET) return { items: out.map((x) => x.record), next: lastSeen, read: read_ };
+  return { items: out.map((x) => x.record), read: read_ };
+}
+
+/**
+ * A page in the list's own order (`created_at`) driven by a condition on a sorted field: its
+ * entries (at most NARROW_LIMIT, else undefined: another driver reads the page) are ordered by
+ * the position they carry, and the records are fetched in that order and re-checked.
+ */
+async function narrowedPage(def: EntityDefinition, accountId: string, plan: ListPlan, read: SortedRead, matches: ((r: StoredRecord) => boolean) | undefined, ready: Promise<unknown>): Promise<ListPage | undefined> {
+  const type = def.type as EntityType;
+  const entries: SortedEntry[] = [];
+  for await (const e of sortedEntries(type, accountId, read, undefined, NARROW_LIMIT + 1)) {
+    entries.push(e);
+    if (entries.length > NARROW_LIMIT) return undefined;
+  }
+  const order = plan.order ?? { forward: false };
+  const { start, beyond } = windowOf(order, plan.after);
+  const positions = [...new Map(entries.map((e) => [e.pos, e])).values()]
+    .filter((e) => !beyond(e.pos) && (start === undefined || (order.forward ? e.pos > start : e.pos < start)))
+    .sort((a, b) => (a.pos < b.pos ? -1 : a.pos > b.pos ? 1 : 0));
+  if (!order.forward) positions.reverse();
+  const want = plan.limit + 1;
+  const out: StoredRecord[] = [];
+  let read_ = entries.length;
+  let i = 0;
+  while (out.length < want && i < positions.length) {
+    const batch = positions.slice(i, i + want - out.length);
+    i += batch.length;
+    read_ += batch.length;
+    const [fetched] = await Promise.all([batchGetRecords(type, accountId, batch.map((e) => e.id)), ready]);
+    for (const e of batch) {
+      const record = fetched.get(e.id);
+      if (record && positionOf(record) === e.pos && (!matches || matches(record))) out.push(record);
+    }
+  }
+  if (out.length > plan.limit) {
+    const items = out.slice(0, plan.limit);
+    return { items, next: positionOf(items[items.length - 1]!), read: read_ };
+  }
+  return { items: out, read: read_ };
+}
+
 /** Runs a list plan: one page of records (newest first, or in the plan's sort) and the meta they were checked with (`preloaded`: read by the planner). */
 export async function runListPlan(def: EntityDefinition, accountId: string, plan: ListPlan, preloaded?: AccountMeta): Promise<PlannedPage> {
   const type = def.type as EntityType;
   let meta!: AccountMeta;
   const ready = (preloaded ? Promise.resolve(preloaded) : readMeta(accountId)).then((m) => (meta = m));
   const sort = plan.query?.sort;
+  const matches = recheck(def, plan, () => meta);
+  // A sort a field's sort-ordered entries serve: read them in order. With index filters (tags,
+  // references, search) the matches of the smallest are sorted in memory when they are at most
+  // SORT_LIMIT (full, exact pages; their cursor is `[value, id]`, and goes on in memory).
+  if (plan.sorted && !plan.after?.startsWith('[')) {
+    if (plan.options.length > 0 && plan.after === undefined && sort) {
+      const driver = await chooseDriver(type, accountId, plan.options, undefined, plan.limit + 1);
+      if (driver === 'empty') return { items: [], meta: await ready };
+      const page = await sortedPage(def, accountId, plan, sort, driver, ready);
+      if (!page.tooLarge) return { ...page, meta: await ready };
+    }
+    const page = await sortedIndexPage(def, accountId, plan, plan.sorted, matches, ready);
+    return { ...page, meta: await ready };
+  }
+  if (!sort) {
+    for (const read of plan.narrow ?? []) {
+      const page = await narrowedPage(def, accountId, plan, read, matches, ready);
+      if (page) return { ...page, meta: await ready };
+    }
+  }
   const driver = await chooseDriver(type, accountId, plan.options, sort || plan.order?.forward ? undefined : plan.after, plan.limit + 1);
   if (driver === 'empty') return { items: [], meta: await ready };
   if (sort) {
@@ -352,7 +560,7 @@ export async function runListPlan(def: EntityDefinition, accountId: string, plan
     return { ...page, meta: await ready };
   }
   const budget = plan.query?.filter ? READ_BUDGET : undefined;
-  const page = await listRecords(type, { accountId, driver, matches: recheck(def, plan, () => meta), ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), ...(budget ? { budget } : {}) });
+  const page = await listRecords(type, { accountId, driver, matches, ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), ...(budget ? { budget } : {}) });
   await ready;
   return { ...page, meta };
 }

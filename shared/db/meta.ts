@@ -2,6 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { batchGetItems, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
 import { type EntityType, keys, metaAttr } from './table.js';
+import type { FieldType } from '../schemas/filter.js';
 
 /**
  * Per-account metadata item. It makes derived data current at once while the stream worker
@@ -21,6 +22,21 @@ export interface AccountMeta {
 }
 
 export const overrideAttr = metaAttr.override;
+
+/**
+ * The account's custom fields whose sort-ordered entries writes keep (contract §17 `indexed`,
+ * or being removed), with their §17 types: the META item's `ix#<id>` attributes, strongly
+ * consistent (a backfill starts after its field was added here).
+ */
+export async function readIndexedCustom(accountId: string): Promise<Record<string, FieldType>> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
+  const found: Record<string, FieldType> = {};
+  for (const [k, v] of Object.entries(out.Item ?? {})) {
+    const id = metaAttr.indexedFieldId(k);
+    if (id !== undefined) found[id] = v as FieldType;
+  }
+  return found;
+}
 
 export async function readMeta(accountId: string): Promise<AccountMeta> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));

@@ -8,7 +8,8 @@
 import { normalize, recordPrefixes, recordWords } from '../search/index.js';
 import { emptyFields, type EntityDefinition, recordFields, refFields, tagsField } from '../schemas/entities/index.js';
 import { type AccountMeta, currentRef } from './meta.js';
-import { type EntityType, indexName } from './table.js';
+import { CUSTOM_FIELD_PREFIX, entityFilterFields, type FieldType, sortKeyOf } from '../schemas/filter.js';
+import { type EntityType, indexName, keys } from './table.js';
 
 type Def = EntityDefinition;
 type Ref = ReturnType<typeof refFields>[number];
@@ -60,6 +61,35 @@ export function indexNamesOf(def: Def, r: Record<string, unknown>): string[] {
     if (value !== undefined && value !== null && value !== '') names.push(indexName.value(field, String(value)));
   }
   return [...new Set(names)];
+}
+
+/** Custom fields whose sort-ordered entries are kept: their §17 type, by definition id (the account's META `ix#` attributes). */
+export type IndexedCustom = Readonly<Record<string, FieldType>>;
+
+/** A record's value of a sorted field (`custom_fields.<id>` reads its custom field value). */
+export function sortedFieldValue(r: Record<string, unknown>, field: string): unknown {
+  if (!field.startsWith(CUSTOM_FIELD_PREFIX)) return r[field];
+  return (r.custom_fields as Record<string, unknown> | undefined)?.[field.slice(CUSTOM_FIELD_PREFIX.length)];
+}
+
+/** The sort key of a record's entry in a sorted field's partition: its value's ordered encoding, or the empty section. */
+export function sortedKeyOf(type: FieldType, value: unknown, id: string): string {
+  const key = sortKeyOf(type, value);
+  return key === undefined ? keys.sortedEmpty(id) : keys.sortedValue(key, id);
+}
+
+/**
+ * The sort-ordered entries of a record (contract §17), by field: the definition's `sorted`
+ * fields and the account's indexed custom fields, each with its sort key. Written in the
+ * record's own transaction by the record store, and only for the fields whose key changed.
+ */
+export function sortedEntriesOf(def: Def, r: Record<string, unknown>, custom: IndexedCustom = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const id = String(r.id);
+  const types = entityFilterFields(def);
+  for (const field of def.sorted ?? []) out[field] = sortedKeyOf(types[field]!.type, r[field], id);
+  for (const [cid, type] of Object.entries(custom)) out[`${CUSTOM_FIELD_PREFIX}${cid}`] = sortedKeyOf(type, sortedFieldValue(r, `${CUSTOM_FIELD_PREFIX}${cid}`), id);
+  return out;
 }
 
 /** The search-prefix partitions of a record (maintained by the stream worker through the record store). */

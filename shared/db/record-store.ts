@@ -12,9 +12,12 @@ import type { Actor } from '../schemas/events.js';
 import { createRecords, type NewRecord, readClaims, readRecords, releaseClaim, takeClaim, type UpsertClaim } from './batch.js';
 import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
 import { type ListPlan, type PlannedPage, runListPlan } from './lists.js';
-import { type AccountMeta, readRecordWithMeta } from './meta.js';
-import { indexNamesOf, searchNamesOf } from './record-model.js';
+import { type AccountMeta, readIndexedCustom, readRecordWithMeta } from './meta.js';
+import { type IndexedCustom, indexNamesOf, searchNamesOf, sortedEntriesOf } from './record-model.js';
+import { customField } from '../schemas/entities/index.js';
 import { syncSearchEntries } from './search.js';
+import { type BuildPage, buildSortedPage, removeSortedPage } from './sorted-index.js';
+import type { FieldType } from '../schemas/filter.js';
 import { type EntityType, indexName, keys } from './table.js';
 import { partitionEntriesAfter, type TrashItem } from './trash.js';
 import { type CreateArgs, createRecord, deleteRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, type UpdateArgs, updateRecord } from './writes.js';
@@ -26,7 +29,22 @@ export { SORT_LIMIT } from './lists.js';
 
 export function makeRecordStore(def: EntityDefinition) {
   const type = def.type as EntityType;
-  const model: EntityModel = { type, indexNames: (r) => indexNamesOf(def, r) };
+  // The account's indexed custom fields, as last read by a write of this process (a merge's
+  // deletion of its secondary joins the primary's update, which has just read them).
+  const lastIndexed = new Map<string, IndexedCustom>();
+  const model: EntityModel = {
+    type,
+    indexNames: (r) => indexNamesOf(def, r),
+    sortedEntries: (r, custom) => sortedEntriesOf(def, r, custom),
+    indexedCustom: async (accountId) => {
+      if (!customField(def)) return {};
+      const found = await readIndexedCustom(accountId);
+      lastIndexed.delete(accountId);
+      if (lastIndexed.size >= 1_000) lastIndexed.delete(lastIndexed.keys().next().value!);
+      lastIndexed.set(accountId, found);
+      return found;
+    },
+  };
   const refPartition = (accountId: string, target: string, refId: string) => keys.indexPartition(accountId, type, indexName.ref(target as EntityType, refId));
   return {
     type,
@@ -72,10 +90,18 @@ export function makeRecordStore(def: EntityDefinition) {
     /** Deletes a record and its index entries (`extra`: the trash item, meta overrides … of the same transaction). */
     delete: (accountId: string, id: string, extra?: (current: StoredRecord) => TransactItem[], actor?: Actor): Promise<StoredRecord | undefined> => deleteRecord(model, accountId, id, extra, actor),
     /** The items of a record's deletion, for another write's transaction (a merge deletes its secondary with the primary's update). */
-    deletionItems: (accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] => deletionItems(model, accountId, current, extra, actor),
+    deletionItems: (accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] => deletionItems(model, accountId, current, extra, actor, lastIndexed.get(accountId)),
     /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */
     restore: (accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> =>
       restoreRecord(model, accountId, trashed, fields, now, actor, extra),
+    /**
+     * An index build's page (contract §17): the sort-ordered entries of custom field `fieldId`
+     * for the records after `after` (oldest first), each checked against the record as it is
+     * once written. Run once the field is among the account's indexed fields.
+     */
+    buildSorted: (accountId: string, fieldId: string, fieldType: FieldType, after: string | undefined, limit: number): Promise<BuildPage> => buildSortedPage(type, accountId, fieldId, fieldType, after, limit),
+    /** Deletes a page of custom field `fieldId`'s sort-ordered entries (its `indexed` turned off, or the definition deleted). */
+    removeSorted: (accountId: string, fieldId: string, limit: number): Promise<BuildPage> => removeSortedPage(type, accountId, fieldId, limit),
     /**
      * Keeps a record's search entries in step with it (the stream worker, from the record's old
      * and new images): the prefixes of the new image the old one lacked are put, the ones it no

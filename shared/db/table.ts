@@ -152,8 +152,11 @@ export const indexName = {
 const metaAttributes = deriveKeys(ACCOUNT_META_ATTRIBUTES);
 /** What every override attribute starts with: the literal start of its template (`o#`). */
 const OVERRIDE_PREFIX = ACCOUNT_META_ATTRIBUTES.override.split('{')[0]!;
+const INDEXED_PREFIX = ACCOUNT_META_ATTRIBUTES.indexedField.split('{')[0]!;
 /** Attribute names of the per-account META item (see shared/db/meta.ts). */
 export const metaAttr = {
   ...metaAttributes,
   isOverride: (attr: string) => attr.startsWith(OVERRIDE_PREFIX),
+  /** The custom-field id of an `indexedField` attribute, else undefined. */
+  indexedFieldId: (attr: string) => (attr.startsWith(INDEXED_PREFIX) ? attr.slice(INDEXED_PREFIX.length) : undefined),
 } as const;

@@ -8,7 +8,8 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
 import { cancellationCodes, getRecord, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
-import { type EntityType, keys, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
+import { type EntityType, keys, orderKey, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
+import type { IndexedCustom } from './record-model.js';
 import type { TrashItem } from './trash.js';
 import { deletionItem } from './events.js';
 import type { Actor } from '../schemas/events.js';
@@ -17,6 +18,10 @@ export interface EntityModel {
   type: EntityType;
   /** Names of the index partitions this record belongs to (`t#tag`, `c#company`, `w#prefix`, …). */
   indexNames(record: Record<string, unknown>): string[];
+  /** Sort-ordered entries (contract §17) of a record: sort key by field, the account's indexed custom fields included. */
+  sortedEntries(record: Record<string, unknown>, custom: IndexedCustom): Record<string, string>;
+  /** The account's indexed custom fields (read before each write of a family with custom fields). */
+  indexedCustom(accountId: string): Promise<IndexedCustom>;
 }
 
 const MAX_TRANSACT_ITEMS = 100;
@@ -75,6 +80,23 @@ const indexDelete = (accountId: string, type: EntityType, name: string, r: { cre
   Delete: { TableName: tableName(), Key: keys.indexEntry(accountId, type, name, r.created_at, r.id) },
 });
 
+const sortedItem = (accountId: string, type: EntityType, field: string, at: string, r: { created_at: string; id: string }) => ({
+  ...keys.sortedEntry(accountId, type, field, at),
+  id: r.id,
+  pos: orderKey(r.created_at, r.id),
+});
+const sortedPut = (accountId: string, type: EntityType, field: string, at: string, r: { created_at: string; id: string }): TransactItem => ({
+  Put: { TableName: tableName(), Item: sortedItem(accountId, type, field, at, r) },
+});
+const sortedDelete = (accountId: string, type: EntityType, field: string, at: string): TransactItem => ({
+  Delete: { TableName: tableName(), Key: keys.sortedEntry(accountId, type, field, at) },
+});
+
+/** The sort-ordered entries of a record as items (a create, a restore, a bulk create). */
+export function sortedItems(model: EntityModel, accountId: string, r: { created_at: string; id: string } & Record<string, unknown>, custom: IndexedCustom) {
+  return Object.entries(model.sortedEntries(r, custom)).map(([field, at]) => sortedItem(accountId, model.type, field, at, r));
+}
+
 export interface CreateArgs {
   accountId: string;
   userId: string;
@@ -90,7 +112,7 @@ export interface CreateArgs {
 }
 
 /** The items of a new record: the record itself and its index entries (also used by seeding tools). */
-export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'checks'>, now: string = new Date().toISOString(), id: string = randomUUID()) {
+export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'checks'>, now: string = new Date().toISOString(), id: string = randomUUID(), custom: IndexedCustom = {}) {
   const base = { id, account_id: args.accountId, created_by: args.userId, ...args.fields, ...(args.actor ? { actor: args.actor } : {}), created_at: now, updated_at: now };
   const idx = model.indexNames(base);
   const record = { ...base, ver: 1, idx } as StoredRecord;
@@ -100,12 +122,12 @@ export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'check
     ...record,
     [TABLE_DEFINITION.entityTypeAttribute]: model.type,
   };
-  const entries = idx.map((name) => ({ ...keys.indexEntry(args.accountId, model.type, name, now, id), id }));
+  const entries = [...idx.map((name) => ({ ...keys.indexEntry(args.accountId, model.type, name, now, id), id })), ...sortedItems(model, args.accountId, record, custom)];
   return { record, item, entries };
 }
 
 export async function createRecord(model: EntityModel, args: CreateArgs): Promise<StoredRecord> {
-  const { record, item, entries } = newRecordItems(model, args, args.now, args.id);
+  const { record, item, entries } = newRecordItems(model, args, args.now, args.id, await model.indexedCustom(args.accountId));
   const items: TransactItem[] = [
     ...(args.checks ?? []),
     { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -166,7 +188,7 @@ export interface UpdateArgs {
  * version and writing only the changed fields and custom-field keys, plus the index entries to
  * put and to delete.
  */
-export function planUpdate(model: EntityModel, accountId: string, current: StoredRecord, change: Change, now: string, actor?: Actor) {
+export function planUpdate(model: EntityModel, accountId: string, current: StoredRecord, change: Change, now: string, actor?: Actor, indexed: IndexedCustom = {}) {
   const custom = { ...((current.custom_fields ?? {}) as Record<string, unknown>), ...change.customSet };
   for (const k of change.customRemove ?? []) delete custom[k];
   const draft = { ...current, ...change.set, custom_fields: custom, updated_at: now, ...(actor ? { actor } : {}) };
@@ -174,6 +196,10 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   const next = { ...draft, ver: current.ver + 1, idx } as StoredRecord;
   const addedNames = idx.filter((n) => !current.idx.includes(n));
   const removedNames = current.idx.filter((n) => !idx.includes(n));
+  // Sort-ordered entries: only those whose key changed (a delete and a put each).
+  const sortedBefore = model.sortedEntries(current, indexed);
+  const sortedAfter = model.sortedEntries(next, indexed);
+  const movedSorted = Object.keys(sortedAfter).filter((f) => sortedBefore[f] !== sortedAfter[f]);
 
   const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
   const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
@@ -215,8 +241,11 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   return {
     next,
     update,
-    added: addedNames.map((n) => indexPut(accountId, model.type, n, current)),
-    removed: removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
+    added: [...addedNames.map((n) => indexPut(accountId, model.type, n, current)), ...movedSorted.map((f) => sortedPut(accountId, model.type, f, sortedAfter[f]!, current))],
+    removed: [
+      ...removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
+      ...movedSorted.flatMap((f) => (sortedBefore[f] === undefined ? [] : [sortedDelete(accountId, model.type, f, sortedBefore[f])])),
+    ],
   };
 }
 
@@ -228,12 +257,12 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
  */
 export async function updateRecord(model: EntityModel, args: UpdateArgs): Promise<StoredRecord | undefined> {
   return retryingConflicts(async () => {
-    const current = await getRecord(model.type, args.accountId, args.id);
+    const [current, custom] = await Promise.all([getRecord(model.type, args.accountId, args.id), model.indexedCustom(args.accountId)]);
     if (!current) return undefined;
     const wanted = await args.compute(current);
     const change = wanted && effectiveChange(current, wanted);
     if (!change) return current;
-    const { next, update, added, removed } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor);
+    const { next, update, added, removed } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor, custom);
     if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
     const extra = args.extra?.(current, next) ?? [];
     if (added.length === 0 && removed.length === 0 && extra.length === 0) {
@@ -257,9 +286,9 @@ export async function deleteRecord(
   actor?: Actor,
 ): Promise<StoredRecord | undefined> {
   return retryingConflicts(async () => {
-    const current = await getRecord(model.type, accountId, id);
+    const [current, custom] = await Promise.all([getRecord(model.type, accountId, id), model.indexedCustom(accountId)]);
     if (!current) return undefined;
-    await guarded(() => transact(deletionItems(model, accountId, current, extra?.(current) ?? [], actor)));
+    await guarded(() => transact(deletionItems(model, accountId, current, extra?.(current) ?? [], actor, custom)));
     return current;
   });
 }
@@ -269,7 +298,7 @@ export async function deleteRecord(
  * deleted it; its index entries), for deleteRecord and for writes that delete a record in their
  * own transaction (a merge's secondary, contract §15).
  */
-export function deletionItems(model: EntityModel, accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] {
+export function deletionItems(model: EntityModel, accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor, custom: IndexedCustom = {}): TransactItem[] {
   return [
     {
       Delete: {
@@ -283,6 +312,7 @@ export function deletionItems(model: EntityModel, accountId: string, current: St
     ...extra,
     ...(actor ? [deletionItem(accountId, model.type, current.id, actor)] : []),
     ...current.idx.map((n) => indexDelete(accountId, model.type, n, current)),
+    ...Object.entries(model.sortedEntries(current, custom)).map(([f, at]) => sortedDelete(accountId, model.type, f, at)),
   ];
 }
 
@@ -295,6 +325,7 @@ export function deletionItems(model: EntityModel, accountId: string, current: St
  */
 export async function restoreRecord(model: EntityModel, accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> {
   const old = trashed.record;
+  const custom = await model.indexedCustom(accountId);
   const base = { ...recordOf(old), ...fields, id: old.id, account_id: accountId, created_at: old.created_at, updated_at: now, actor };
   const idx = model.indexNames(base);
   const record = { ...base, ver: Number(old.ver ?? 0) + 1, idx, [RESTORED_ATTR]: Number(old.ver ?? 0) } as StoredRecord;
@@ -316,6 +347,7 @@ export async function restoreRecord(model: EntityModel, accountId: string, trash
     },
     ...extra,
     ...idx.map((name) => ({ Put: { TableName: tableName(), Item: { ...keys.indexEntry(accountId, model.type, name, old.created_at, old.id), id: old.id } } })),
+    ...sortedItems(model, accountId, record, custom).map((Item) => ({ Put: { TableName: tableName(), Item } })),
   ];
   // The record and the trash item's removal are in the first transaction; index entries beyond
   // one transaction's 100 items (an activity with 100 contacts) follow, as for any large write:

@@ -27,12 +27,18 @@ export interface CustomFieldDefinition {
   field_type: FieldType;
   options: string[];
   description: string;
+  /** Keeps sort-ordered entries (contract §17): sort and range conditions on it at any size. */
+  indexed: boolean;
+  /** `building` while a change of `indexed` is applied to the existing records. */
+  index_status: 'ready' | 'building';
   created_at: string;
   updated_at: string;
 }
 
 /** The API shape: the fields of the record schema (shared/schemas/custom-fields.ts), nothing else. */
-const toApi: (item: object) => CustomFieldDefinition = apiShape(customFieldSchema);
+const shape: (item: object) => CustomFieldDefinition = apiShape(customFieldSchema);
+/** Definitions stored before `indexed` existed read as not indexed. */
+const toApi = (item: object): CustomFieldDefinition => shape({ indexed: false, index_status: 'ready', ...item });
 
 const isSelect = (t: FieldType) => t === 'select' || t === 'multi_select';
 
@@ -151,6 +157,8 @@ export async function createDefinition(ctx: OperationContext, input: CreateDefin
     field_type: input.field_type,
     options,
     description: input.description ?? '',
+    indexed: false,
+    index_status: 'ready',
     created_at: now,
     updated_at: now,
   };

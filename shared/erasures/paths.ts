@@ -9,6 +9,7 @@ import type { PersonalKind } from '../schemas/keys/index.js';
 export const ERASURE_PATHS: { readonly [K in PersonalKind]: string } = {
   record: 'records: deleted by the record store (its delete, never to the trash)',
   indexEntry: 'records: deleted with the record; search entries by the stream from the deletion',
+  sortedEntry: 'records: deleted with the record (its sort-ordered entries, custom fields indexed included)',
   trash: 'records: the trash item deleted in the same transaction, or alone when the contact was in the trash',
   upsertClaim: 'records: the upsert claim of its email (a digest) released with the record',
   merge: 'events: the merge item of each contact.merged in its history (and its own, as a secondary) deleted once its re-pointing is done',

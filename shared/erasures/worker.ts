@@ -175,7 +175,7 @@ export const STEPS: readonly Step[] = [
   },
   {
     name: 'records',
-    reaches: ['record', 'indexEntry', 'trash', 'upsertClaim'],
+    reaches: ['record', 'indexEntry', 'sortedEntry', 'trash', 'upsertClaim'],
     async run(p) {
       return { records: (await purge(contacts(), p.accountId, p.contactId)) ? 1 : 0 };
     },

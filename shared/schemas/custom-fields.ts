@@ -13,6 +13,7 @@ const doc = {
   fieldType: 'The type of the values: text, number, boolean, date (YYYY-MM-DD), datetime, url, email, select, multi_select',
   options: 'The allowed values of select and multi_select fields (1–100 distinct strings); not allowed for other types',
   description: 'Free text, at most 500 characters',
+  indexed: 'Keeps sort-ordered index entries (contract §17): sort and eq/in/prefix/range conditions on the field read full pages at flat cost (default false; at most 10 indexed per entity type). Turning it on or off applies to the existing records in the background (index_status building)',
 };
 
 // --- custom field definitions -----------------------------------------------------------------
@@ -30,6 +31,7 @@ export const customFieldCreateInput = v.strictObject({
   field_type: d(v.picklist(FIELD_TYPES, 'is not a known field type'), doc.fieldType, 'select'),
   options: v.optional(optionList),
   description: v.optional(d(plainString, doc.description, 'Customer tier')),
+  indexed: v.optional(d(v.boolean('must be true or false'), doc.indexed, false)),
 });
 
 export const customFieldUpdateInput = v.strictObject({
@@ -37,6 +39,7 @@ export const customFieldUpdateInput = v.strictObject({
   name: v.optional(customFieldCreateInput.entries.name),
   description: v.optional(d(plainString, doc.description, 'Customer tier')),
   options: customFieldCreateInput.entries.options,
+  indexed: customFieldCreateInput.entries.indexed,
 });
 
 export const customFieldListInput = v.strictObject({
@@ -55,6 +58,8 @@ export const customFieldSchema = v.object({
   field_type: d(v.picklist(FIELD_TYPES), doc.fieldType, 'select'),
   options: d(v.array(v.string()), 'The allowed values of select and multi_select fields ([] for other types)', ['Gold', 'Silver']),
   description: d(v.string(), doc.description, 'Customer tier'),
+  indexed: d(v.boolean(), doc.indexed, false),
+  index_status: d(v.picklist(['ready', 'building']), 'building while a change of indexed is applied to the existing records (filters stay correct meanwhile; a sort on the field is 409 <family>.index_building), else ready', 'ready'),
   created_at: timestampOut('Creation timestamp (ISO 8601 UTC)'),
   updated_at: timestampOut('Last update timestamp (ISO 8601 UTC)'),
 });

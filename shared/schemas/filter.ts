@@ -40,8 +40,6 @@ export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS).flat())] as Op
 /** Types a `sort` may name. */
 export const SORTABLE_TYPES: readonly FieldType[] = ['text', 'number', 'datetime', 'date', 'boolean', 'enum'];
 
-/** Sorts served by an index at any size of the account (the others read at most 10,000 matching records). */
-export const SORTABLE_AT_ANY_SIZE = ['created_at (desc)'] as const;
 
 export const FILTER_LIMITS = { depth: 4, conditions: 20, members: 20, values: 100 } as const;
 
@@ -52,6 +50,8 @@ export interface FilterField {
   values?: readonly string[];
   /** The members of a set are ids (`contact_ids`). */
   ids?: boolean;
+  /** The field keeps sort-ordered entries (`ready`), or they are being built or removed (`building`: contract §17 `index_status`). */
+  indexed?: 'ready' | 'building';
 }
 
 export type Condition = { field: string; op: Operator; value?: unknown };
@@ -244,6 +244,39 @@ export function comparable(type: FieldType, v: unknown): string | number | undef
     case 'set':
       return undefined;
   }
+}
+
+/** Characters of a text value an index entry keeps (a DynamoDB sort key holds at most 1,024 bytes); longer values tie on it and fall back to id order. */
+export const SORT_KEY_TEXT_LENGTH = 200;
+
+/** A number as 16 hex digits that sort as the numbers do, negatives included (IEEE 754 bits, sign flipped, negatives inverted). */
+function numberKey(n: number): string {
+  const bytes = new DataView(new ArrayBuffer(8));
+  bytes.setFloat64(0, n === 0 ? 0 : n);
+  let hi = bytes.getUint32(0);
+  let lo = bytes.getUint32(4);
+  if (hi & 0x80000000) {
+    hi = ~hi >>> 0;
+    lo = ~lo >>> 0;
+  } else hi = (hi | 0x80000000) >>> 0;
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+/**
+ * The ordered encoding of a non-empty value of a sortable type (undefined: empty), for the
+ * sort-ordered index entries (contract §17): as strings compare, the values compare as
+ * `comparable` orders them. Text: its case- and accent-insensitive form, cut to
+ * SORT_KEY_TEXT_LENGTH characters; numbers: numberKey; datetimes: their instant; dates, enums: as
+ * they are; booleans: 0 and 1.
+ */
+export function sortKeyOf(type: FieldType, v: unknown): string | undefined {
+  const c = comparable(type, v);
+  if (c === undefined) return undefined;
+  if (type === 'number') return numberKey(c as number);
+  if (type === 'boolean') return String(c);
+  // eslint-disable-next-line no-control-regex
+  const s = String(c).replace(/[\u0000\u0001]/g, '');
+  return type === 'text' ? [...s].slice(0, SORT_KEY_TEXT_LENGTH).join('') : s;
 }
 
 const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);

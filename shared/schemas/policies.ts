@@ -75,6 +75,7 @@ export interface ResourceArns {
   importsQueue: string;
   exportsQueue: string;
   erasuresQueue: string;
+  indexBuildsQueue: string;
   /** The imports bucket (import files under `imports/`, export files under `exports/`). */
   importsBucket: string;
   inboundBucket: string;
@@ -136,6 +137,7 @@ const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
   exportsBucket: (mode, a) => [{ sid: 'ExportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, EXPORT_FILES_PREFIX)] }],
   exportsQueue: (_mode, a) => [{ sid: 'ExportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.exportsQueue] }],
   erasuresQueue: (_mode, a) => [{ sid: 'ErasuresQueueSend', actions: ['sqs:SendMessage'], resources: [a.erasuresQueue] }],
+  indexBuildsQueue: (_mode, a) => [{ sid: 'IndexBuildsQueueSend', actions: ['sqs:SendMessage'], resources: [a.indexBuildsQueue] }],
   inboundBucket: (_mode, a) => [{ sid: 'InboundMail', actions: ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
   inboundDomain: () => [],
   rateLimit: () => [],

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../shared/db/items.js';
 import { type EntityModel, newRecordItems, planUpdate } from '../../shared/db/writes.js';
-import { indexNamesOf, searchNamesOf } from '../../shared/db/record-model.js';
+import { indexNamesOf, searchNamesOf, sortedEntriesOf } from '../../shared/db/record-model.js';
+import { instantKey, sortKeyOf } from '../../shared/schemas/filter.js';
 import { activityEntity, companyEntity, contactEntity, type EntityDefinition, projectEntity } from '../../shared/schemas/entities/index.js';
 
 process.env.TABLE_NAME ??= 'crm-offline';
@@ -39,13 +40,29 @@ describe('index entries derived from the definitions', () => {
 });
 
 describe('requests of a write', () => {
-  const model: EntityModel = { type: 'contact', indexNames: (r) => indexNamesOf(contactEntity as EntityDefinition, r) };
+  const model: EntityModel = {
+    type: 'contact',
+    indexNames: (r) => indexNamesOf(contactEntity as EntityDefinition, r),
+    sortedEntries: (r, custom) => sortedEntriesOf(contactEntity as EntityDefinition, r, custom),
+    indexedCustom: async () => ({}),
+  };
+  const SORTED = (field: string) => `A#${ACC}#contact#s#${field}`;
 
   it('a new record is one item keyed by account, type and id, with its GSI position and one entry per index name', () => {
     const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', tags: ['vip'] } }, NOW, K1);
     expect(item).toMatchObject({ pk: `A#${ACC}#contact#${K1}`, sk: 'R', gsi1pk: `A#${ACC}#contact`, gsi1sk: `${NOW}#${K1}`, entity: 'contact', ver: 1 });
-    expect(entries.map((e) => e.pk).sort()).toEqual([`A#${ACC}#contact#x#t#vip`]);
-    expect(entries.every((e) => e.sk === `${NOW}#${K1}` && e.id === K1)).toBe(true);
+    const tagEntries = entries.filter((e) => e.pk.includes('#x#'));
+    expect(tagEntries.map((e) => e.pk).sort()).toEqual([`A#${ACC}#contact#x#t#vip`]);
+    expect(tagEntries.every((e) => e.sk === `${NOW}#${K1}` && e.id === K1)).toBe(true);
+    // One sort-ordered entry per sorted field: the value's ordered encoding, empty values in their own section.
+    const sorted = Object.fromEntries(entries.filter((e) => e.pk.includes('#s#')).map((e) => [e.pk, e.sk]));
+    expect(sorted).toEqual({
+      [SORTED('first_name')]: `vada\u0001${K1}`,
+      [SORTED('last_name')]: `z\u0001${K1}`,
+      [SORTED('email')]: `z\u0001${K1}`,
+      [SORTED('updated_at')]: `v${instantKey(NOW)}\u0001${K1}`,
+    });
+    expect(entries.filter((e) => e.pk.includes('#s#')).every((e) => e.id === K1 && (e as { pos?: string }).pos === `${NOW}#${K1}`)).toBe(true);
   });
 
   it('an update writes only what changed, guarded by the version, and moves only changed index entries', () => {
@@ -57,9 +74,22 @@ describe('requests of a write', () => {
     expect(plan.update.ExpressionAttributeValues).toMatchObject({ ':ver': 1, ':nver': 2, ':f0': ['gold'], ':c0': 2 });
     expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0, #cf.#c0 = :c0, #idx = :idx REMOVE #cf.#r0');
     expect(plan.update.ExpressionAttributeNames).toMatchObject({ '#f0': 'tags', '#c0': 'b', '#r0': 'a', '#cf': 'custom_fields' });
-    expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`]);
-    expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`]);
+    // The tag's entry moves, and so does updated_at's sort-ordered entry (a delete and a put); no other sorted field changed.
+    expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`, SORTED('updated_at')]);
+    expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`, SORTED('updated_at')]);
     expect(plan.next).toMatchObject({ ver: 2, city: 'Paris', custom_fields: { b: 2 } });
+  });
+
+  it('an update of a sorted field moves its entry only; an indexed custom field keeps its own', () => {
+    const indexed = { cf1: 'number' as const };
+    const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', custom_fields: { cf1: -2.5 } } }, NOW, K1, indexed);
+    expect(entries.find((e) => e.pk === SORTED('custom_fields.cf1'))?.sk).toBe(`v${sortKeyOf('number', -2.5)}\u0001${K1}`);
+    const plan = planUpdate(model, ACC, item as unknown as StoredRecord, { set: { first_name: 'Élodie' }, customSet: { cf1: 3 } }, NOW, undefined, indexed);
+    expect(plan.added.map((t) => [t.Put?.Item?.pk, t.Put?.Item?.sk])).toEqual([
+      [SORTED('first_name'), `velodie\u0001${K1}`],
+      [SORTED('custom_fields.cf1'), `v${sortKeyOf('number', 3)}\u0001${K1}`],
+    ]);
+    expect(plan.removed.map((t) => t.Delete?.Key?.sk)).toEqual([`vada\u0001${K1}`, `v${sortKeyOf('number', -2.5)}\u0001${K1}`]);
   });
 
   it('an update of a field no index holds touches no index entry', () => {

@@ -15,6 +15,8 @@ const def = (name: string, field_type: CustomFieldDefinition['field_type'], opti
   field_type,
   options,
   description: '',
+  indexed: false,
+  index_status: 'ready',
   created_at: '',
   updated_at: '',
 });

@@ -13,8 +13,8 @@ import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
 import { NAMED_TARGETS, type RecordFamily, toApi } from './family.js';
 import { type ListQuery, resolveQuery } from './query.js';
 import { ApiError } from '../../errors.js';
-import { type Condition, type Filter, SORTABLE_AT_ANY_SIZE } from '../../schemas/filter.js';
-import type { ReadOrder } from '../../db/lists.js';
+import { type Condition, type Filter } from '../../schemas/filter.js';
+import type { ReadOrder, SortedRead } from '../../db/lists.js';
 
 const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
 
@@ -79,6 +79,31 @@ function readOrder(listQuery: ListQuery | undefined): ReadOrder | undefined {
   return { forward, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
 }
 
+/** Operators whose matches lie in ranges of a sorted field's entries, most selective first. */
+const RANGE_OPS = ['eq', 'in', 'prefix', 'between', 'gt', 'gte', 'lt', 'lte'] as const;
+
+/**
+ * The sort-ordered entries a page may read (contract §17): the sort's, when its field keeps them
+ * (with a condition of the filter on the same field, which bounds the read), and the required
+ * conditions on fields that keep them, for pages in the list's own order (two at most, the most
+ * selective operators first: each is tried while its entries are few).
+ */
+function sortedReads(listQuery: ListQuery | undefined): { sorted?: SortedRead; narrow?: SortedRead[] } {
+  if (!listQuery) return {};
+  const ranged = requiredConditions(listQuery.filter)
+    .filter((c) => listQuery.fields[c.field]?.indexed === 'ready' && (RANGE_OPS as readonly string[]).includes(c.op))
+    .sort((a, b) => RANGE_OPS.indexOf(a.op as (typeof RANGE_OPS)[number]) - RANGE_OPS.indexOf(b.op as (typeof RANGE_OPS)[number]));
+  const sort = listQuery.sort;
+  if (sort && sort.field !== 'created_at') {
+    const field = listQuery.fields[sort.field]!;
+    if (field.indexed !== 'ready') return {};
+    const condition = ranged.find((c) => c.field === sort.field);
+    return { sorted: { field: sort.field, type: field.type, direction: sort.direction, ...(condition ? { condition } : {}) } };
+  }
+  const narrow = ranged.slice(0, 2).map((c) => ({ field: c.field, type: listQuery.fields[c.field]!.type, condition: c }));
+  return narrow.length ? { narrow } : {};
+}
+
 /**
  * The plan of a list request (without its position): index options (search words' partitions
  * first, then each tag's, then each filtered field's union), the predicates every record must
@@ -118,7 +143,8 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>, listQu
     ...[...groups].map(([field, g]) => ({ field, op: 'in' as const, values: g.values })),
   ];
   const search = query && { query, ...(def.lookup?.index === 'email' ? { emailField: def.lookup.field } : {}) };
-  return { plan: { options, where, ...(search ? { search } : {}), ...(planQuery ? { query: planQuery } : {}), ...(order ? { order } : {}) }, canonical };
+  const reads = sortedReads(listQuery);
+  return { plan: { options, where, ...(search ? { search } : {}), ...(planQuery ? { query: planQuery } : {}), ...(order ? { order } : {}), ...reads }, canonical };
 }
 
 /** Ids of records merged into one of `ids` whose links are still moving (META overrides with `to`). */
@@ -141,7 +167,7 @@ export async function list(fam: RecordFamily, ctx: OperationContext, input: Reco
   if (page.tooLarge) {
     throw new ApiError(
       `${fam.family}.sort_too_large`,
-      `sort on ${query?.sort?.field} is only possible for at most ${SORT_LIMIT} records matching the rest of the query; narrow it with an indexed filter, or sort on ${SORTABLE_AT_ANY_SIZE.join(', ')}`,
+      `sort on ${query?.sort?.field} is only possible for at most ${SORT_LIMIT} records matching the rest of the query; narrow it with an indexed filter, or sort on a field that sorts at any size: ${['created_at', ...(fam.def.sorted ?? [])].join(', ')}, or a custom field once its definition is indexed`,
     );
   }
   return { items: page.items.map((r) => toApi(fam, r, page.meta)), next_cursor: next(page.next) };

@@ -34,10 +34,13 @@ const namesCustomField = (x: unknown) => x !== undefined && JSON.stringify(x).in
  */
 export async function resolveQuery(def: EntityDefinition, accountId: string, body: { filter?: unknown; sort?: unknown }, family: Family, root = 'filter'): Promise<ListQuery | undefined> {
   if (body.filter === undefined && body.sort === undefined) return undefined;
-  const builtIn = entityFilterFields(def);
+  const builtIn = Object.fromEntries(Object.entries(entityFilterFields(def)).map(([name, f]) => [name, def.sorted?.includes(name) ? { ...f, indexed: 'ready' as const } : f]));
   const custom = new Map<string, FilterField>();
   if (customField(def) && (namesCustomField(body.filter) || namesCustomField(body.sort))) {
-    for (const d of await listDefinitions(accountId, def.type as CustomFieldEntity)) custom.set(`${CUSTOM_FIELD_PREFIX}${d.id}`, { type: CUSTOM_FIELD_FILTER_TYPES[d.field_type] });
+    for (const d of await listDefinitions(accountId, def.type as CustomFieldEntity)) {
+      const indexed = d.index_status === 'building' ? 'building' : d.indexed ? 'ready' : undefined;
+      custom.set(`${CUSTOM_FIELD_PREFIX}${d.id}`, { type: CUSTOM_FIELD_FILTER_TYPES[d.field_type], ...(indexed ? { indexed } : {}) });
+    }
   }
   const fieldOf = (name: string) => (Object.hasOwn(builtIn, name) ? builtIn[name] : custom.get(name));
   const out: ListQuery = { fields: {} };
@@ -50,6 +53,9 @@ export async function resolveQuery(def: EntityDefinition, accountId: string, bod
     const { sort, error } = parseSort(body.sort, fieldOf);
     const path = root.replace(/filter$/, 'sort');
     if (!sort) throw new ApiError(`${family}.invalid_sort`, error!, [{ path, message: error! }]);
+    if (fieldOf(sort.field)?.indexed === 'building') {
+      throw new ApiError(`${family}.index_building`, `${sort.field} is being indexed or unindexed (its index_status is building): sort on it once it is ready`, [{ path: `${path}.field`, message: 'index_status is building' }]);
+    }
     if (!(sort.field === 'created_at' && sort.direction === 'desc')) out.sort = sort;
   }
   for (const name of [...filterFields(out.filter), ...(out.sort ? [out.sort.field] : [])]) out.fields[name] = fieldOf(name)!;

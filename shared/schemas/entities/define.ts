@@ -56,6 +56,12 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   lookup?: { field: string; index: 'email' | 'domain' };
   /** Filters of the list operation besides search, cursor and limit. */
   filters: Record<string, ListFilter>;
+  /**
+   * Fields that keep sort-ordered index entries (contract §17: `sort` and range/`eq`/`in`/`prefix`
+   * conditions on them are full pages at flat cost). `created_at` needs none: it is the list's
+   * own order.
+   */
+  sorted?: readonly string[];
   /** Raises `<type>.created/updated/deleted` webhook events. */
   events: boolean;
   /**
@@ -83,7 +89,7 @@ export const defineEntity = <
   const Req extends keyof FS & string,
   const L extends { field: keyof FS & string; index: 'email' | 'domain' } | undefined = undefined,
 >(
-  def: EntityDefinition<T, Fam, FS, Req> & { createOnly?: readonly (keyof FS & string)[]; lookup?: L },
+  def: EntityDefinition<T, Fam, FS, Req> & { createOnly?: readonly (keyof FS & string)[]; lookup?: L; sorted?: readonly ((keyof FS & string) | 'updated_at')[] },
 ): EntityDefinition<T, Fam, FS, Req> & { lookup?: L } => def;
 
 // --- derived schemas --------------------------------------------------------------------------

@@ -24,6 +24,11 @@ export const ACCOUNT_META_ATTRIBUTES = defineKeys({
   deletedFields: 'df',
   /** Number of custom-field definitions of an entity type. */
   definitionCount: 'cf_count_{entityType}',
+  /**
+   * A custom field whose sort-ordered entries writes keep (contract §17 `indexed`, or being
+   * removed): its §17 type, by definition id.
+   */
+  indexedField: 'ix#{id}',
 });
 
 /** Record data in the account's items (contract §18): a stored idempotent answer holds the record it created. */

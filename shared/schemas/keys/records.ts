@@ -10,6 +10,7 @@ import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 const RECORD = `${ACCOUNT}#{type}#{id}`;
 const INDEX = `${ACCOUNT}#{type}#x#{name}`;
 const TRASH = `${ACCOUNT}#trash#{type}`;
+const SORTED = `${ACCOUNT}#{type}#s#{field}`;
 const CASCADES = `${ACCOUNT}#{target}#{targetId}`;
 
 export const RECORD_KEYS = defineKeys({
@@ -25,6 +26,24 @@ export const RECORD_KEYS = defineKeys({
    */
   indexPartition: INDEX,
   indexEntry: [INDEX, ORDER],
+  /**
+   * A sort-ordered index entry (contract §17): one item per (record, sorted field), in a partition
+   * per field (`field`: a field name, or `custom_fields.<definition id>`), sorted by the record's
+   * value (`sortedValue`) or, empty values apart, by id (`sortedEmpty`). Holds the record's `id`
+   * and its list position (`pos`).
+   */
+  sortedPartition: SORTED,
+  sortedEntry: [SORTED, '{at}'],
+  /** Sort key of a non-empty value (its ordered encoding, shared/schemas/filter.ts `sortKeyOf`); ties by id. */
+  sortedValue: 'v{value}\u0001{id}',
+  /** Sort key of an empty value: after every value in both directions. */
+  sortedEmpty: 'z\u0001{id}',
+  /** Bounds of the non-empty section and of any value's entries (`sortedValue` of a prefix). */
+  sortedValuesFrom: 'v',
+  sortedValueOf: 'v{value}',
+  sortedEmptyFrom: 'z',
+  /** The highest code point: an upper bound after every key beginning with the same prefix. */
+  sortedTop: '\u{10FFFF}',
   /** The sampled size of an index partition (search prefixes): one counter item beside it. */
   partitionCount: [`${ACCOUNT}#{type}#n#{name}`, 'N'],
   /** Sort value of the GSI and of index entries. */
@@ -90,6 +109,7 @@ export const REFERENCE_TAGS = { company: 'c', source: 's', contact: 'k', project
 export const RECORD_PERSONAL = personalFlags(RECORD_KEYS, {
   record: true,
   indexEntry: true,
+  sortedEntry: true,
   partitionCount: false,
   recordDeletion: false,
   trash: true,

@@ -1,0 +1,50 @@
+/**
+ * Index builds (contract §17): applying a change of a custom field's `indexed` to the account's
+ * existing records. One item per build, moved by the job store's conditional updates (status,
+ * saved position, the worker's lease: shared/db/jobs.ts), and a marker while it runs.
+ */
+import { type JobCondition, jobStore } from './jobs.js';
+import { keys } from './table.js';
+import type { FieldType } from '../schemas/filter.js';
+
+export type IndexBuildStatus = 'processing' | 'completed' | 'superseded';
+
+export interface IndexBuildItem {
+  id: string;
+  account_id: string;
+  created_at: string;
+  status: IndexBuildStatus;
+  /** The custom-field definition and its entity type. */
+  field_id: string;
+  entity_type: string;
+  /** Its §17 type (how its values sort). */
+  field_type: FieldType;
+  /** `build`: write the entries of every record; `remove`: delete them all. */
+  action: 'build' | 'remove';
+  /** Pages done (the job store's saved position) and the last record position or entry key done. */
+  position: number;
+  after?: string;
+  /** Records (build) or entries (remove) done. */
+  done: number;
+  completed_at?: string;
+  lease_owner?: string;
+  lease_until?: number;
+}
+
+const store = jobStore<IndexBuildItem, 'build_id'>({
+  job: keys.indexBuildJob,
+  gsi: keys.indexBuildGsi,
+  listPartition: keys.indexBuildListPartition,
+  active: keys.activeIndexBuild,
+  activePartition: keys.activeIndexBuildsPartition,
+  activeIdAttr: 'build_id',
+});
+
+export const insertIndexBuild = async (item: IndexBuildItem) => {
+  await store.insert(item);
+  await store.markActive(item.account_id, item.id);
+};
+export const getIndexBuild = store.get;
+export const updateIndexBuild = (accountId: string, id: string, set: Partial<IndexBuildItem>, cond: JobCondition<IndexBuildStatus>, add?: Record<string, number>) => store.update(accountId, id, set, cond, add);
+export const listActiveIndexBuilds = store.listActive;
+export const clearActiveIndexBuild = store.clearActive;

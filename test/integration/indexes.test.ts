@@ -1,0 +1,185 @@
+/**
+ * `indexed` custom fields and sort-ordered entries (contract §17), against DynamoDB Local through
+ * the handlers: a build of the existing records stopped mid-way and resumed after its lease ran
+ * out (no entry missing, none twice), writes during the build, sort and conditions through the
+ * field's entries compared with the contract's order (generated), read-your-writes through an
+ * entry, `index_building`, the removal of the entries, and the limit of indexed fields.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
+import { bindingEnv } from '../../shared/config/bindings.js';
+import { db, tableName } from '../../shared/db/client.js';
+import { listActiveIndexBuilds } from '../../shared/db/index-builds.js';
+import { keys } from '../../shared/db/table.js';
+import { runIndexBuild } from '../../shared/indexing/worker.js';
+import { invoke, newAccount, ok } from '../helpers/api.js';
+
+type Rec = Record<string, unknown> & { id: string; custom_fields: Record<string, unknown> };
+type Page = { items: Rec[]; next_cursor: string };
+
+let queue: LocalQueue;
+beforeAll(async () => {
+  // The definitions' operations queue builds; this file runs them itself (runIndexBuild).
+  queue = await startLocalQueue('crm-index-builds');
+  Object.assign(process.env, { [bindingEnv('indexBuildsQueue')]: queue.queueUrl, AWS_ENDPOINT_URL_SQS: queue.endpoint });
+});
+afterAll(() => queue?.stop());
+
+async function walk(body: Record<string, unknown>, auth: ReturnType<typeof newAccount>, limit: number): Promise<Rec[][]> {
+  const pages: Rec[][] = [];
+  let cursor: string | undefined;
+  for (let i = 0; i < 500; i++) {
+    const p = await ok<Page>('contacts-list', { ...body, limit, ...(cursor ? { cursor } : {}) }, auth);
+    pages.push(p.items);
+    if (!p.next_cursor) return pages;
+    cursor = p.next_cursor;
+  }
+  throw new Error('too many pages');
+}
+
+/** The build queued for the account's field (the message's content), from the running builds' markers. */
+async function buildOf(accountId: string): Promise<{ account_id: string; build_id: string }> {
+  const found = (await listActiveIndexBuilds()).filter((m) => m.account_id === accountId);
+  expect(found).toHaveLength(1);
+  return { account_id: accountId, build_id: found[0]!.build_id };
+}
+
+/** The field's entries as stored: each record's id, once per entry. */
+async function entryIds(accountId: string, fieldId: string): Promise<string[]> {
+  const out = await db().send(new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.sortedPartition(accountId, 'contact', `custom_fields.${fieldId}`) } }));
+  return (out.Items ?? []).map((i) => String(i.id));
+}
+
+const SCORES = [-7.5, -1, 0, 0.25, 3, 3, 42, 1e6];
+/** Contract §17 order of a number field: values ascending (or descending), empty values last both ways, ties by id in the same direction. */
+function expected(records: Rec[], fieldId: string, direction: 'asc' | 'desc'): string[] {
+  const s = direction === 'asc' ? 1 : -1;
+  const v = (r: Rec) => r.custom_fields[fieldId] as number | undefined;
+  return [...records]
+    .sort((a, b) => {
+      const [x, y] = [v(a), v(b)];
+      if ((x === undefined) !== (y === undefined)) return x === undefined ? 1 : -1;
+      if (x !== undefined && y !== undefined && x !== y) return x < y ? -s : s;
+      return a.id < b.id ? -s : s;
+    })
+    .map((r) => r.id);
+}
+
+describe('indexed custom fields (contract §17)', () => {
+  const auth = newAccount();
+  let field = '';
+  const records = new Map<string, Rec>();
+  const all = () => [...records.values()];
+
+  beforeAll(async () => {
+    field = (await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'score', field_type: 'number' }, auth)).id;
+    expect(field).toBeTruthy();
+    for (let i = 0; i < 24; i++) {
+      const r = await ok<Rec>('contacts-create', { first_name: `p${i}`, custom_fields: i % 5 === 4 ? {} : { [field]: SCORES[i % SCORES.length] } }, auth);
+      records.set(r.id, r);
+    }
+  });
+
+  it('builds the entries of existing records, resumes a build stopped mid-way, and keeps writes made meanwhile', async () => {
+    const turned = await ok<Rec>('custom-fields-update', { id: field, indexed: true }, auth);
+    expect(turned).toMatchObject({ indexed: true, index_status: 'building' });
+    // While it builds: a sort on the field is refused, filters stay correct (the unindexed path).
+    const refused = await invoke('contacts-list', { sort: { field: `custom_fields.${field}` } }, auth);
+    expect(refused.status).toBe(409);
+    expect((refused.body as unknown as { error: { code: string } }).error.code).toBe('contacts.index_building');
+    const big = (await walk({ filter: { field: `custom_fields.${field}`, op: 'gt', value: 1 } }, auth, 5)).flat().map((r) => r.id).sort();
+    expect(big).toEqual(all().filter((r) => (r.custom_fields[field] as number) > 1).map((r) => r.id).sort());
+
+    // A worker dies after its second page (pages of 5 records): its lease (1 ms here) runs out.
+    const message = await buildOf(auth.accountId);
+    await expect(
+      runIndexBuild(message, {
+        pageSize: 5,
+        leaseMs: 1,
+        afterPage: (job) => {
+          if (job.position === 2) throw new Error('worker died');
+        },
+      }),
+    ).rejects.toThrow('worker died');
+    expect((await entryIds(auth.accountId, field)).length).toBe(10);
+    // Writes meanwhile keep the field's entries themselves: an update of a record already done, a new record.
+    const first = all()[0]!;
+    records.set(first.id, await ok<Rec>('contacts-update', { id: first.id, custom_fields: { [field]: -100 } }, auth));
+    const late = await ok<Rec>('contacts-create', { first_name: 'late', custom_fields: { [field]: 7 } }, auth);
+    records.set(late.id, late);
+
+    const pages: number[] = [];
+    expect(await runIndexBuild(message, { pageSize: 5, afterPage: (job) => void pages.push(job.position) })).toBe('completed');
+    expect(pages[0]).toBe(3); // resumed after the last saved page
+    const ids = await entryIds(auth.accountId, field);
+    expect(ids.sort()).toEqual(all().map((r) => r.id).sort()); // every record once: none missing, none twice
+    expect((await ok<Rec>('custom-fields-get', { id: field }, auth)).index_status).toBe('ready');
+
+    for (const direction of ['asc', 'desc'] as const) {
+      const walked = await walk({ sort: { field: `custom_fields.${field}`, direction } }, auth, 4);
+      expect(walked.flat().map((r) => r.id)).toEqual(expected(all(), field, direction));
+      walked.slice(0, -1).forEach((p) => expect(p).toHaveLength(4));
+    }
+  }, 60_000);
+
+  it('sorts and filters through the entries as the contract orders them (generated), reflecting each write at once', async () => {
+    const cf = `custom_fields.${field}`;
+    const value = fc.constantFrom(...SCORES, -3, 5, 1e7);
+    const cond = fc.oneof(
+      value.map((v) => ({ field: cf, op: 'eq', value: v })),
+      fc.uniqueArray(value, { minLength: 1, maxLength: 3 }).map((v) => ({ field: cf, op: 'in', value: v })),
+      fc.tuple(fc.constantFrom('lt', 'lte', 'gt', 'gte'), value).map(([op, v]) => ({ field: cf, op, value: v })),
+      fc.tuple(value, value).map((v) => ({ field: cf, op: 'between', value: v })),
+    );
+    const holds = (c: { op: string; value: unknown }, x: number | undefined) => {
+      if (x === undefined) return false;
+      const v = c.value as number & number[];
+      return c.op === 'eq' ? x === v : c.op === 'in' ? v.includes(x) : c.op === 'lt' ? x < v : c.op === 'lte' ? x <= v : c.op === 'gt' ? x > v : c.op === 'gte' ? x >= v : x >= v[0]! && x <= v[1]!;
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.option(cond, { nil: undefined }), fc.option(fc.constantFrom('asc' as const, 'desc' as const), { nil: undefined }), fc.integer({ min: 2, max: 9 }), async (c, direction, limit) => {
+        const body = { ...(c ? { filter: c } : {}), ...(direction ? { sort: { field: cf, direction } } : {}) };
+        const got = (await walk(body, auth, limit)).flat().map((r) => r.id);
+        const matching = all().filter((r) => !c || holds(c, r.custom_fields[field] as number | undefined));
+        // Without a sort: the list's own order (newest first).
+        const want = direction ? expected(matching, field, direction) : [...matching].sort((a, b) => (`${a.created_at}#${a.id}` < `${b.created_at}#${b.id}` ? 1 : -1)).map((r) => r.id);
+        expect(got).toEqual(want);
+      }),
+      { numRuns: 15, seed: 31 },
+    );
+    // Read-your-writes through an entry: the next call sorts by the new value.
+    const some = all()[3]!;
+    records.set(some.id, await ok<Rec>('contacts-update', { id: some.id, custom_fields: { [field]: 1e9 } }, auth));
+    expect((await ok<Page>('contacts-list', { sort: { field: cf, direction: 'desc' }, limit: 1 }, auth)).items[0]!.id).toBe(some.id);
+    expect((await ok<Page>('contacts-list', { filter: { field: cf, op: 'eq', value: 1e9 } }, auth)).items.map((r) => r.id)).toEqual([some.id]);
+    await ok('contacts-delete', { id: some.id }, auth);
+    records.delete(some.id);
+    expect((await ok<Page>('contacts-list', { filter: { field: cf, op: 'eq', value: 1e9 } }, auth)).items).toEqual([]);
+    expect(await entryIds(auth.accountId, field)).not.toContain(some.id);
+  }, 90_000);
+
+  it('removes the entries when indexed is turned off; the field still sorts (in memory) and filters', async () => {
+    expect(await ok<Rec>('custom-fields-update', { id: field, indexed: false }, auth)).toMatchObject({ indexed: false, index_status: 'building' });
+    // A write after the change no longer keeps an entry of the field.
+    const after = await ok<Rec>('contacts-create', { first_name: 'after', custom_fields: { [field]: 1 } }, auth);
+    records.set(after.id, after);
+    expect(await entryIds(auth.accountId, field)).not.toContain(after.id);
+    expect(await runIndexBuild(await buildOf(auth.accountId), { pageSize: 7 })).toBe('completed');
+    expect(await entryIds(auth.accountId, field)).toEqual([]);
+    expect((await ok<Rec>('custom-fields-get', { id: field }, auth)).index_status).toBe('ready');
+    const walked = (await walk({ sort: { field: `custom_fields.${field}`, direction: 'asc' } }, auth, 10)).flat().map((r) => r.id);
+    expect(walked).toEqual(expected(all(), field, 'asc'));
+  }, 60_000);
+
+  it('allows at most 10 indexed custom fields per entity type', async () => {
+    const own = newAccount();
+    for (let i = 0; i < 10; i++) await ok('custom-fields-create', { entity_type: 'company', name: `f${i}`, field_type: 'text', indexed: true }, own);
+    const r = await invoke('custom-fields-create', { entity_type: 'company', name: 'f10', field_type: 'text', indexed: true }, own);
+    expect(r.status).toBe(400);
+    expect((r.body as unknown as { error: { code: string } }).error.code).toBe('custom_fields.limit_exceeded');
+    // Another entity type has its own 10.
+    expect(await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'c', field_type: 'text', indexed: true }, own)).toMatchObject({ indexed: true, index_status: 'building' });
+  }, 30_000);
+});
