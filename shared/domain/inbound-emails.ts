@@ -416,9 +416,10 @@ export async function listInboundEmails(ctx: OperationContext, input: InboundLis
 /**
  * An erasure's side of inbound mail (contract §18): every email matched to the contact (its
  * index partition: bounded by the person) is deleted with the activity logged from it. Returns
- * how many emails and activities were deleted. Idempotent.
+ * how many emails and activities were deleted. `before` runs before an activity's deletion (the
+ * erasure marks it and redacts its history). Idempotent.
  */
-export async function eraseInboundEmailsOf(accountId: string, contactId: string): Promise<{ emails: number; activities: number }> {
+export async function eraseInboundEmailsOf(accountId: string, contactId: string, before?: (activityId: string) => Promise<void>): Promise<{ emails: number; activities: number }> {
   const activities = familyOf(activityEntity);
   let emails = 0;
   let logged = 0;
@@ -426,7 +427,10 @@ export async function eraseInboundEmailsOf(accountId: string, contactId: string)
     const page = await listInboundEmailItems(accountId, { contactId, limit: 100 });
     if (page.items.length === 0) break;
     for (const email of page.items) {
-      if (email.activity_id && (await purge(activities, accountId, email.activity_id))) logged++;
+      if (email.activity_id) {
+        await before?.(email.activity_id);
+        if (await purge(activities, accountId, email.activity_id)) logged++;
+      }
       if (await deleteInboundEmailItem(accountId, email.id)) emails++;
     }
   }
