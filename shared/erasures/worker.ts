@@ -187,7 +187,13 @@ export const STEPS: readonly Step[] = [
     reaches: ['inboundEmail', 'inboundEmailText'],
     async run(p) {
       const counts: Counts = {};
-      const out = await eraseInboundEmailsOf(p.accountId, p.contactId, eraseActivity(p, counts));
+      const out = await eraseInboundEmailsOf(p.accountId, p.contactId, {
+        beforeActivity: eraseActivity(p, counts),
+        // Its raw message (and the copies a retried delivery stored) in the inbound bucket.
+        beforeEmail: async (email) => {
+          for (const key of email.raw_keys ?? []) await deleteObject(requireEnv(bindingEnv('inboundBucket')), key);
+        },
+      });
       return { ...counts, inbound_emails: out.emails, activities: out.activities };
     },
   },

@@ -136,7 +136,8 @@ const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
   exportsBucket: (mode, a) => [{ sid: 'ExportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, EXPORT_FILES_PREFIX)] }],
   exportsQueue: (_mode, a) => [{ sid: 'ExportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.exportsQueue] }],
   erasuresQueue: (_mode, a) => [{ sid: 'ErasuresQueueSend', actions: ['sqs:SendMessage'], resources: [a.erasuresQueue] }],
-  inboundBucket: (_mode, a) => [{ sid: 'InboundMail', actions: ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
+  // `erase` (the erasure worker, contract §18): delete the raw messages of the emails it deletes.
+  inboundBucket: (mode, a) => [{ sid: 'InboundMail', actions: mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
   inboundDomain: () => [],
   rateLimit: () => [],
 };
