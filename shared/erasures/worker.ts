@@ -36,6 +36,8 @@ export const ERASURE_LEASE_MS = 60_000;
 export interface ErasureWorkerDeps {
   /** Called after each step's end is saved (tests inject crashes here). */
   afterStep?: (step: string) => void | Promise<void>;
+  /** Called once a step's work is done, before its end is saved (a crash here runs the step again). */
+  beforeSave?: (step: string) => void | Promise<void>;
   leaseMs?: number;
 }
 
@@ -267,6 +269,7 @@ export async function runErasure(message: { account_id: string; erasure_id: stri
   for (let i = current.position; i < STEPS.length; i++) {
     const step = STEPS[i]!;
     const counts = await step.run(person);
+    await deps.beforeSave?.(step.name);
     const removed = { ...current.removed };
     for (const [k, v] of Object.entries(counts) as [RemovedKind, number][]) removed[k] += v;
     const saved = await updateErasureItem(job.account_id, job.id, { position: i + 1, removed, lease_until: Date.now() + leaseMs }, { statusIn: ['pending'], position: i, lease: { owner, mode: 'held', now: Date.now() } });
