@@ -212,17 +212,43 @@ describe('erasures (contract §18)', () => {
     expect((await raw('erasures-create', { contact_id: 'nope' })).error?.code).toBe('erasures.invalid_id');
   }, 120_000);
 
-  it('suppresses the email: create, update and batch rows with it are refused, in any case', async () => {
+  it('refuses a suppressed email, in any case, on every path that writes one', async () => {
     const email = `supp${randomUUID().slice(0, 8)}@example.com`;
-    const contact = await call<{ id: string }>('contacts-create', { first_name: 'Sup', email });
-    const erasure = await call<{ id: string; suppress_email: boolean }>('erasures-create', { contact_id: contact.id, suppress_email: true });
+    const upper = email.toUpperCase();
+    const erased = await call<Rec>('contacts-create', { first_name: 'Sup', email });
+    // A duplicate holding the address stays (it is not the erased contact): merging it, or upserting its address, must not write it again.
+    const duplicate = await call<Rec>('contacts-create', { first_name: 'Dup', email });
+    const erasure = await call<{ id: string; suppress_email: boolean }>('erasures-create', { contact_id: erased.id, suppress_email: true });
     expect(erasure.suppress_email).toBe(true);
-    expect((await raw('contacts-create', { first_name: 'Again', email: email.toUpperCase() })).error?.code).toBe('contacts.email_suppressed');
-    const other = await call<{ id: string }>('contacts-create', { first_name: 'Other', email: `other${randomUUID().slice(0, 8)}@example.com` });
-    expect((await raw('contacts-update', { id: other.id, email })).error?.code).toBe('contacts.email_suppressed');
-    const batch = await call<{ results: Array<{ ok: boolean; error?: { code: string } }> }>('contacts-batch-create', { items: [{ first_name: 'B', email }, { first_name: 'C' }] });
-    expect(batch.results[0]!.error?.code).toBe('contacts.email_suppressed');
-    expect(batch.results[1]!.ok).toBe(true);
+    await completed(erasure.id);
+    const other = await call<Rec>('contacts-create', { first_name: 'Other' });
+    const empty = await call<Rec>('contacts-create', { first_name: 'Empty' });
+    type Results = { results: Array<{ ok: boolean; error?: { code: string } }> };
+    const codeOf = async (op: string, body: unknown) => (await raw(op, body)).error?.code;
+    const firstResult = async (op: string, body: unknown) => (await call<Results>(op, body)).results[0]!.error?.code;
+    const importRow = async (mode: string) => {
+      const job = await call<Rec>('imports-create', { object_type: 'contacts', mode, csv: `first_name,email\nImported,${upper}\n` });
+      await until(async () => ((await call<Rec>('imports-get', { id: job.id })).status === 'completed' ? true : undefined), 30_000, 'the import');
+      const [row] = (await call<{ items: Array<{ code: string; message: string; value: string }> }>('imports-errors', { import_id: job.id })).items;
+      // The address is not stored again, not even in the row's error.
+      return row && /suppressed/.test(row.message) && row.value === '' ? 'contacts.email_suppressed' : JSON.stringify(row);
+    };
+    const paths: Record<string, () => Promise<string | undefined>> = {
+      create: () => codeOf('contacts-create', { first_name: 'Again', email: upper }),
+      update: () => codeOf('contacts-update', { id: other.id, email }),
+      'batch-create': () => firstResult('contacts-batch-create', { items: [{ first_name: 'B', email: upper }] }),
+      'batch-update': () => firstResult('contacts-batch-update', { items: [{ id: other.id, email: upper }] }),
+      'batch-upsert (matches the duplicate)': () => firstResult('contacts-batch-upsert', { items: [{ email: upper, first_name: 'Up' }] }),
+      'import (upsert)': () => importRow('upsert'),
+      'import (create)': () => importRow('create'),
+      'merge (the primary takes the email)': () => codeOf('contacts-merge', { primary_id: empty.id, secondary_id: duplicate.id }),
+    };
+    const outcomes: Record<string, string | undefined> = {};
+    for (const [path, run] of Object.entries(paths)) outcomes[path] = await run();
+    expect(outcomes).toEqual(Object.fromEntries(Object.keys(paths).map((p) => [p, 'contacts.email_suppressed'])));
+    // Nothing was written: no contact but the duplicate holds the address, and a batch's other rows go on.
+    expect((await call<{ items: Rec[] }>('contacts-list', { filter: { field: 'email', op: 'eq', value: email } })).items.map((c) => c.id)).toEqual([duplicate.id]);
+    expect((await call<Results>('contacts-batch-create', { items: [{ first_name: 'C', email: upper }, { first_name: 'D' }] })).results.map((r) => r.ok)).toEqual([false, true]);
   }, 120_000);
 
   it('resumes a crashed erasure at its saved step: completed once, contact.erased once', async () => {
