@@ -25,4 +25,15 @@ export const erasureHandler =
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 
-export const handler = erasureHandler();
+/**
+ * Local mode's crash drill (test/integration/erasure-crash.test.ts): with
+ * `CRM_ERASURE_HOLD_AT=<step>` the worker logs `erasure held` once that step's work is done and
+ * waits there, its end not saved, until the process is killed. Ignored outside local mode.
+ */
+const holdAt = (step: string): Promise<void> | undefined => {
+  if (process.env.CRM_LOCAL !== 'true' || !process.env.CRM_ERASURE_HOLD_AT || process.env.CRM_ERASURE_HOLD_AT !== step) return undefined;
+  logger.warn('erasure held', { step });
+  return new Promise<void>(() => undefined);
+};
+
+export const handler = erasureHandler({ beforeSave: holdAt });

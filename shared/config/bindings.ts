@@ -31,8 +31,8 @@ export const BINDINGS = {
   erasuresQueue: { env: 'ERASURES_QUEUE_URL', modes: ['send'] },
   /** The index-build queue (contract §17: a custom field's `indexed` changed). */
   indexBuildsQueue: { env: 'INDEX_BUILDS_QUEUE_URL', modes: ['send'] },
-  /** The raw inbound mail bucket, `inbound/` prefix only. */
-  inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read'] },
+  /** The raw inbound mail bucket, `inbound/` prefix only (`read`: get; `erase`: delete). */
+  inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read', 'erase'] },
   /** The inbound mail domain (configuration, no grant). */
   inboundDomain: { env: 'CRM_INBOUND_DOMAIN', modes: ['read'] },
   /** The per-account rate limit `rate,burst` (configuration: the stack's RateLimit parameter; contract §14). */

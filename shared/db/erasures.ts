@@ -3,9 +3,10 @@
  * the job store's conditional updates (status, saved position, worker lease: shared/db/jobs.ts);
  * one marker per erased contact (`keys.erasureOfContact`), written in the create transaction, so
  * a second erasure of the same contact finds the first and the stream worker knows a contact is
- * being erased; and a suppressed email's keyed hash (`keys.suppressedEmail`).
+ * being erased (and one per activity erased with it, written before the activity is deleted:
+ * `markErased`); and a suppressed email's keyed hash (`keys.suppressedEmail`).
  */
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ErasureStatus, Removed } from '../schemas/erasures.js';
 import { db, tableName } from './client.js';
 import { batchGetItems, cancellationCodes } from './items.js';
@@ -77,6 +78,14 @@ export async function insertErasure(item: ErasureItem, suppressHash?: string): P
 export async function erasureOfContact(accountId: string, contactId: string): Promise<string | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.erasureOfContact(accountId, contactId), ConsistentRead: true }));
   return typeof out.Item?.erasure_id === 'string' ? out.Item.erasure_id : undefined;
+}
+
+/**
+ * Marks a record erased with a contact (an activity of its only, contract §18): the stream worker
+ * then logs and delivers its changes, its deletion included, redacted. Idempotent.
+ */
+export async function markErased(accountId: string, recordId: string, erasureId: string): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.erasureOfContact(accountId, recordId), erasure_id: erasureId } }));
 }
 
 /** Which of these contacts of an account are erased or being erased (one BatchGetItem per 100). */

@@ -58,6 +58,8 @@ export interface InboundEmailItem extends InboundEmailRecord {
   text_chunks: number;
   /** Contacts matched but the activity not linked yet (a retry finishes the job). */
   pending_activity?: boolean;
+  /** Where its raw message is stored (inbound bucket keys; a retried delivery adds its own): an erasure deletes them. */
+  raw_keys?: string[];
 }
 
 /** Largest item part kept for text in one item (DynamoDB's item limit is 400 KB). */
@@ -161,6 +163,23 @@ export async function insertInboundEmail(item: InboundEmailItem, textRest: strin
   }
 }
 
+
+/** Records one more stored copy of an email's raw message (a retried delivery of it). Idempotent. */
+export async function addRawKey(accountId: string, id: string, rawKey: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.inboundEmail(accountId, id),
+        UpdateExpression: 'SET raw_keys = list_append(if_not_exists(raw_keys, :none), :k)',
+        ConditionExpression: 'attribute_exists(pk) AND NOT contains(raw_keys, :key)',
+        ExpressionAttributeValues: { ':none': [], ':k': [rawKey], ':key': rawKey },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
 
 /** The `contact_id` index entries of an email (idempotent). */
 export async function putContactEntries(accountId: string, id: string, createdAt: string, contactIds: string[]): Promise<void> {

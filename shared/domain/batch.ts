@@ -37,6 +37,7 @@ import { draftOf } from './records/create.js';
 import { remove } from './records/delete.js';
 import { familyOf, type RecordFamily, storeOfType, toApi, writing } from './records/family.js';
 import { reconcile } from './records/references.js';
+import { checkSuppressed } from './records/suppression.js';
 import { applyUpdate } from './records/update.js';
 
 export type BatchAction = 'created' | 'updated' | 'unchanged' | 'deleted';
@@ -316,6 +317,26 @@ export const CLAIM_IN_FLIGHT_MS = 60_000;
  * that exists is allowed (§3), and an upsert then matches the newest record.
  * With `skipExisting` (an import chunk applied again), an item whose own id exists is `created`.
  */
+/**
+ * The upsert keys an erasure suppressed (contract §18), with their `<family>.email_suppressed`
+ * error: one read per distinct key, at once. An upsert or an import row matching a record that
+ * holds such an address must not write it again.
+ */
+async function suppressedKeys(b: Batch, ctx: OperationContext, keys: readonly string[]): Promise<Map<string, unknown>> {
+  const refused = new Map<string, unknown>();
+  if (!b.def.erase) return refused;
+  await Promise.all(
+    [...new Set(keys)].map(async (key) => {
+      try {
+        await checkSuppressed(b.fam, ctx.accountId, key);
+      } catch (error) {
+        refused.set(key, error);
+      }
+    }),
+  );
+  return refused;
+}
+
 async function upsertAll(b: Batch, ctx: OperationContext, items: readonly UpsertItem[], opts: { skipExisting?: boolean } = {}): Promise<void> {
   const { def, family } = b;
   const lookup = def.lookup!;
@@ -327,6 +348,10 @@ async function upsertAll(b: Batch, ctx: OperationContext, items: readonly Upsert
     for (const u of pending) if (u.id && existing.has(u.id)) u.slot.result = { index: u.slot.index, ok: true, action: 'created', record: toApi(b.fam, existing.get(u.id)!) };
     pending = pending.filter((u) => !u.slot.result);
   }
+  // A suppressed address (contract §18) is refused, even when it matches a record that holds it.
+  const refused = await suppressedKeys(b, ctx, pending.map((u) => u.key));
+  for (const u of pending) if (refused.has(u.key)) u.slot.result = failure(b, u.slot.index, refused.get(u.key));
+  pending = pending.filter((u) => !u.slot.result);
   const hasKey = (r: StoredRecord, key: string) => normalizeLookupKey(String(r[lookup.field] ?? '').trim()) === key;
   for (let round = 1; pending.length > 0; round++) {
     if (round > UPSERT_ROUNDS) {
@@ -455,6 +480,7 @@ export function batchService<D extends Entity>(entity: D) {
     batchDelete: (ctx: OperationContext, ids: readonly unknown[]) => batchDelete(b, ctx, ids),
     batchGet: (ctx: OperationContext, ids: readonly unknown[]) => batchGet(b, ctx, ids),
     batchUpsert: (ctx: OperationContext, items: readonly unknown[]) => batchUpsert(b, ctx, items),
+    suppressedKeys: (ctx: OperationContext, keys: readonly string[]) => suppressedKeys(b, ctx, keys),
     applyChunk: (ctx: OperationContext, creates: ReadonlyArray<{ id: string; body: ParsedBody; key?: string }>, updates: readonly ParsedBody[], createdAt: string) => applyChunk(b, ctx, creates, updates, createdAt),
   };
 }

@@ -14,6 +14,7 @@ import { optionalEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
 import {
   accountOfAddressKey,
+  addRawKey,
   addressKeyOf,
   deleteInboundEmailItem,
   getInboundEmailItem,
@@ -262,7 +263,7 @@ export interface ProcessedEmail {
  * Resolves when everything is stored (the SMTP listener answers `250` only then); throws on a
  * storage failure (the caller asks for a retry).
  */
-export async function processInboundMessage(raw: Buffer, recipients: readonly string[], opts: { receivedAt?: Date } = {}): Promise<ProcessedEmail[]> {
+export async function processInboundMessage(raw: Buffer, recipients: readonly string[], opts: { receivedAt?: Date; rawKey?: string } = {}): Promise<ProcessedEmail[]> {
   const owners = new Map<string, { accountId: string; userId: string }>();
   const distinct = [...new Set(recipients.map((x) => x.trim().toLowerCase()))].slice(0, MAX_LOOKUP_ADDRESSES);
   const [found, parsed] = await Promise.all([Promise.all(distinct.map(ownerOfRecipient)), parseMessage(raw)]);
@@ -270,7 +271,7 @@ export async function processInboundMessage(raw: Buffer, recipients: readonly st
   if (owners.size === 0) return [];
   const receivedAt = (opts.receivedAt ?? new Date()).toISOString();
   const results: ProcessedEmail[] = [];
-  for (const owner of owners.values()) results.push(await storeForAccount(owner, raw, parsed, receivedAt));
+  for (const owner of owners.values()) results.push(await storeForAccount(owner, raw, parsed, receivedAt, opts.rawKey));
   return results;
 }
 
@@ -292,7 +293,7 @@ async function matchContacts(accountId: string, parsed: ParsedMessage): Promise<
   return { contactIds: ids.slice(0, MAX_MATCHED_CONTACTS), senderIsContact: Boolean(sender && found.has(sender) && !isInboundAddress(sender)) };
 }
 
-async function storeForAccount(owner: { accountId: string; userId: string }, raw: Buffer, parsed: ParsedMessage, receivedAt: string): Promise<ProcessedEmail> {
+async function storeForAccount(owner: { accountId: string; userId: string }, raw: Buffer, parsed: ParsedMessage, receivedAt: string, rawKey: string | undefined): Promise<ProcessedEmail> {
   const { accountId } = owner;
   const { contactIds, senderIsContact } = await matchContacts(accountId, parsed);
   const id = randomUUID();
@@ -317,6 +318,7 @@ async function storeForAccount(owner: { accountId: string; userId: string }, raw
     message_hash: messageHash(parsed, raw),
     text_chunks: 0,
     ...(contactIds.length ? { pending_activity: true } : {}),
+    ...(rawKey ? { raw_keys: [rawKey] } : {}),
   };
   // What fits beside the other fields stays in the item; the rest goes to chunk items.
   const room = Math.max(0, TEXT_ITEM_BYTES - Buffer.byteLength(JSON.stringify(base)));
@@ -327,6 +329,7 @@ async function storeForAccount(owner: { accountId: string; userId: string }, raw
   if (!outcome.inserted) {
     if (!outcome.deleted) {
       const existing = await getInboundEmailItem(accountId, outcome.existingId);
+      if (existing && rawKey && !existing.raw_keys?.includes(rawKey)) await addRawKey(accountId, existing.id, rawKey);
       if (existing?.pending_activity) await logActivity(owner, existing, senderIsContact, true);
     }
     return { accountId, emailId: outcome.existingId, duplicate: true };
@@ -416,9 +419,15 @@ export async function listInboundEmails(ctx: OperationContext, input: InboundLis
 /**
  * An erasure's side of inbound mail (contract §18): every email matched to the contact (its
  * index partition: bounded by the person) is deleted with the activity logged from it. Returns
- * how many emails and activities were deleted. Idempotent.
+ * how many emails and activities were deleted. `beforeActivity` runs before an activity's
+ * deletion (the erasure marks it and redacts its history), `beforeEmail` before an email's (the
+ * erasure deletes its raw message: `raw_keys`). Idempotent.
  */
-export async function eraseInboundEmailsOf(accountId: string, contactId: string): Promise<{ emails: number; activities: number }> {
+export async function eraseInboundEmailsOf(
+  accountId: string,
+  contactId: string,
+  hooks: { beforeActivity?: (activityId: string) => Promise<void>; beforeEmail?: (email: InboundEmailItem) => Promise<void> } = {},
+): Promise<{ emails: number; activities: number }> {
   const activities = familyOf(activityEntity);
   let emails = 0;
   let logged = 0;
@@ -426,7 +435,11 @@ export async function eraseInboundEmailsOf(accountId: string, contactId: string)
     const page = await listInboundEmailItems(accountId, { contactId, limit: 100 });
     if (page.items.length === 0) break;
     for (const email of page.items) {
-      if (email.activity_id && (await purge(activities, accountId, email.activity_id))) logged++;
+      if (email.activity_id) {
+        await hooks.beforeActivity?.(email.activity_id);
+        if (await purge(activities, accountId, email.activity_id)) logged++;
+      }
+      await hooks.beforeEmail?.(email);
       if (await deleteInboundEmailItem(accountId, email.id)) emails++;
     }
   }

@@ -29,7 +29,8 @@ export async function createErasure(ctx: OperationContext, input: ErasureCreateI
     // Erased already (the record is gone, the erasure stays): the first erasure.
     const existing = await erasureOfContact(ctx.accountId, input.contact_id);
     const item = existing && (await getErasureItem(ctx.accountId, existing));
-    if (item) return erasureToApi(item);
+    // (An activity erased with a contact carries the contact's erasure: not this id's.)
+    if (item && item.contact_id === input.contact_id) return erasureToApi(item);
     throw notFound('erasures', 'contact');
   }
   const now = new Date().toISOString();

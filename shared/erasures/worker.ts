@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordChange } from '../db/changes.js';
-import { type ErasureItem, getErasureItem, updateErasureItem, clearActiveErasure } from '../db/erasures.js';
+import { type ErasureItem, getErasureItem, markErased, updateErasureItem, clearActiveErasure } from '../db/erasures.js';
 import { recordEntries, rewriteEntryBody } from '../db/events.js';
 import { queryExports, updateExportItem } from '../db/exports.js';
 import { answersOfRecord, eraseAnswer } from '../db/idempotency-store.js';
@@ -36,6 +36,8 @@ export const ERASURE_LEASE_MS = 60_000;
 export interface ErasureWorkerDeps {
   /** Called after each step's end is saved (tests inject crashes here). */
   afterStep?: (step: string) => void | Promise<void>;
+  /** Called once a step's work is done, before its end is saved (a crash here runs the step again). */
+  beforeSave?: (step: string) => void | Promise<void>;
   leaseMs?: number;
 }
 
@@ -103,6 +105,39 @@ async function fileHolds(key: string, needle: string): Promise<boolean> {
   return false;
 }
 
+/** A contact's or an activity's history: each entry's three copies redacted. */
+async function redactEvents(accountId: string, recordId: string): Promise<number> {
+  let events = 0;
+  for await (const entry of recordEntries(accountId, recordId)) {
+    if (!isPersonalEvent(entry.event)) continue;
+    const parsed = JSON.parse(entry.body) as { merged_id?: string };
+    // A merge into this contact kept its image in the merge item (in the secondary's partition).
+    if (entry.event === 'contact.merged' && parsed.merged_id) await purgeMerge(accountId, 'contact', parsed.merged_id);
+    const body = redactEventBody(entry.body);
+    if (body !== entry.body) await rewriteEntryBody(accountId, entry, body);
+    events++;
+  }
+  return events;
+}
+
+/** A contact's or an activity's deliveries (its index by record): each stored body redacted. */
+async function redactDeliveries(accountId: string, recordId: string): Promise<number> {
+  let n = 0;
+  for await (const ref of deliveriesOfRecord(accountId, recordId)) if (await rewriteDeliveryBody(ref, redactEventBody)) n++;
+  return n;
+}
+
+/**
+ * What an activity erased with the contact leaves, before it is deleted: its marker (the stream
+ * worker logs and delivers its deletion, and anything still in flight, redacted), then its
+ * history and deliveries redacted. Adds to `counts`.
+ */
+const eraseActivity = (p: Person, counts: Counts) => async (activityId: string) => {
+  await markErased(p.accountId, activityId, p.job.id);
+  counts.events = (counts.events ?? 0) + (await redactEvents(p.accountId, activityId));
+  counts.deliveries = (counts.deliveries ?? 0) + (await redactDeliveries(p.accountId, activityId));
+};
+
 export const STEPS: readonly Step[] = [
   {
     name: 'imports',
@@ -153,15 +188,24 @@ export const STEPS: readonly Step[] = [
     name: 'inbound_emails',
     reaches: ['inboundEmail', 'inboundEmailText'],
     async run(p) {
-      const out = await eraseInboundEmailsOf(p.accountId, p.contactId);
-      return { inbound_emails: out.emails, activities: out.activities };
+      const counts: Counts = {};
+      const out = await eraseInboundEmailsOf(p.accountId, p.contactId, {
+        beforeActivity: eraseActivity(p, counts),
+        // Its raw message (and the copies a retried delivery stored) in the inbound bucket.
+        beforeEmail: async (email) => {
+          for (const key of email.raw_keys ?? []) await deleteObject(requireEnv(bindingEnv('inboundBucket')), key);
+        },
+      });
+      return { ...counts, inbound_emails: out.emails, activities: out.activities };
     },
   },
   {
     name: 'activities',
     reaches: [],
     async run(p) {
-      return { activities: await purgeOnlyLinked(p.accountId, 'contact', p.contactId) };
+      const counts: Counts = {};
+      const activities = await purgeOnlyLinked(p.accountId, 'contact', p.contactId, eraseActivity(p, counts));
+      return { ...counts, activities };
     },
   },
   {
@@ -184,26 +228,14 @@ export const STEPS: readonly Step[] = [
     name: 'events',
     reaches: ['eventEntry', 'merge'],
     async run(p) {
-      let n = 0;
-      for await (const entry of recordEntries(p.accountId, p.contactId)) {
-        if (!isPersonalEvent(entry.event)) continue;
-        const parsed = JSON.parse(entry.body) as { merged_id?: string };
-        // A merge into this contact kept its image in the merge item (in the secondary's partition).
-        if (entry.event.endsWith('.merged') && parsed.merged_id) await purgeMerge(p.accountId, 'contact', parsed.merged_id);
-        const body = redactEventBody(entry.body);
-        if (body !== entry.body) await rewriteEntryBody(p.accountId, entry, body);
-        n++;
-      }
-      return { events: n };
+      return { events: await redactEvents(p.accountId, p.contactId) };
     },
   },
   {
     name: 'deliveries',
     reaches: ['webhookDelivery'],
     async run(p) {
-      let n = 0;
-      for await (const ref of deliveriesOfRecord(p.accountId, p.contactId)) if (await rewriteDeliveryBody(ref, redactEventBody)) n++;
-      return { deliveries: n };
+      return { deliveries: await redactDeliveries(p.accountId, p.contactId) };
     },
   },
   {
@@ -237,6 +269,7 @@ export async function runErasure(message: { account_id: string; erasure_id: stri
   for (let i = current.position; i < STEPS.length; i++) {
     const step = STEPS[i]!;
     const counts = await step.run(person);
+    await deps.beforeSave?.(step.name);
     const removed = { ...current.removed };
     for (const [k, v] of Object.entries(counts) as [RemovedKind, number][]) removed[k] += v;
     const saved = await updateErasureItem(job.account_id, job.id, { position: i + 1, removed, lease_until: Date.now() + leaseMs }, { statusIn: ['pending'], position: i, lease: { owner, mode: 'held', now: Date.now() } });

@@ -229,7 +229,9 @@ class JobRun {
     const field = [...headerOf.keys()].find((k) => path === k || path.startsWith(`${k}.`)) ?? path.split('.')[0] ?? '';
     const header = headerOf.get(field) ?? this.mapping.columns.find((c) => c.target.kind === 'field' && c.target.field === field)?.header ?? field;
     const detail = error.details?.[0]?.message;
-    return { code: problemCode(error.code), column: header, message: detail ? `${header || field}: ${detail}` : error.message, value: cellOf.get(field) ?? '' };
+    // A suppressed address (contract §18) is not stored again, not even in the row's error.
+    const value = error.code.endsWith('.email_suppressed') ? '' : (cellOf.get(field) ?? '');
+    return { code: problemCode(error.code), column: header, message: detail ? `${header || field}: ${detail}` : error.message, value };
   }
 
   /**
@@ -290,6 +292,8 @@ class JobRun {
     const creates: Array<{ r: Ready; id: string; body: ParsedBody }> = [];
     const updates: Array<{ r: Ready; body: ParsedBody }> = [];
     const problem = (r: Ready, p: RowProblem) => result.errors.push(this.error(r.row.rowNumber, p));
+    // A matched row's suppressed address (contract §18) is refused, though the match holds it already.
+    const refused = await this.batch.suppressedKeys(this.ctx, ready.flatMap((r) => (r.key && lookupMatches.get(r.key)?.length ? [r.key] : [])));
     for (const r of ready) {
       try {
         if (r.companyDomain !== undefined) {
@@ -303,7 +307,9 @@ class JobRun {
         }
         const ownId = rowRecordId(job.id, r.row.rowNumber);
         const match = r.key ? lookupMatches.get(r.key)?.[0] : undefined;
-        if (match && match.id === ownId) {
+        if (match && r.key && refused.has(r.key)) {
+          throw refused.get(r.key);
+        } else if (match && match.id === ownId) {
           // Created by an earlier attempt at this chunk.
           result.created++;
         } else if (match) {

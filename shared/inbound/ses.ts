@@ -34,5 +34,5 @@ export async function processStoredMessage(bucket: string, key: string, received
   const raw = await readRawMessage(bucket, key, MAX_MESSAGE_BYTES);
   if (raw === 'too_large') return { status: 'too_large' };
   if (failedVirusScan(raw)) return { status: 'virus' };
-  return { status: 'processed', emails: await processInboundMessage(raw, recipientsOf(raw), { receivedAt }) };
+  return { status: 'processed', emails: await processInboundMessage(raw, recipientsOf(raw), { receivedAt, rawKey: key }) };
 }

@@ -56,8 +56,13 @@ export const erasureListResult = v.object({ items: v.array(erasureSchema), next_
 
 // --- redaction (pure) ---------------------------------------------------------------------------
 
-/** The record types that hold a person (contract §18): their events' bodies are redacted by an erasure. */
-export const PERSONAL_RECORD_TYPES = ['contact'] as const;
+/**
+ * The record types whose events an erasure redacts (contract §18): the person (`contact`) and the
+ * activities erased with it (their subject and body are about the person: notes, logged mail).
+ * Their deliveries are indexed by record (`whr#<id>`), and the stream worker checks whether one is
+ * erased before it logs or delivers its change.
+ */
+export const PERSONAL_RECORD_TYPES = ['contact', 'activity'] as const;
 export const isPersonalEvent = (event: string): boolean => PERSONAL_RECORD_TYPES.some((t) => event.startsWith(`${t}.`));
 
 /**

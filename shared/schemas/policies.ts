@@ -138,7 +138,8 @@ const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
   exportsQueue: (_mode, a) => [{ sid: 'ExportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.exportsQueue] }],
   erasuresQueue: (_mode, a) => [{ sid: 'ErasuresQueueSend', actions: ['sqs:SendMessage'], resources: [a.erasuresQueue] }],
   indexBuildsQueue: (_mode, a) => [{ sid: 'IndexBuildsQueueSend', actions: ['sqs:SendMessage'], resources: [a.indexBuildsQueue] }],
-  inboundBucket: (_mode, a) => [{ sid: 'InboundMail', actions: ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
+  // `erase` (the erasure worker, contract §18): delete the raw messages of the emails it deletes.
+  inboundBucket: (mode, a) => [{ sid: 'InboundMail', actions: mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
   inboundDomain: () => [],
   rateLimit: () => [],
 };

@@ -22,9 +22,9 @@ export class WebhookBatchCache {
     return p;
   }
   /**
-   * Whether a contact is erased or being erased (contract §18): its changes are logged and
-   * delivered redacted. The batch's contacts of an account are looked up together, once
-   * (`prefetchErased`: one BatchGetItem per 100 contacts); a contact not prefetched, alone.
+   * Whether a contact (or an activity erased with one) is erased or being erased (contract §18):
+   * its changes are logged and delivered redacted. The batch's records of an account are looked up
+   * together, once (`prefetchErased`: one BatchGetItem per 100 records); one not prefetched, alone.
    */
   async isErased(accountId: string, contactId: string): Promise<boolean> {
     const key = `${accountId}\0${contactId}`;
@@ -36,7 +36,7 @@ export class WebhookBatchCache {
     const byAccount = new Map<string, string[]>();
     for (const c of changes) {
       const key = `${c.accountId}\0${c.id}`;
-      if (c.type !== 'contact' || this.erased.has(key)) continue;
+      if (!isPersonalEvent(`${c.type}.`) || this.erased.has(key)) continue;
       byAccount.set(c.accountId, [...(byAccount.get(c.accountId) ?? []), c.id]);
     }
     for (const [accountId, ids] of byAccount) {
@@ -60,14 +60,15 @@ export function eventOf(change: RecordChange): WebhookEvent | undefined {
 
 /**
  * The event a change raises and its payload, as the change log and webhooks receive it. A change
- * of an erased contact (contract §18) is redacted (`data: { id }`); its removal by the erasure
- * raises nothing here (the erasure raises `contact.erased` itself).
+ * of an erased contact, or of an activity erased with it (contract §18), is redacted
+ * (`data: { id }`); the contact's removal by the erasure raises nothing here (the erasure raises
+ * `contact.erased` itself), an activity's raises its `activity.deleted`, redacted.
  */
 export async function eventAndPayload(change: RecordChange, cache: WebhookBatchCache): Promise<{ event: WebhookEvent; payload: WebhookPayload } | undefined> {
   const event = eventOf(change);
   if (!event) return undefined;
   const erased = change.op !== 'erased' && isPersonalEvent(event) && (await cache.isErased(change.accountId, change.id));
-  if (erased && change.op === 'deleted') return undefined;
+  if (erased && change.op === 'deleted' && change.type === 'contact') return undefined;
   const payload = buildPayload(await resolveActor(change), event, await cache.metaOf(change.accountId));
   return { event, payload: erased ? (redactPayload(payload) as WebhookPayload) : payload };
 }

@@ -370,6 +370,10 @@ describe('least privilege', () => {
     for (const name of allFunctionNames.filter((n) => !['exportWorker', 'exports-get', 'exports-list', 'erasureWorker'].includes(n))) expect(onExports(name), name).toEqual([]);
     for (const name of allFunctionNames.filter((n) => n !== 'erasureWorker')) expect(actionsOf(statementsOf(name)).filter((a) => a === 's3:ListBucket' || a === 's3:DeleteObject'), name).toEqual([]);
     expect(actionsOf(statementsOf('erasureWorker'))).not.toContain('s3:ListBucket');
+    // It deletes the raw inbound messages of the emails it deletes; the inbound function only reads them.
+    const onInbound = (name: string) => statementsOf(name).filter((st) => JSON.stringify(st.Resource).includes('/inbound/*'));
+    expect(actionsOf(onInbound('erasureWorker'))).toEqual(['s3:DeleteObject']);
+    expect(actionsOf(onInbound('inbound'))).toEqual(['s3:GetObject']);
     // Only exports-create sends to the export queue; the worker is triggered by it (batch size 1).
     const senders = allFunctionNames.filter((n) => Boolean(envOf(n).EXPORTS_QUEUE_URL));
     expect(senders).toEqual(['exports-create']);

@@ -43,9 +43,10 @@ function otherLinks(fam: RecordFamily, record: Record<string, unknown>, target: 
  * Deletes (for good, not to the trash) the activities linked to the record and to no other
  * record: those whose reference index names it (it is live), and those its deletion's cascade
  * unlinked (it is in the trash). The cascade's records are removed too (no restore follows).
+ * `before` runs before each deletion (an erasure marks the activity and redacts its history).
  * Returns how many were deleted.
  */
-export async function purgeOnlyLinked(accountId: string, target: EntityType, refId: string): Promise<number> {
+export async function purgeOnlyLinked(accountId: string, target: EntityType, refId: string, before?: (id: string) => Promise<void>): Promise<number> {
   const fam = familyOf(activityEntity as EntityDefinition);
   const candidates = new Set(await fam.store.referencing(accountId, target, refId));
   const cascades = await readCascadeRecords(accountId, target, refId, 1000);
@@ -54,6 +55,7 @@ export async function purgeOnlyLinked(accountId: string, target: EntityType, ref
   for (const id of candidates) {
     const current = await fam.store.get(accountId, id);
     if (!current || otherLinks(fam, current, target, refId) > 0) continue;
+    await before?.(id);
     if (await purge(fam, accountId, id)) deleted++;
   }
   await deleteCascadeRecords(cascades);

@@ -36,7 +36,9 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
         const set = { ...rest, ...out.set };
         const next = { ...current, ...set };
         checkRules(fam, next, Object.keys(sent));
-        if ('email' in rest && next.email !== current.email) await checkSuppressed(fam, ctx.accountId, next.email);
+        // Sending a suppressed address is refused even when a record holds it already (a duplicate
+        // left by the erasure, an upsert's match): it is never written again (contract §18).
+        if ('email' in rest) await checkSuppressed(fam, ctx.accountId, next.email);
         Object.assign(set, def.derive?.(next, current, new Date().toISOString()) ?? {});
         return { set, customSet: cf?.set, customRemove: cf?.remove };
       },
