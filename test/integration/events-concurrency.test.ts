@@ -33,8 +33,7 @@ async function follow(auth: AuthContext, filters: Record<string, unknown>, done:
     seen.push(...page.items);
     cursor = page.next_cursor;
     if (finished && !page.has_more) return seen;
-    // Caught up: a short pause, so that the readers do not keep DynamoDB Local from the writers.
-    if (!page.has_more) await new Promise((r) => setTimeout(r, 5));
+    if (!page.has_more) await new Promise((r) => setImmediate(r));
   }
 }
 
