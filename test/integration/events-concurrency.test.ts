@@ -38,10 +38,10 @@ async function follow(auth: AuthContext, filters: Record<string, unknown>, done:
 }
 
 describe('change log completeness', { timeout: 300_000 }, () => {
-  it('readers following the cursor see every event of 4 concurrent appenders exactly once, in order', async () => {
+  it('readers following the cursor see every event of 6 concurrent appenders exactly once, in order', async () => {
     const auth = newAccount();
-    const WRITERS = 4;
-    const PER_WRITER = 30; // more than a transaction's events (EVENTS_PER_TRANSACTION)
+    const WRITERS = 6;
+    const PER_WRITER = 30;
     const records = Array.from({ length: WRITERS }, () => randomUUID());
     const eventOf = (w: number, i: number): LogAppend => {
       const id = `w${w}-${i}-${randomUUID()}`;
