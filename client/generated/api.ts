@@ -17,7 +17,7 @@ export interface paths {
          *
          *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_cursor`, `companies.invalid_filter`, `companies.invalid_sort`, `companies.sort_too_large`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_cursor`, `companies.invalid_filter`, `companies.invalid_sort`, `companies.sort_too_large`, `companies.index_building`.
          */
         post: operations["companies-list"];
         delete?: never;
@@ -329,7 +329,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_cursor`, `contacts.invalid_filter`, `contacts.invalid_sort`, `contacts.sort_too_large`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_cursor`, `contacts.invalid_filter`, `contacts.invalid_sort`, `contacts.sort_too_large`, `contacts.index_building`.
          */
         post: operations["contacts-list"];
         delete?: never;
@@ -641,7 +641,7 @@ export interface paths {
          *
          *     Needs the scope `sources:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_cursor`, `sources.invalid_filter`, `sources.invalid_sort`, `sources.sort_too_large`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `sources.invalid_request`, `sources.internal`, `sources.invalid_cursor`, `sources.invalid_filter`, `sources.invalid_sort`, `sources.sort_too_large`, `sources.index_building`.
          */
         post: operations["sources-list"];
         delete?: never;
@@ -875,7 +875,7 @@ export interface paths {
          *
          *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`, `projects.invalid_filter`, `projects.invalid_sort`, `projects.sort_too_large`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`, `projects.invalid_filter`, `projects.invalid_sort`, `projects.sort_too_large`, `projects.index_building`.
          */
         post: operations["projects-list"];
         delete?: never;
@@ -1135,7 +1135,7 @@ export interface paths {
          *
          *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_cursor`, `activities.invalid_filter`, `activities.invalid_sort`, `activities.sort_too_large`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_cursor`, `activities.invalid_filter`, `activities.invalid_sort`, `activities.sort_too_large`, `activities.index_building`.
          */
         post: operations["activities-list"];
         delete?: never;
@@ -1441,13 +1441,13 @@ export interface paths {
         put?: never;
         /**
          * Define a custom field for contacts, companies or projects
-         * @description Define a custom field for contacts, companies or projects.
+         * @description With `indexed: true` the field keeps sort-ordered index entries (contract §17); its `index_status` is `building` until every existing record has its entry.
          *
          *     Called as `POST /api/custom-fields-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
          *     Needs the scope `custom_fields:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.name_required`, `custom_fields.conflict`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.name_required`, `custom_fields.conflict`, `custom_fields.limit_exceeded`.
          */
         post: operations["custom-fields-create"];
         delete?: never;
@@ -1466,14 +1466,14 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Update a custom field definition (name, description, options)
-         * @description Update a custom field definition (name, description, options).
+         * Update a custom field definition (name, description, options, indexed)
+         * @description Turning `indexed` on or off applies to the existing records in the background: `index_status` is `building` meanwhile (filters stay correct; a sort on the field is 409 `<family>.index_building`), then `ready`.
          *
          *     Called as `POST /api/custom-fields-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
          *     Needs the scope `custom_fields:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`, `custom_fields.name_required`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `custom_fields.invalid_request`, `custom_fields.internal`, `custom_fields.invalid_id`, `custom_fields.not_found`, `custom_fields.name_required`, `custom_fields.limit_exceeded`.
          */
         post: operations["custom-fields-update"];
         delete?: never;
@@ -5038,6 +5038,17 @@ export interface components {
              */
             description: string;
             /**
+             * @description Keeps sort-ordered index entries (contract §17): sort and eq/in/prefix/range conditions on the field read full pages at flat cost (default false; at most 10 indexed per entity type). Turning it on or off applies to the existing records in the background (index_status building)
+             * @example false
+             */
+            indexed: boolean;
+            /**
+             * @description building while a change of indexed is applied to the existing records (filters stay correct meanwhile; a sort on the field is 409 <family>.index_building), else ready
+             * @example ready
+             * @enum {string}
+             */
+            index_status: "ready" | "building";
+            /**
              * Format: date-time
              * @description Creation timestamp (ISO 8601 UTC)
              * @example 2026-11-22T01:16:30.123Z
@@ -5092,6 +5103,11 @@ export interface components {
              * @example Customer tier
              */
             description?: string;
+            /**
+             * @description Keeps sort-ordered index entries (contract §17): sort and eq/in/prefix/range conditions on the field read full pages at flat cost (default false; at most 10 indexed per entity type). Turning it on or off applies to the existing records in the background (index_status building)
+             * @example false
+             */
+            indexed?: boolean;
         };
         CustomFieldUpdateInput: {
             /**
@@ -5118,6 +5134,11 @@ export interface components {
              *     ]
              */
             options?: string[];
+            /**
+             * @description Keeps sort-ordered index entries (contract §17): sort and eq/in/prefix/range conditions on the field read full pages at flat cost (default false; at most 10 indexed per entity type). Turning it on or off applies to the existing records in the background (index_status building)
+             * @example false
+             */
+            indexed?: boolean;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -6879,6 +6900,40 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.index_building */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.index_building";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -10090,6 +10145,40 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: contacts.index_building */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.index_building";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
@@ -13285,6 +13374,40 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: sources.index_building */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "sources.index_building";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
             /** @description Error: api.payload_too_large */
             413: {
                 headers: {
@@ -15605,6 +15728,40 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: projects.index_building */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.index_building";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -18215,6 +18372,40 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: activities.index_building */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.index_building";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -21262,7 +21453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: custom_fields.invalid_request, custom_fields.name_required */
+            /** @description Error: custom_fields.invalid_request, custom_fields.name_required, custom_fields.limit_exceeded */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -21279,7 +21470,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "custom_fields.invalid_request" | "custom_fields.name_required";
+                            code: "custom_fields.invalid_request" | "custom_fields.name_required" | "custom_fields.limit_exceeded";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -21536,7 +21727,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: custom_fields.invalid_request, custom_fields.invalid_id, custom_fields.name_required */
+            /** @description Error: custom_fields.invalid_request, custom_fields.invalid_id, custom_fields.name_required, custom_fields.limit_exceeded */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -21553,7 +21744,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "custom_fields.invalid_request" | "custom_fields.invalid_id" | "custom_fields.name_required";
+                            code: "custom_fields.invalid_request" | "custom_fields.invalid_id" | "custom_fields.name_required" | "custom_fields.limit_exceeded";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

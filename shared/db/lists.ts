@@ -401,7 +401,8 @@ interface SortedEntry {
 }
 
 /** The entries of a sorted field within `ranges`, in the read's direction, strictly beyond `after`. */
-async function* sortedEntries(type: EntityType, accountId: string, read: SortedRead, after: string | undefined, pageSize: number): AsyncGenerator<SortedEntry> {
+async function* sortedEntries(type: EntityType, accountId: string, read: SortedRead, after: string | undefined, firstPage: number, pageSize = firstPage): AsyncGenerator<SortedEntry> {
+  let limit = firstPage;
   const forward = read.direction !== 'desc';
   const ranges = sortedRanges(read.type, read.condition);
   // Values in the read's direction; the empty section (when read) last either way.
@@ -431,10 +432,11 @@ async function* sortedEntries(type: EntityType, accountId: string, read: SortedR
           KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
           ExpressionAttributeValues: { ':p': pk, ':a': from, ':b': to },
           ScanIndexForward: forward,
-          Limit: pageSize,
+          Limit: limit,
           ExclusiveStartKey: startKey,
         }),
       );
+      limit = pageSize;
       for (const item of out.Items ?? []) {
         const at = String(item.sk);
         if (at === after) continue;
@@ -457,7 +459,8 @@ async function sortedIndexPage(def: EntityDefinition, accountId: string, plan: L
   const type = def.type as EntityType;
   const want = plan.limit + 1;
   const out: { record: StoredRecord; at: string }[] = [];
-  const stream = sortedEntries(type, accountId, read, plan.after, matches ? BUDGET_PAGE_SIZE : want)[Symbol.asyncIterator]();
+  // The first query reads what a page needs; later ones (conditions dropping entries) read more at once.
+  const stream = sortedEntries(type, accountId, read, plan.after, want, matches ? BUDGET_PAGE_SIZE : want)[Symbol.asyncIterator]();
   let read_ = 0;
   let exhausted = false;
   let lastSeen: string | undefined;

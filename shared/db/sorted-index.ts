@@ -51,7 +51,9 @@ export async function buildSortedPage(type: EntityType, accountId: string, field
   const written = new Map(read.map((r) => [String(r.id), entryOf(accountId, type, field, fieldType, r)]));
   await putItems([...written.values()]);
   // Records written or deleted since the query: their entry now follows the record as it is.
-  const now = await readRecords(type, accountId, [...written.keys()]);
+  const ids = [...written.keys()];
+  const chunks = Array.from({ length: Math.ceil(ids.length / 100) }, (_, i) => ids.slice(i * 100, i * 100 + 100));
+  const now = new Map((await Promise.all(chunks.map((c) => readRecords(type, accountId, c)))).flatMap((m) => [...m]));
   const fixes = [...written].flatMap(([id, entry]) => {
     const current = now.get(id);
     const want = current && entryOf(accountId, type, field, fieldType, current);

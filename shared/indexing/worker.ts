@@ -17,7 +17,7 @@ import type { IndexBuildMessage } from './storage.js';
 /** How long a worker holds a build between two saved pages. */
 export const INDEX_BUILD_LEASE_MS = 60_000;
 /** Records (or entries) a page handles. */
-const PAGE_SIZE = 200;
+const PAGE_SIZE = 500;
 
 export interface IndexBuildWorkerDeps {
   leaseMs?: number;

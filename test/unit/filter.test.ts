@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { activityEntity, contactEntity, projectEntity } from '../../shared/schemas/entities/index.js';
-import { compareSort, entityFilterFields, type Filter, type FilterField, instantKey, matchesFilter, parseFilter, parseSort, sortPosition } from '../../shared/schemas/filter.js';
+import { compareSort, entityFilterFields, type Filter, type FilterField, instantKey, matchesFilter, parseFilter, parseSort, sortKeyOf, sortPosition } from '../../shared/schemas/filter.js';
+import { sortedRanges } from '../../shared/db/lists.js';
+import { sortedKeyOf } from '../../shared/db/record-model.js';
 
 const fields: Record<string, FilterField> = {
   name: { type: 'text' },
@@ -102,5 +104,58 @@ describe('compareSort', () => {
         }
       }),
     );
+  });
+});
+
+describe('sort-ordered entry keys (contract §17)', () => {
+  const sign = (x: number) => (x < 0 ? -1 : x > 0 ? 1 : 0);
+  const cmpStr = (a: string, b: string) => (Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  it('orders numbers (negatives, fractions, extremes), datetimes with offsets and folded text as their values, byte-wise as DynamoDB compares', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ noNaN: true, noDefaultInfinity: true }), (a, b) => {
+        expect(sign(cmpStr(sortKeyOf('number', a)!, sortKeyOf('number', b)!))).toBe(a === b ? 0 : sign(a - b));
+      }),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.date({ min: new Date(-1e14), max: new Date(1e14), noInvalidDate: true }), fc.date({ min: new Date(-1e14), max: new Date(1e14), noInvalidDate: true }), fc.integer({ min: -12, max: 12 }), (a, b, h) => {
+        const withOffset = (d: Date) => new Date(d.getTime() + h * 3_600_000).toISOString().replace('Z', `${h < 0 ? '-' : '+'}${String(Math.abs(h)).padStart(2, '0')}:00`);
+        expect(sign(cmpStr(sortKeyOf('datetime', withOffset(a))!, sortKeyOf('datetime', b.toISOString())!))).toBe(sign(a.getTime() - b.getTime()));
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme-ascii', minLength: 1 }), fc.string({ unit: 'grapheme-ascii', minLength: 1 }), (a, b) => {
+        const [x, y] = [sortPosition('text', a, 'i'), sortPosition('text', b, 'i')];
+        if (x[0] !== y[0]) expect(sign(cmpStr(sortedKeyOf('text', a, 'i'), sortedKeyOf('text', b, 'i')))).toBe(sign(compareSort(x, y, 'asc')));
+      }),
+      { numRuns: 300 },
+    );
+    expect(sortKeyOf('text', 'Élodie')).toBe(sortKeyOf('text', 'ELODIE'));
+    expect(sortKeyOf('text', '')).toBeUndefined();
+    expect(sortKeyOf('number', null)).toBeUndefined();
+    // Empty values sort after every value; ties by id.
+    expect(cmpStr(sortedKeyOf('number', 1e300, 'b'), sortedKeyOf('number', null, 'a'))).toBeLessThan(0);
+    expect(cmpStr(sortedKeyOf('text', 'x', 'a'), sortedKeyOf('text', 'x', 'b'))).toBeLessThan(0);
+  });
+
+  it('bounds a condition by ranges that hold every matching key and no key of an empty value', () => {
+    const values = [-3, -0.5, 0, 2, 2.5, 10, null];
+    const conds: Array<{ op: string; value: unknown; holds: (x: number) => boolean }> = [
+      { op: 'eq', value: 2, holds: (x) => x === 2 },
+      { op: 'in', value: [10, -3], holds: (x) => x === 10 || x === -3 },
+      { op: 'gt', value: 0, holds: (x) => x > 0 },
+      { op: 'lte', value: 2, holds: (x) => x <= 2 },
+      { op: 'between', value: [-1, 2.5], holds: (x) => x >= -1 && x <= 2.5 },
+    ];
+    for (const c of conds) {
+      const ranges = sortedRanges('number', { field: 'n', op: c.op as 'eq', value: c.value });
+      const inRange = (k: string) => ranges.some((r) => cmpStr(k, r.from) >= 0 && cmpStr(k, r.to) <= 0);
+      for (const v of values) {
+        const k = sortedKeyOf('number', v, '00000000-0000-4000-8000-000000000000');
+        if (v === null) expect(inRange(k)).toBe(false);
+        else if (c.holds(v)) expect(inRange(k)).toBe(true);
+      }
+    }
   });
 });
