@@ -15,6 +15,8 @@ export interface ServiceResources {
   rateLimit: string;
   table: dynamodb.ITable;
   deliveryQueue: sqs.IQueue;
+  /** The FIFO record-change queue (one message group per account). */
+  changesQueue: sqs.IQueue;
   secretsKey: kms.IKey;
   importsBucket: s3.IBucket;
   importsBucketArn: string;
@@ -52,6 +54,10 @@ const GRANTS: { [B in BindingName]: Grant<B> } = {
   deliveryQueue: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('deliveryQueue'), r.deliveryQueue.queueUrl);
     r.deliveryQueue.grantSendMessages(fn);
+  },
+  changesQueue: (fn, _mode, r) => {
+    fn.addEnvironment(bindingEnv('changesQueue'), r.changesQueue.queueUrl);
+    r.changesQueue.grantSendMessages(fn);
   },
   secretsKey: (fn, mode, r) => {
     fn.addEnvironment(bindingEnv('secretsKey'), r.secretsKey.keyId);

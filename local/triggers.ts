@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { DynamoDBStreamEvent, S3Event, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { FUNCTIONS, type FunctionSpec, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
+import { FUNCTIONS, type FunctionSpec, QUEUE_ORDER, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
 import { loadHandler } from './handlers.js';
 import { type QueueWorker, type QueueWorkerOptions, startQueueWorker, toLambdaRecord } from './queue-worker.js';
 import type { LocalResources } from './resources.js';
@@ -53,6 +53,7 @@ export function startQueueTrigger(
 ): QueueWorker {
   const { batchSize, maxConcurrency, local = {} } = spec.trigger;
   const groupBy = local.groupBy;
+  const fifo = QUEUE_ORDER[spec.trigger.queue] === 'fifo';
   return startQueueWorker({
     endpoint: opts.endpoint,
     queueUrl: opts.queueUrl,
@@ -62,8 +63,16 @@ export function startQueueTrigger(
     groupOf: groupBy ? (body) => groupOfBody(body, groupBy) : undefined,
     visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? local.visibilityTimeoutSeconds,
     extendWhileHandling: local.extendWhileHandling,
+    // A FIFO queue's group (an account) that falls behind is logged, and again once it drained.
+    ...(fifo ? { fifo, backlog: { thresholdMs: backlogThresholdMs(), log: (line: string) => console.log(line) } } : {}),
     onError: opts.onError,
   });
+}
+
+/** `CRM_BACKLOG_THRESHOLD_MS`: how long a group's oldest message may wait before local mode logs the group as behind (default 5 s). */
+function backlogThresholdMs(): number {
+  const ms = Number(process.env.CRM_BACKLOG_THRESHOLD_MS ?? 5000);
+  return Number.isFinite(ms) && ms > 0 ? ms : 5000;
 }
 
 function groupOfBody(body: string, field: string): string | undefined {

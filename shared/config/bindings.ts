@@ -9,6 +9,8 @@ export const BINDINGS = {
   table: { env: 'TABLE_NAME', modes: ['read', 'write'] },
   /** The webhook delivery queue (send only; the delivery worker consumes it through its trigger). */
   deliveryQueue: { env: 'DELIVERY_QUEUE_URL', modes: ['send'] },
+  /** The record-change queue (FIFO, one message group per account: the stream routes to it, the changes worker consumes it). */
+  changesQueue: { env: 'CHANGES_QUEUE_URL', modes: ['send'] },
   /** The KMS key of webhook signing secrets. */
   secretsKey: { env: 'WEBHOOK_SECRET_KEY_ID', modes: ['encrypt', 'decrypt', 'encrypt-decrypt'] },
   /** The import files bucket, `imports/` prefix only (`write`: put and get; `read`: get). */

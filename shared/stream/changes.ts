@@ -1,0 +1,60 @@
+/**
+ * The per-account work of record changes (the changes worker, functions/stream/changes.ts): the
+ * change log's appends first (in the given order, per account), then each item's changes in
+ * order (search entries, fan-out, cascades, webhook deliveries), different items in parallel.
+ */
+import type { DynamoDBRecord } from 'aws-lambda';
+import { type RecordChange, toRecordChange } from '../db/changes.js';
+import { logger } from '../http/logger.js';
+import type { WebhookPayload } from '../schemas/webhooks.js';
+import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
+import { logChanges } from './change-log.js';
+import { applyProjections } from './fanout.js';
+
+/** How many items' changes are worked on at once. */
+const PARALLEL_ITEMS = 32;
+
+/**
+ * Applies the changes of `records` (stream order). Returns the index of the earliest record that
+ * failed (it and everything after it must be redone: what is redone is idempotent, the log
+ * appends an event id once), else undefined.
+ */
+export async function applyChanges(records: readonly DynamoDBRecord[]): Promise<number | undefined> {
+  const webhooks = new WebhookBatchCache();
+  const changes = records.map((record) => toRecordChange(record));
+  let payloads: Map<string, WebhookPayload>;
+  try {
+    payloads = await logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks);
+  } catch (error) {
+    logger.error('change log append failed', { error: error as Error });
+    return records.length ? 0 : undefined;
+  }
+  const byItem = new Map<string, number[]>();
+  records.forEach((record, i) => {
+    const key = JSON.stringify(record.dynamodb?.Keys ?? i);
+    byItem.set(key, [...(byItem.get(key) ?? []), i]);
+  });
+  const queues = [...byItem.values()];
+  let firstFailed = Infinity;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL_ITEMS, queues.length) }, async () => {
+      while (next < queues.length) {
+        for (const i of queues[next++]!) {
+          if (i > firstFailed) break;
+          const change = changes[i];
+          if (!change) continue;
+          try {
+            await applyProjections(change);
+            await enqueueWebhookDeliveries(change, webhooks, undefined, payloads.get(change.eventId));
+          } catch (error) {
+            logger.error('stream record failed', { eventId: records[i]!.eventID, error: error as Error });
+            firstFailed = Math.min(firstFailed, i);
+            break;
+          }
+        }
+      }
+    }),
+  );
+  return firstFailed === Infinity ? undefined : firstFailed;
+}
