@@ -9,26 +9,32 @@ import { logger } from '../http/logger.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';
+import { FairSlots } from './fair-slots.js';
 import { applyProjections } from './fanout.js';
 
-/** How many items' changes are worked on at once. */
-const PARALLEL_ITEMS = 32;
+/** How many items' changes one batch works on at once. */
+const PARALLEL_ITEMS = 16;
+/** How many items this process works on at once, every account's batches together, shared in turn between accounts. */
+const slots = new FairSlots(16);
 
 /**
  * Applies the changes of `records` (stream order). Returns the index of the earliest record that
  * failed (it and everything after it must be redone: what is redone is idempotent, the log
  * appends an event id once), else undefined.
  */
-export async function applyChanges(records: readonly DynamoDBRecord[]): Promise<number | undefined> {
+export async function applyChanges(records: readonly DynamoDBRecord[], group = ''): Promise<number | undefined> {
   const webhooks = new WebhookBatchCache();
   const changes = records.map((record) => toRecordChange(record));
   let payloads: Map<string, WebhookPayload>;
+  const tLog = Date.now();
   try {
     payloads = await logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks);
   } catch (error) {
     logger.error('change log append failed', { error: error as Error });
     return records.length ? 0 : undefined;
   }
+  const dbg = process.env.FAIR_DEBUG ? (what: string, t: number) => process.stderr.write(`[step] ${group.slice(0, 4)} ${what} ${Date.now() - t} ms\n`) : undefined;
+  dbg?.('log', tLog);
   const byItem = new Map<string, number[]>();
   records.forEach((record, i) => {
     const key = JSON.stringify(record.dynamodb?.Keys ?? i);
@@ -40,18 +46,30 @@ export async function applyChanges(records: readonly DynamoDBRecord[]): Promise<
   await Promise.all(
     Array.from({ length: Math.min(PARALLEL_ITEMS, queues.length) }, async () => {
       while (next < queues.length) {
-        for (const i of queues[next++]!) {
-          if (i > firstFailed) break;
-          const change = changes[i];
-          if (!change) continue;
-          try {
-            await applyProjections(change);
-            await enqueueWebhookDeliveries(change, webhooks, undefined, payloads.get(change.eventId));
-          } catch (error) {
-            logger.error('stream record failed', { eventId: records[i]!.eventID, error: error as Error });
-            firstFailed = Math.min(firstFailed, i);
-            break;
+        const queue = queues[next++]!;
+        const tSlot = Date.now();
+        const release = await slots.acquire(group);
+        dbg?.('slot', tSlot);
+        try {
+          for (const i of queue) {
+            if (i > firstFailed) break;
+            const change = changes[i];
+            if (!change) continue;
+            try {
+              const tP = Date.now();
+              await applyProjections(change);
+              dbg?.('projections', tP);
+              const tW = Date.now();
+              await enqueueWebhookDeliveries(change, webhooks, undefined, payloads.get(change.eventId));
+              dbg?.('webhooks', tW);
+            } catch (error) {
+              logger.error('stream record failed', { eventId: records[i]!.eventID, error: error as Error });
+              firstFailed = Math.min(firstFailed, i);
+              break;
+            }
           }
+        } finally {
+          release();
         }
       }
     }),
