@@ -35,9 +35,7 @@ export async function handleChangesBatch(messages: readonly SQSRecord[]): Promis
       const readable = list.findIndex((m) => !m.records);
       const run = readable === -1 ? list : list.slice(0, readable);
       const records = run.flatMap((m) => m.records!);
-      const t0 = Date.now();
       const first = records.length ? await applyChanges(records, group) : undefined;
-      if (process.env.FAIR_DEBUG) process.stderr.write(`[changes] ${t0} ${list[0]?.message.body.slice(15, 19)} ${records.length} records in ${Date.now() - t0} ms, age ${t0 - Number(list[0]?.message.attributes.SentTimestamp)}\n`);
       let start = 0;
       for (const [i, { message, records: own }] of list.entries()) {
         const size = own?.length ?? 0;

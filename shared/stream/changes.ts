@@ -14,8 +14,13 @@ import { applyProjections } from './fanout.js';
 
 /** How many items' changes one batch works on at once. */
 const PARALLEL_ITEMS = 16;
-/** How many items this process works on at once, every account's batches together, shared in turn between accounts. */
-const slots = new FairSlots(16);
+/**
+ * How many items this process works on at once, every account's batches together, shared in turn
+ * between accounts. Few: locally every write goes to one DynamoDB Local, which serves its requests
+ * in arrival order, so a quiet account's write waits behind every write a busy one has in flight
+ * (docs/performance.md, "Fairness"); deployed, each Lambda instance holds one batch.
+ */
+const slots = new FairSlots(4);
 
 /**
  * Applies the changes of `records` (stream order). Returns the index of the earliest record that
@@ -26,15 +31,12 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group = '
   const webhooks = new WebhookBatchCache();
   const changes = records.map((record) => toRecordChange(record));
   let payloads: Map<string, WebhookPayload>;
-  const tLog = Date.now();
   try {
     payloads = await logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks);
   } catch (error) {
     logger.error('change log append failed', { error: error as Error });
     return records.length ? 0 : undefined;
   }
-  const dbg = process.env.FAIR_DEBUG ? (what: string, t: number) => process.stderr.write(`[step] ${group.slice(0, 4)} ${what} ${Date.now() - t} ms\n`) : undefined;
-  dbg?.('log', tLog);
   const byItem = new Map<string, number[]>();
   records.forEach((record, i) => {
     const key = JSON.stringify(record.dynamodb?.Keys ?? i);
@@ -47,21 +49,15 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group = '
     Array.from({ length: Math.min(PARALLEL_ITEMS, queues.length) }, async () => {
       while (next < queues.length) {
         const queue = queues[next++]!;
-        const tSlot = Date.now();
         const release = await slots.acquire(group);
-        dbg?.('slot', tSlot);
         try {
           for (const i of queue) {
             if (i > firstFailed) break;
             const change = changes[i];
             if (!change) continue;
             try {
-              const tP = Date.now();
               await applyProjections(change);
-              dbg?.('projections', tP);
-              const tW = Date.now();
               await enqueueWebhookDeliveries(change, webhooks, undefined, payloads.get(change.eventId));
-              dbg?.('webhooks', tW);
             } catch (error) {
               logger.error('stream record failed', { eventId: records[i]!.eventID, error: error as Error });
               firstFailed = Math.min(firstFailed, i);

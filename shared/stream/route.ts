@@ -81,7 +81,6 @@ export function planMessages(records: readonly DynamoDBRecord[]): PlannedMessage
  */
 export async function routeRecords(records: readonly DynamoDBRecord[], queueUrl: string): Promise<number | undefined> {
   const messages = planMessages(records);
-  if (process.env.FAIR_DEBUG) process.stderr.write(`[route] ${Date.now()} ${records.length} records, ${messages.length} msgs: ${messages.map((m) => m.group.slice(0, 4) + ':' + m.body.length + ':lag' + (Date.now() - 1000 * Number(records[m.first]!.dynamodb?.ApproximateCreationDateTime))).join(' ')}\n`);
   for (let i = 0; i < messages.length; ) {
     const call: PlannedMessage[] = [];
     const groups = new Set<string>();
