@@ -1,5 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { instrumented } from '../../shared/http/instrumented.js';
+import { logger } from '../../shared/http/logger.js';
 import { applyChanges } from '../../shared/stream/changes.js';
 import { changesQueueUrl, routeRecords } from '../../shared/stream/route.js';
 
@@ -12,7 +13,7 @@ import { changesQueueUrl, routeRecords } from '../../shared/stream/route.js';
  */
 export const handler = instrumented('stream', async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const queueUrl = changesQueueUrl();
-  const failed = queueUrl ? await routeRecords(event.Records, queueUrl) : await applyChanges(event.Records);
+  const failed = queueUrl ? await routeRecords(event.Records, queueUrl) : await applyChanges(event.Records, '', (message, details) => logger.error(message, details));
   if (failed === undefined) return { batchItemFailures: [] };
   return { batchItemFailures: [{ itemIdentifier: event.Records[failed]?.dynamodb?.SequenceNumber ?? '' }] };
 });

@@ -7,8 +7,7 @@
  * must wait for the failed one), the earlier ones are done.
  */
 import type { DynamoDBRecord, SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { logger } from '../http/logger.js';
-import { applyChanges } from './changes.js';
+import { applyChanges, type ErrorLog } from './changes.js';
 import type { ChangesMessage } from './route.js';
 
 function parseMessage(body: string): ChangesMessage | undefined {
@@ -20,12 +19,12 @@ function parseMessage(body: string): ChangesMessage | undefined {
   }
 }
 
-export async function handleChangesBatch(messages: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+export async function handleChangesBatch(messages: readonly SQSRecord[], logError: ErrorLog): Promise<SQSBatchResponse> {
   const groups = new Map<string, Array<{ message: SQSRecord; records?: DynamoDBRecord[] }>>();
   for (const message of messages) {
     const parsed = parseMessage(message.body);
     const group = parsed?.account_id ?? message.attributes.MessageGroupId ?? '';
-    if (!parsed) logger.error('changes message unreadable', { messageId: message.messageId });
+    if (!parsed) logError('changes message unreadable', { messageId: message.messageId });
     groups.set(group, [...(groups.get(group) ?? []), { message, records: parsed?.records }]);
   }
   const failed = new Set<string>();
@@ -35,7 +34,7 @@ export async function handleChangesBatch(messages: readonly SQSRecord[]): Promis
       const readable = list.findIndex((m) => !m.records);
       const run = readable === -1 ? list : list.slice(0, readable);
       const records = run.flatMap((m) => m.records!);
-      const first = records.length ? await applyChanges(records, group) : undefined;
+      const first = records.length ? await applyChanges(records, group, logError) : undefined;
       let start = 0;
       for (const [i, { message, records: own }] of list.entries()) {
         const size = own?.length ?? 0;

@@ -5,7 +5,6 @@
  */
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type RecordChange, toRecordChange } from '../db/changes.js';
-import { logger } from '../http/logger.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';
@@ -27,14 +26,17 @@ const slots = new FairSlots(4);
  * failed (it and everything after it must be redone: what is redone is idempotent, the log
  * appends an event id once), else undefined.
  */
-export async function applyChanges(records: readonly DynamoDBRecord[], group = ''): Promise<number | undefined> {
+/** Where the worker's failures are logged (the handler's logger: shared/stream sits below shared/http). */
+export type ErrorLog = (message: string, details: Record<string, unknown>) => void;
+
+export async function applyChanges(records: readonly DynamoDBRecord[], group: string, logError: ErrorLog): Promise<number | undefined> {
   const webhooks = new WebhookBatchCache();
   const changes = records.map((record) => toRecordChange(record));
   let payloads: Map<string, WebhookPayload>;
   try {
     payloads = await logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks);
   } catch (error) {
-    logger.error('change log append failed', { error: error as Error });
+    logError('change log append failed', { error });
     return records.length ? 0 : undefined;
   }
   const byItem = new Map<string, number[]>();
@@ -59,7 +61,7 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group = '
               await applyProjections(change);
               await enqueueWebhookDeliveries(change, webhooks, undefined, payloads.get(change.eventId));
             } catch (error) {
-              logger.error('stream record failed', { eventId: records[i]!.eventID, error: error as Error });
+              logError('stream record failed', { eventId: records[i]!.eventID, error });
               firstFailed = Math.min(firstFailed, i);
               break;
             }
