@@ -231,6 +231,7 @@ export class CrmStack extends Stack {
 
     for (const [alarmId, queue] of [
       ['DeliveryDlqDepth', this.deliveryDlq],
+      ['ChangesDlqDepth', this.changesDlq],
       ['StreamFailuresDepth', this.streamFailures],
     ] as const) {
       alarm(alarmId, {

@@ -19,7 +19,7 @@ const PARALLEL_ITEMS = 16;
  * in arrival order, so a quiet account's write waits behind every write a busy one has in flight
  * (docs/performance.md, "Fairness"); deployed, each Lambda instance holds one batch.
  */
-const slots = new FairSlots(4);
+const slots = new FairSlots(16);
 
 /**
  * Applies the changes of `records` (stream order). Returns the index of the earliest record that
