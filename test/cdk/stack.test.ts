@@ -172,7 +172,8 @@ describe('functions: defaults and environment', () => {
     expect(env.POWERTOOLS_SERVICE_NAME).toBe('crm');
     expect(env.CRM_ALLOW_INSECURE_WEBHOOKS).toBe('false');
     expect(env).not.toHaveProperty('CURSOR_SECRET');
-    if (name !== 'fallback') expect(refId(env.TABLE_NAME)).toBe(tableId());
+    // The fallback touches nothing; the stream only routes to the changes queue (it reads the stream, not the table).
+    if (name !== 'fallback' && name !== 'stream') expect(refId(env.TABLE_NAME)).toBe(tableId());
   });
 
   it.each(allFunctionNames.map((name) => [name]))('%s: X-Ray tracing, metrics namespace, no response capture', (name) => {
@@ -201,7 +202,7 @@ describe('functions: defaults and environment', () => {
 
 describe('least privilege', () => {
   const readOnly = [...operations.filter((op) => op.access === 'read').map((op) => op.name), 'authorizer'];
-  const writers = [...operations.filter((op) => op.access === 'write').map((op) => op.name), 'stream', ...(hasDelivery ? ['delivery'] : [])];
+  const writers = [...operations.filter((op) => op.access === 'write').map((op) => op.name), 'changes', ...(hasDelivery ? ['delivery'] : [])];
   const tableWrites: string[] = [...TABLE_WRITE_ACTIONS, 'dynamodb:TransactWriteItems', 'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete'];
 
   it('never grants a wildcard action, and `*` resources only for actions that cannot name one', () => {
