@@ -1,0 +1,99 @@
+/**
+ * One account's bulk work never delays another's webhooks or search (contract §4, §6): local
+ * mode as `npm start` runs it (workers in their thread), account A batch-creates 3,000 contacts
+ * while account B creates a contact every half second and waits for its webhook and for search
+ * to find it. The stream only routes; the changes queue (FIFO, one group per account) gives A's
+ * backlog one consumer and B another (docs/performance.md, "Fairness").
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import { Receiver, registerEndpoint, waitFor } from '../helpers/webhook-harness.js';
+import type { AuthContext } from '../../shared/http/operation.js';
+import { ok } from '../helpers/api.js';
+
+const OWN = ['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'CHANGES_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3', 'IMPORTS_BUCKET', 'IMPORTS_QUEUE_URL', 'CRM_RATE_LIMIT', 'CRM_BACKLOG_THRESHOLD_MS'];
+let saved: Record<string, string | undefined>;
+let stack: LocalStack;
+let receiver: Receiver;
+const A: AuthContext = { accountId: randomUUID(), userId: randomUUID() };
+const B: AuthContext = { accountId: randomUUID(), userId: randomUUID() };
+const logged: string[] = [];
+const originalLog = console.log;
+
+beforeAll(async () => {
+  saved = Object.fromEntries(OWN.map((k) => [k, process.env[k]]));
+  // A's thirty calls in a few seconds: no rate limit in the way. A backlog is logged after 1 s.
+  Object.assign(process.env, { CRM_RATE_LIMIT: '0', CRM_BACKLOG_THRESHOLD_MS: '1000' });
+  console.log = (...args: unknown[]) => {
+    logged.push(args.map(String).join(' '));
+  };
+  stack = await startLocalStack({ smtpPort: 0 });
+  receiver = await new Receiver().start();
+}, 90_000);
+afterAll(async () => {
+  console.log = originalLog;
+  await receiver?.close();
+  await stack?.stop();
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.99) - 1)]!;
+
+/** B creates a contact and waits for its webhook and for search to find it: both latencies in ms. */
+async function probe(n: number): Promise<{ delivery: number; search: number }> {
+  const name = `Quiet${n}${randomUUID().slice(0, 8)}`;
+  const start = Date.now();
+  const created = await ok<{ id: string }>('contacts-create', { first_name: name, last_name: 'Probe' }, B);
+  const [delivery, search] = await Promise.all([
+    waitFor(() => receiver.at('/b').find((r) => r.payload?.data.id === created.id), 60_000, `B's webhook ${n}`).then((r) => r.at - start),
+    waitFor(async () => (await ok<{ items: unknown[] }>('contacts-list', { search: name }, B)).items.length === 1, 60_000, `B's search ${n}`).then(() => Date.now() - start),
+  ]);
+  return { delivery, search };
+}
+
+describe('a quiet account next to a bulk-writing one', () => {
+  it('gets its webhooks and search within 2 s while the other batch-creates 3,000 contacts', { timeout: 300_000 }, async () => {
+    await registerEndpoint(B, receiver, '/b', ['contact.created']);
+    // B alone first: what this machine gives a quiet account right now (under other load it is slower than the contract's 2 s).
+    const alone: Array<{ delivery: number; search: number }> = [];
+    for (let n = 0; n < 6; n++) alone.push(await probe(n));
+    alone.shift(); // the first one warms the handlers up
+
+    let bulkDone = false;
+    const bulk = (async () => {
+      for (let call = 0; call < 30; call++) {
+        const items = Array.from({ length: 100 }, (_, i) => ({ first_name: `Bulk${call}x${i}`, last_name: 'Importer', email: `bulk${call}.${i}@a.example`, phone: `+1 (555) ${100 + call}-${1000 + i}` }));
+        const { results } = await ok<{ results: Array<{ ok: boolean }> }>('contacts-batch-create', { items }, A);
+        expect(results.every((r) => r.ok)).toBe(true);
+      }
+    })().finally(() => (bulkDone = true));
+    // B probes while A writes (and a few times after, while A's backlog drains).
+    const busy: Array<{ delivery: number; search: number }> = [];
+    for (let n = 0; n < 40 && (!bulkDone || busy.length < 12); n++) {
+      busy.push(await probe(100 + n));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await bulk;
+    const report = (xs: typeof busy) => `webhook ${xs.map((x) => x.delivery).join(' ')} / search ${xs.map((x) => x.search).join(' ')}`;
+    originalLog(`fairness: B alone: ${report(alone)}\nfairness: B beside A's bulk: ${report(busy)}`);
+    expect(busy.length).toBeGreaterThanOrEqual(12);
+    expect(receiver.at('/b').every((r) => r.verified)).toBe(true);
+    // The contract's 2 s, or three times what B gets alone when the machine itself is slower than that
+    // (before the changes queue, B waited for A's whole backlog: 65 s after 3,000 contacts).
+    for (const key of ['delivery', 'search'] as const) {
+      const bound = Math.max(2000, 3 * p99(alone.map((x) => x[key])));
+      expect(p99(busy.map((x) => x[key])), `${key} p99 beside A, bound ${bound} ms: ${report(busy)}`).toBeLessThanOrEqual(bound);
+    }
+
+    // A's work is all done in the end: its last contact is found, and its backlog was logged and then drained.
+    await stack.poller.drain(120_000);
+    const last = await ok<{ items: unknown[] }>('contacts-list', { search: 'Bulk29x99' }, A);
+    expect(last.items).toHaveLength(1);
+    await waitFor(() => logged.some((l) => l.includes(A.accountId) && l.includes('drained')), 10_000, 'the drained line');
+    expect(logged.some((l) => l.includes(A.accountId) && l.includes('behind'))).toBe(true);
+  });
+});
