@@ -13,13 +13,16 @@ import { applyProjections } from './fanout.js';
 
 /** How many items' changes one batch works on at once. */
 const PARALLEL_ITEMS = 16;
+/** How many of them one account may hold (its items, every batch of it together). */
+const PER_ACCOUNT_ITEMS = 4;
 /**
  * How many items this process works on at once, every account's batches together, shared in turn
- * between accounts. Few: locally every write goes to one DynamoDB Local, which serves its requests
- * in arrival order, so a quiet account's write waits behind every write a busy one has in flight
- * (docs/performance.md, "Fairness"); deployed, each Lambda instance holds one batch.
+ * between accounts, at most `PER_ACCOUNT_ITEMS` for one account: locally every write goes to one
+ * DynamoDB Local, which serves its requests in arrival order, so a quiet account's write waits
+ * behind every write a busy one has in flight (docs/performance.md, "Fairness"); deployed, each
+ * Lambda instance holds one batch of one or a few accounts.
  */
-const slots = new FairSlots(16);
+const slots = new FairSlots(PARALLEL_ITEMS, PER_ACCOUNT_ITEMS);
 
 /**
  * Applies the changes of `records` (stream order). Returns the index of the earliest record that

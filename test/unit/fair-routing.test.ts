@@ -54,30 +54,39 @@ describe('planMessages', () => {
 });
 
 describe('FairSlots', () => {
-  it('hands a freed slot to the waiting groups in turn, never more than its capacity at once', async () => {
-    fc.assert(
-      await fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(fc.constantFrom('A', 'B', 'C'), { minLength: 1, maxLength: 40 }), async (capacity, asks) => {
-        const slots = new FairSlots(capacity);
+  it('hands a freed slot to the waiting groups in turn, never more than its capacity at once nor more than a group\'s share', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.constantFrom('A', 'B', 'C'), { minLength: 1, maxLength: 40 }), async (capacity, share, asks) => {
+        const perGroup = Math.min(share, capacity);
+        const slots = new FairSlots(capacity, perGroup);
         let busy = 0;
         let most = 0;
+        const held = new Map<string, number>();
+        let mostOfOne = 0;
         const order: string[] = [];
-        // A bulk account fills every slot first; then the asks arrive while they are busy.
-        const held = await Promise.all(Array.from({ length: capacity }, () => slots.acquire('A')));
+        // A bulk account takes its whole share first; then the asks arrive while it is busy.
+        const first = await Promise.all(Array.from({ length: perGroup }, () => slots.acquire('A')));
+        expect(slots.state.busy).toBe(perGroup);
         const done = asks.map((group) =>
           slots.acquire(group).then(async (release) => {
             order.push(group);
             most = Math.max(most, ++busy);
+            held.set(group, (held.get(group) ?? 0) + 1);
+            mostOfOne = Math.max(mostOfOne, held.get(group)!);
             await new Promise((r) => setTimeout(r, 0));
             busy--;
+            held.set(group, held.get(group)! - 1);
             release();
           }),
         );
-        held.forEach((release) => release());
+        first.forEach((release) => release());
         await Promise.all(done);
         expect(most).toBeLessThanOrEqual(capacity);
+        expect(mostOfOne).toBeLessThanOrEqual(perGroup);
         expect(order.sort()).toEqual([...asks].sort());
+        expect(slots.state).toEqual({ busy: 0, held: {}, waitingGroups: [] });
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 
@@ -90,5 +99,21 @@ describe('FairSlots', () => {
     await Promise.all(done);
     // Without turns B and C would wait for A's four.
     expect(order).toEqual(['A', 'B', 'C', 'A', 'A', 'A']);
+  });
+
+  it('keeps a busy group to its share, so a quiet group finds a free slot at once', async () => {
+    const slots = new FairSlots(16, 4);
+    const granted: string[] = [];
+    // A asks for ten slots: it gets four, the other six wait.
+    const a = Array.from({ length: 10 }, () => slots.acquire('A').then((release) => (granted.push('A'), release)));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(granted).toHaveLength(4);
+    const b = await slots.acquire('B');
+    expect(slots.state.held).toEqual({ A: 4, B: 1 });
+    b();
+    // As A's items finish, its waiting ones take their place, four at a time.
+    for (let n = 0; n < 10; n++) (await a[n]!)();
+    expect(granted).toHaveLength(10);
+    expect(slots.state.busy).toBe(0);
   });
 });
