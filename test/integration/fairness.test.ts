@@ -1,9 +1,10 @@
 /**
- * One account's bulk work never delays another's webhooks or search (contract §4, §6): local
- * mode as `npm start` runs it (workers in their thread), account A batch-creates 3,000 contacts
- * while account B creates a contact every half second and waits for its webhook and for search
+ * One account's bulk work never delays another's webhooks or search (contract §4, §6): the
+ * local stack (one DynamoDB Local, every worker in this process), account A batch-creates 1,000 contacts
+ * while account B creates contacts one after the other and waits for its webhook and for search
  * to find it. The stream only routes; the changes queue (FIFO, one group per account) gives A's
- * backlog one consumer and B another (docs/performance.md, "Fairness").
+ * backlog one consumer and B another, and A holds at most its share of the worker's item slots
+ * (docs/performance.md, "Fairness").
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,9 @@ let stack: LocalStack;
 let receiver: Receiver;
 const A: AuthContext = { accountId: randomUUID(), userId: randomUUID() };
 const B: AuthContext = { accountId: randomUUID(), userId: randomUUID() };
-const logged: string[] = [];
+const logged: Array<{ at: number; line: string }> = [];
+/** A's bulk: this many batch-creates of 100 contacts. */
+const BULK_CALLS = 10;
 const originalLog = console.log;
 
 beforeAll(async () => {
@@ -26,7 +29,7 @@ beforeAll(async () => {
   // A's thirty calls in a few seconds: no rate limit in the way. A backlog is logged after 1 s.
   Object.assign(process.env, { CRM_RATE_LIMIT: '0', CRM_BACKLOG_THRESHOLD_MS: '1000' });
   console.log = (...args: unknown[]) => {
-    logged.push(args.map(String).join(' '));
+    logged.push({ at: Date.now(), line: args.map(String).join(' ') });
   };
   stack = await startLocalStack({ smtpPort: 0 });
   receiver = await new Receiver().start();
@@ -56,44 +59,46 @@ async function probe(n: number): Promise<{ delivery: number; search: number }> {
 }
 
 describe('a quiet account next to a bulk-writing one', () => {
-  it('gets its webhooks and search within 2 s while the other batch-creates 3,000 contacts', { timeout: 300_000 }, async () => {
+  it('gets its webhooks and search as fast as alone (within 2 s on a quiet machine) while the other batch-creates 1,000 contacts', { timeout: 240_000 }, async () => {
     await registerEndpoint(B, receiver, '/b', ['contact.created']);
     // B alone first: what this machine gives a quiet account right now (under other load it is slower than the contract's 2 s).
     const alone: Array<{ delivery: number; search: number }> = [];
-    for (let n = 0; n < 6; n++) alone.push(await probe(n));
+    for (let n = 0; n < 4; n++) alone.push(await probe(n));
     alone.shift(); // the first one warms the handlers up
 
     let bulkDone = false;
     const bulk = (async () => {
-      for (let call = 0; call < 30; call++) {
+      for (let call = 0; call < BULK_CALLS; call++) {
         const items = Array.from({ length: 100 }, (_, i) => ({ first_name: `Bulk${call}x${i}`, last_name: 'Importer', email: `bulk${call}.${i}@a.example`, phone: `+1 (555) ${100 + call}-${1000 + i}` }));
         const { results } = await ok<{ results: Array<{ ok: boolean }> }>('contacts-batch-create', { items }, A);
         expect(results.every((r) => r.ok)).toBe(true);
       }
     })().finally(() => (bulkDone = true));
-    // B probes while A writes (and a few times after, while A's backlog drains).
+    // B probes while A writes and while A's backlog drains.
     const busy: Array<{ delivery: number; search: number }> = [];
-    for (let n = 0; n < 40 && (!bulkDone || busy.length < 12); n++) {
+    let lastProbeAt = 0;
+    for (let n = 0; n < 20 && (!bulkDone || busy.length < 8); n++) {
       busy.push(await probe(100 + n));
-      await new Promise((r) => setTimeout(r, 250));
+      lastProbeAt = Date.now();
     }
     await bulk;
     const report = (xs: typeof busy) => `webhook ${xs.map((x) => x.delivery).join(' ')} / search ${xs.map((x) => x.search).join(' ')}`;
     originalLog(`fairness: B alone: ${report(alone)}\nfairness: B beside A's bulk: ${report(busy)}`);
-    expect(busy.length).toBeGreaterThanOrEqual(12);
     expect(receiver.at('/b').every((r) => r.verified)).toBe(true);
-    // The contract's 2 s, or three times what B gets alone when the machine itself is slower than that
-    // (before the changes queue, B waited for A's whole backlog: 65 s after 3,000 contacts).
+    // A really was behind while B probed: its backlog line came before B's last probe ended.
+    const behindAt = logged.find((l) => l.line.includes(A.accountId) && l.line.includes('behind'))?.at;
+    expect(behindAt, 'A\'s backlog line').toBeLessThan(lastProbeAt);
+    // The contract's 2 s, or twice what B gets alone when the machine itself is slower than that
+    // (when every account's work was one line, B waited for A's whole backlog: 65 s after 3,000 contacts).
     for (const key of ['delivery', 'search'] as const) {
-      const bound = Math.max(2000, 3 * p99(alone.map((x) => x[key])));
+      const bound = Math.max(2000, 2 * p99(alone.map((x) => x[key])));
       expect(p99(busy.map((x) => x[key])), `${key} p99 beside A, bound ${bound} ms: ${report(busy)}`).toBeLessThanOrEqual(bound);
     }
 
-    // A's work is all done in the end: its last contact is found, and its backlog was logged and then drained.
+    // A's work is all done in the end: its last contact is found, and its backlog was logged as drained.
     await stack.poller.drain(120_000);
-    const last = await ok<{ items: unknown[] }>('contacts-list', { search: 'Bulk29x99' }, A);
+    const last = await ok<{ items: unknown[] }>('contacts-list', { search: `Bulk${BULK_CALLS - 1}x99` }, A);
     expect(last.items).toHaveLength(1);
-    await waitFor(() => logged.some((l) => l.includes(A.accountId) && l.includes('drained')), 10_000, 'the drained line');
-    expect(logged.some((l) => l.includes(A.accountId) && l.includes('behind'))).toBe(true);
+    await waitFor(() => logged.some((l) => l.line.includes(A.accountId) && l.line.includes('drained')), 10_000, 'the drained line');
   });
 });
