@@ -61,28 +61,28 @@ describe('FairSlots', () => {
         const slots = new FairSlots(capacity, perGroup);
         let busy = 0;
         let most = 0;
-        const held = new Map<string, number>();
-        let mostOfOne = 0;
+        /** Grants to a group already at its share while another group held or waited for a slot. */
+        let overShare = 0;
         const order: string[] = [];
-        // A bulk account takes its whole share first; then the asks arrive while it is busy.
-        const first = await Promise.all(Array.from({ length: perGroup }, () => slots.acquire('A')));
-        expect(slots.state.busy).toBe(perGroup);
+        // A bulk account alone takes every slot first; then the asks arrive while it is busy.
+        const first = await Promise.all(Array.from({ length: capacity }, () => slots.acquire('A')));
+        expect(slots.state.busy).toBe(capacity);
         const done = asks.map((group) =>
           slots.acquire(group).then(async (release) => {
             order.push(group);
             most = Math.max(most, ++busy);
-            held.set(group, (held.get(group) ?? 0) + 1);
-            mostOfOne = Math.max(mostOfOne, held.get(group)!);
+            const state = slots.state;
+            const othersActive = Object.keys(state.held).some((g) => g !== group) || state.waitingGroups.some((g) => g !== group);
+            if (state.held[group]! - 1 >= perGroup && othersActive) overShare++;
             await new Promise((r) => setTimeout(r, 0));
             busy--;
-            held.set(group, held.get(group)! - 1);
             release();
           }),
         );
         first.forEach((release) => release());
         await Promise.all(done);
         expect(most).toBeLessThanOrEqual(capacity);
-        expect(mostOfOne).toBeLessThanOrEqual(perGroup);
+        expect(overShare).toBe(0);
         expect(order.sort()).toEqual([...asks].sort());
         expect(slots.state).toEqual({ busy: 0, held: {}, waitingGroups: [] });
       }),
@@ -101,19 +101,29 @@ describe('FairSlots', () => {
     expect(order).toEqual(['A', 'B', 'C', 'A', 'A', 'A']);
   });
 
-  it('keeps a busy group to its share, so a quiet group finds a free slot at once', async () => {
-    const slots = new FairSlots(16, 4);
+  it('lets a group alone use every slot, and keeps it to its share while another group is served', async () => {
+    const slots = new FairSlots(8, 2);
     const granted: string[] = [];
-    // A asks for ten slots: it gets four, the other six wait.
-    const a = Array.from({ length: 10 }, () => slots.acquire('A').then((release) => (granted.push('A'), release)));
+    const ask = (group: string) => slots.acquire(group).then((release) => (granted.push(group), release));
+    // A alone asks for twelve slots: it gets all eight, four wait.
+    const a = Array.from({ length: 12 }, () => ask('A'));
     await new Promise((r) => setTimeout(r, 0));
-    expect(granted).toHaveLength(4);
-    const b = await slots.acquire('B');
-    expect(slots.state.held).toEqual({ A: 4, B: 1 });
-    b();
-    // As A's items finish, its waiting ones take their place, four at a time.
-    for (let n = 0; n < 10; n++) (await a[n]!)();
-    expect(granted).toHaveLength(10);
+    expect(slots.state.held).toEqual({ A: 8 });
+    // B asks: it gets the next freed slot, before A's waiting ones.
+    const b = ask('B');
+    (await a[0]!)();
+    const releaseB = await b;
+    expect(slots.state.held).toEqual({ A: 7, B: 1 });
+    // While B holds its slot, A's freed slots are not given back to A until A is down to its share.
+    for (let n = 1; n <= 5; n++) (await a[n]!)();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(slots.state.held).toEqual({ A: 2, B: 1 });
+    // B done: A alone again takes every slot it asks for.
+    releaseB();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(slots.state.held).toEqual({ A: 6 });
+    for (let n = 6; n < 12; n++) (await a[n]!)();
+    expect(granted.filter((g) => g === 'A')).toHaveLength(12);
     expect(slots.state.busy).toBe(0);
   });
 });
