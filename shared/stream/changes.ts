@@ -13,8 +13,10 @@ import { applyProjections } from './fanout.js';
 
 /** How many items' changes one batch works on at once. */
 const PARALLEL_ITEMS = 16;
-/** How many of them one account may hold (its items, every batch of it together). */
+/** How many of them one account may hold while another account is served (its items, every batch of it together). */
 const PER_ACCOUNT_ITEMS = 4;
+/** How long after another account's last change an account stays at that share (the contract's 2 s). */
+const SHARE_KEPT_MS = 2_000;
 /**
  * How many items this process works on at once, every account's batches together, shared in turn
  * between accounts, at most `PER_ACCOUNT_ITEMS` for one account: locally every write goes to one
@@ -22,7 +24,7 @@ const PER_ACCOUNT_ITEMS = 4;
  * behind every write a busy one has in flight (docs/performance.md, "Fairness"); deployed, each
  * Lambda instance holds one batch of one or a few accounts.
  */
-const slots = new FairSlots(PARALLEL_ITEMS, PER_ACCOUNT_ITEMS);
+const slots = new FairSlots(PARALLEL_ITEMS, PER_ACCOUNT_ITEMS, SHARE_KEPT_MS);
 
 /**
  * Applies the changes of `records` (stream order). Returns the index of the earliest record that

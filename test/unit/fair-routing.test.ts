@@ -126,4 +126,22 @@ describe('FairSlots', () => {
     expect(granted.filter((g) => g === 'A')).toHaveLength(12);
     expect(slots.state.busy).toBe(0);
   });
+
+  it('keeps a busy group to its share for a while after another group was served', async () => {
+    let now = 0;
+    const slots = new FairSlots(8, 2, 2_000, () => now);
+    (await slots.acquire('B'))();
+    // B was served a moment ago: A gets its share, the rest waits.
+    now = 1_000;
+    const a = Array.from({ length: 6 }, () => slots.acquire('A'));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(slots.state.held).toEqual({ A: 2 });
+    // Once B has been quiet for longer than that, A's freed slots let its waiting ones all in.
+    now = 3_500;
+    (await a[0]!)();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(slots.state.held).toEqual({ A: 5 });
+    for (let n = 1; n < 6; n++) (await a[n]!)();
+    expect(slots.state.busy).toBe(0);
+  });
 });
