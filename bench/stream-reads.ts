@@ -26,12 +26,13 @@ await ensureTable(dynamo.endpoint, tableName);
 
 const { createApiServer } = await import('../local/server.js');
 const { startStreamPoller } = await import('../local/stream-poller.js');
-const { loadHandler } = await import('../local/handlers.js');
+const { handler: streamHandlerUnrouted } = await import('../functions/stream/handler.js');
 const { issueToken } = await import('../shared/auth/tokens.js');
 
 let records = 0;
 let invocations = 0;
-const streamHandler = await loadHandler<(e: { Records: unknown[] }) => Promise<unknown>>('stream/handler.ts');
+// Unrouted (no changes queue bound): the stream handler does the changes worker's work itself.
+const streamHandler = streamHandlerUnrouted as unknown as (e: { Records: unknown[] }) => Promise<unknown>;
 const poller = await startStreamPoller({
   endpoint: dynamo.endpoint,
   tableName,

@@ -32,7 +32,15 @@ export type Trigger =
 export type TriggerKind = Trigger['kind'];
 
 /** The service's queues that trigger functions. */
-export type QueueName = 'delivery' | 'imports' | 'exports' | 'erasures' | 'indexBuilds';
+export type QueueName = 'delivery' | 'imports' | 'exports' | 'erasures' | 'indexBuilds' | 'changes';
+
+/**
+ * How each queue orders its messages: `fifo` queues hand out a message group's messages in order
+ * and never more than one batch of a group at a time (the changes queue: one group per account, so
+ * one account's backlog holds one consumer and the others are served beside it). The CDK app
+ * (lib/crm-stack.ts) and local mode (local/resources.ts, local/queue-worker.ts) build them alike.
+ */
+export const QUEUE_ORDER: Record<QueueName, 'standard' | 'fifo'> = { delivery: 'standard', imports: 'standard', exports: 'standard', erasures: 'standard', indexBuilds: 'standard', changes: 'fifo' };
 
 /*
  * Local mode (local/triggers.ts: one adapter per trigger kind) runs each function as its trigger
@@ -115,8 +123,14 @@ export const operationFunction = (op: OperationEntry): FunctionSpec => ({
 export const WORKERS: readonly FunctionSpec[] = [
   { name: 'authorizer', entry: 'authorizer.ts', trigger: { kind: 'authorizer' }, bindings: { table: 'read' }, timeoutSeconds: 5, group: 'edge' },
   { name: 'fallback', entry: 'fallback.ts', trigger: { kind: 'http-default' }, bindings: {}, timeoutSeconds: API_TIMEOUT_SECONDS, group: 'edge' },
-  /** Search entries, fan-out of renames and deletions, webhook deliveries of every record change. Locally: larger batches (DynamoDB Local keeps up under imports). */
-  { name: 'stream', entry: 'stream/handler.ts', trigger: { kind: 'stream', batchSize: 100, local: { batchSize: 1000 } }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
+  /** Routes every record change to the changes queue, one message group per account (shared/stream/route.ts). Locally: larger batches. */
+  { name: 'stream', entry: 'stream/handler.ts', trigger: { kind: 'stream', batchSize: 100, local: { batchSize: 1000 } }, bindings: { changesQueue: 'send' }, timeoutSeconds: 60, group: 'workers' },
+  /**
+   * One account's record changes at a time per message group: the change log, search entries,
+   * fan-out of renames and deletions, webhook deliveries. Accounts in parallel, at most one batch
+   * of an account at once (docs/performance.md, "Fairness").
+   */
+  { name: 'changes', entry: 'stream/changes.ts', trigger: { kind: 'queue', queue: 'changes', batchSize: 10, maxConcurrency: 10, local: { concurrency: 8, groupBy: 'account_id', visibilityTimeoutSeconds: 60 } }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 120, group: 'workers' },
   /**
    * Signs and posts webhook deliveries; a failed attempt re-enqueues itself with a delay. Locally
    * each message is handled on its own, many at once, at most 16 per endpoint (docs/webhooks.md).

@@ -17,6 +17,8 @@ export interface ServiceResources {
   /** The control table (rate-limit buckets, key use, idempotency records: no stream). */
   controlTable: dynamodb.ITable;
   deliveryQueue: sqs.IQueue;
+  /** The FIFO record-change queue (one message group per account). */
+  changesQueue: sqs.IQueue;
   secretsKey: kms.IKey;
   importsBucket: s3.IBucket;
   importsBucketArn: string;
@@ -40,6 +42,7 @@ export const resourceArns = (r: ServiceResources): ResourceArns => ({
   tableIndexes: INDEX_NAMES.map((name) => `${r.table.tableArn}/index/${name}`),
   control: r.controlTable.tableArn,
   deliveryQueue: r.deliveryQueue.queueArn,
+  changesQueue: r.changesQueue.queueArn,
   importsQueue: r.importsQueue.queueArn,
   exportsQueue: r.exportsQueue.queueArn,
   erasuresQueue: r.erasuresQueue.queueArn,
@@ -62,6 +65,7 @@ const SETTINGS: { [B in BindingName]: Setting<B> } = {
   table: (fn, _mode, r) => fn.addEnvironment(bindingEnv('table'), r.table.tableName),
   control: (fn, _mode, r) => fn.addEnvironment(bindingEnv('control'), r.controlTable.tableName),
   deliveryQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('deliveryQueue'), r.deliveryQueue.queueUrl),
+  changesQueue: (fn, _mode, r) => fn.addEnvironment(bindingEnv('changesQueue'), r.changesQueue.queueUrl),
   secretsKey: (fn, _mode, r) => fn.addEnvironment(bindingEnv('secretsKey'), r.secretsKey.keyId),
   importsBucket: (fn, _mode, r) => {
     fn.addEnvironment(bindingEnv('importsBucket'), r.importsBucket.bucketName);

@@ -11,7 +11,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
+import { FUNCTIONS, type FunctionSpec, QUEUE_ORDER, type QueueName } from '../functions/topology.js';
 import { CONTROL_TABLE_DEFINITION, createControlTableInput } from '../shared/db/control.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { DEFAULT_RATE_LIMIT } from '../shared/domain/rate-limit.js';
@@ -50,6 +50,8 @@ export class CrmStack extends Stack {
   readonly deliveryQueue: sqs.Queue;
   readonly deliveryDlq: sqs.Queue;
   readonly streamFailures: sqs.Queue;
+  readonly changesQueue: sqs.Queue;
+  readonly changesDlq: sqs.Queue;
   readonly webhookSecretsKey: kms.Key;
   readonly alarmTopic: sns.Topic;
   /** Every Lambda of the service by topology name, whichever nested stack holds it. */
@@ -98,6 +100,17 @@ export class CrmStack extends Stack {
       deadLetterQueue: { queue: this.deliveryDlq, maxReceiveCount: 5 },
     });
     this.streamFailures = new sqs.Queue(this, 'StreamFailures', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    // Record changes, one message group per account (QUEUE_ORDER: fifo; shared/stream/route.ts):
+    // high-throughput FIFO (deduplication and throughput per group).
+    const fifo = { fifo: true, deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP, fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID } as const;
+    this.changesDlq = new sqs.Queue(this, 'ChangesDlq', { ...queueDefaults, ...fifo, retentionPeriod: Duration.days(14) });
+    this.changesQueue = new sqs.Queue(this, 'ChangesQueue', {
+      ...queueDefaults,
+      ...(QUEUE_ORDER.changes === 'fifo' ? fifo : {}),
+      visibilityTimeout: Duration.seconds(consumerTimeout(props.topology ?? FUNCTIONS, 'changes') * 6),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.changesDlq, maxReceiveCount: 10 },
+    });
 
     // ---- Imports and inbound mail: buckets and queues (their functions are in the topology)
     const imports = new Imports(this, 'Imports', { removalPolicy: removal, alarm: (id, p) => alarm(id, p) });
@@ -155,6 +168,7 @@ export class CrmStack extends Stack {
       table: this.table,
       controlTable: this.controlTable,
       deliveryQueue: this.deliveryQueue,
+      changesQueue: this.changesQueue,
       secretsKey: this.webhookSecretsKey,
       importsBucket: imports.bucket,
       importsBucketArn: imports.bucketArn,
@@ -171,7 +185,7 @@ export class CrmStack extends Stack {
     const targets: TriggerTargets = {
       api: this.api,
       table: this.table,
-      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue, erasures: erasures.queue, indexBuilds: indexBuilds.queue },
+      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue, erasures: erasures.queue, indexBuilds: indexBuilds.queue, changes: this.changesQueue },
       streamFailures: this.streamFailures,
       inboundEvents: inbound.queue,
     };
@@ -228,6 +242,7 @@ export class CrmStack extends Stack {
 
     for (const [alarmId, queue] of [
       ['DeliveryDlqDepth', this.deliveryDlq],
+      ['ChangesDlqDepth', this.changesDlq],
       ['StreamFailuresDepth', this.streamFailures],
     ] as const) {
       alarm(alarmId, {
@@ -241,10 +256,23 @@ export class CrmStack extends Stack {
 
     const streamFn = this.functions.get('stream');
     if (streamFn) {
+      // The stream only routes (shared/stream/route.ts): a minute behind is far past search's and webhooks' 2 s.
       alarm('StreamIteratorAge', {
-        alarmDescription: 'The stream consumer is more than 5 minutes behind the table.',
+        alarmDescription: 'The stream router is more than a minute behind the table.',
         metric: streamFn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
-        threshold: Duration.minutes(5).toMilliseconds(),
+        threshold: Duration.minutes(1).toMilliseconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+      });
+    }
+    // Each queue's backlog: the age of its oldest message (a job queue's message waits while its job runs: longer limits).
+    for (const [name, queue] of Object.entries(targets.queues) as [QueueName, sqs.IQueue][]) {
+      const minutes = name === 'imports' || name === 'exports' ? 30 : 5;
+      alarm(`${constructIdFor(name)}QueueOldestMessage`, {
+        alarmDescription: `The ${name} queue's oldest message waited more than ${minutes} minutes.`,
+        metric: queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: minutes * 60,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 5,
         datapointsToAlarm: 3,
@@ -259,11 +287,12 @@ export class CrmStack extends Stack {
     new CfnOutput(this, 'InboundRuleSetName', { value: inbound.ruleSet.receiptRuleSetName, description: 'Activate it once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
 
     // ---- Operations -------------------------------------------------------------------------
-    new CrmDashboard(this, 'Dashboard', { stage, api: this.api, functions: this.functions, queues: { delivery: this.deliveryQueue, deliveryDlq: this.deliveryDlq, streamFailures: this.streamFailures }, table: this.table });
+    new CrmDashboard(this, 'Dashboard', { stage, api: this.api, functions: this.functions, queues: { delivery: this.deliveryQueue, deliveryDlq: this.deliveryDlq, streamFailures: this.streamFailures, byName: targets.queues }, table: this.table });
 
     // ---- cdk-nag: findings that are by design (lib/nag.ts; per-function ones in ApiFunction) --
     acknowledge(this.streamFailures, 'AwsSolutions-SQS3', NAG_REASONS.failureQueueIsDlq);
-    for (const queue of [this.streamFailures, this.deliveryDlq]) acknowledge(queue, 'Serverless-SQSRedrivePolicy', NAG_REASONS.failureQueueIsDlq);
+    acknowledge(this.changesDlq, 'AwsSolutions-SQS3', NAG_REASONS.failureQueueIsDlq);
+    for (const queue of [this.streamFailures, this.deliveryDlq, this.changesDlq]) acknowledge(queue, 'Serverless-SQSRedrivePolicy', NAG_REASONS.failureQueueIsDlq);
   }
 }
 
@@ -275,7 +304,7 @@ export class CrmStack extends Stack {
 export const MAX_PER_GROUP = 30;
 
 /** The time limit of the function a queue triggers (queue visibility timeouts derive from it). */
-export function consumerTimeout(topology: readonly FunctionSpec[], queue: 'delivery' | 'imports'): number {
+export function consumerTimeout(topology: readonly FunctionSpec[], queue: QueueName): number {
   const consumer = topology.find((f) => f.trigger.kind === 'queue' && f.trigger.queue === queue);
   if (!consumer) throw new Error(`no function consumes the ${queue} queue`);
   return consumer.timeoutSeconds;

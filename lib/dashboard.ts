@@ -13,7 +13,8 @@ export interface CrmDashboardProps {
   api: apigwv2.HttpApi;
   /** Every Lambda of the stack by name (CrmStack.functions). */
   functions: ReadonlyMap<string, lambda.Function>;
-  queues: { delivery: sqs.IQueue; deliveryDlq: sqs.IQueue; streamFailures: sqs.IQueue };
+  /** `byName`: every queue of the topology (their backlog: the oldest message's age). */
+  queues: { delivery: sqs.IQueue; deliveryDlq: sqs.IQueue; streamFailures: sqs.IQueue; byName?: Readonly<Record<string, sqs.IQueue>> };
   table: dynamodb.ITable;
 }
 
@@ -114,6 +115,11 @@ export class CrmDashboard extends Construct {
         table.metricUserErrors({ period: PERIOD, statistic: 'Sum', label: 'user errors (account)' }),
       ]),
       graph('Stream consumer lag (ms)', stream ? [stream.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum', label: 'iterator age' })] : []),
+    );
+    // Backlogs: the stream router's iterator age and each queue's oldest message (the changes queue: the account furthest behind).
+    this.dashboard.addWidgets(
+      graph('Queue backlog: oldest message (s)', Object.entries(queues.byName ?? {}).map(([name, q]) => q.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum', label: name })), { width: 12 }),
+      graph('Queue backlog: messages', Object.entries(queues.byName ?? {}).map(([name, q]) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: name })), { width: 12 }),
     );
     for (let i = 0; i < alarms.length; i += CHUNK) {
       const part = alarms.slice(i, i + CHUNK);

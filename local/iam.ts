@@ -54,12 +54,13 @@ const queueNameOf = (url: string) => url.replace(/\/+$/, '').split('/').pop() ??
 /** The ARNs of the local resources, from the variables the bindings set (local/resources.ts). */
 export function localArns(env: NodeJS.ProcessEnv = process.env): ResourceArns {
   const table = env[bindingEnv('table')] ?? '';
-  const queue = (binding: 'deliveryQueue' | 'importsQueue' | 'exportsQueue' | 'erasuresQueue' | 'indexBuildsQueue', fallback: string) => queueArn(queueNameOf(env[bindingEnv(binding)] ?? fallback));
+  const queue = (binding: 'deliveryQueue' | 'changesQueue' | 'importsQueue' | 'exportsQueue' | 'erasuresQueue' | 'indexBuildsQueue', fallback: string) => queueArn(queueNameOf(env[bindingEnv(binding)] ?? fallback));
   return {
     table: tableArn(table),
     tableIndexes: createTableInput(table).GlobalSecondaryIndexes.map((index) => `${tableArn(table)}/index/${index.IndexName}`),
     control: tableArn(env[bindingEnv('control')] ?? ''),
     deliveryQueue: queue('deliveryQueue', LOCAL_QUEUES.delivery),
+    changesQueue: queue('changesQueue', LOCAL_QUEUES.changes),
     importsQueue: queue('importsQueue', LOCAL_QUEUES.imports),
     exportsQueue: queue('exportsQueue', LOCAL_QUEUES.exports),
     erasuresQueue: queue('erasuresQueue', LOCAL_QUEUES.erasures),

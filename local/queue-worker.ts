@@ -38,6 +38,15 @@ export interface QueueWorkerOptions {
    * message whose worker died comes back after one time-out.
    */
   extendWhileHandling?: boolean;
+  /**
+   * A FIFO queue: the messages of one group that a receive returns go to the handler as one event
+   * (in order, as Lambda's batch of a FIFO queue holds them), at most one event of a group at a
+   * time (`perGroupConcurrency` does not apply), and `concurrency` counts events. When the handler
+   * reports a message failed, it and the group's later ones are released in order.
+   */
+  fifo?: boolean;
+  /** FIFO: report a group whose oldest message waited longer than `thresholdMs`, and again once it drained. */
+  backlog?: { thresholdMs: number; log: (line: string) => void };
   /** Long-poll wait per ReceiveMessage call. */
   waitTimeSeconds?: number;
   onError?: (e: unknown) => void;
@@ -79,12 +88,84 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
   const concurrency = opts.concurrency ?? 256;
   const perGroup = opts.perGroupConcurrency ?? 16;
   const groups = new Map<string, number>();
+  const queueName = opts.queueUrl.split('/').pop() ?? 'queue';
   const abort = new AbortController();
   let running = true;
   const inFlight = new Set<Promise<void>>();
   /** Receives begun, and the number of the latest one that began idle and found nothing. */
   let receives = 0;
   let idleReceive = 0;
+
+  /** FIFO: the groups with an event in hand (their next messages wait in `waiting`). */
+  const busy = new Map<string, Message[]>();
+  const behind = new Map<string, { since: number; messages: number; timer?: NodeJS.Timeout }>();
+
+  function noteBacklog(group: string, batch: Message[]) {
+    if (!opts.backlog) return;
+    const sent = Math.min(...batch.map((m) => Number(m.Attributes?.SentTimestamp ?? Date.now())));
+    const age = Date.now() - sent;
+    const state = behind.get(group);
+    if (state) {
+      clearTimeout(state.timer);
+      state.messages += batch.length;
+    } else if (age >= opts.backlog.thresholdMs) {
+      behind.set(group, { since: sent, messages: batch.length });
+      opts.backlog.log(`${queueName}: group ${group} is behind: its oldest message waited ${(age / 1000).toFixed(1)} s (threshold ${opts.backlog.thresholdMs / 1000} s)`);
+    }
+  }
+
+  function noteIdle(group: string) {
+    const state = behind.get(group);
+    if (!state || !opts.backlog) return;
+    // Drained once no message of the group came for a second after its last event.
+    state.timer = setTimeout(() => {
+      behind.delete(group);
+      opts.backlog!.log(`${queueName}: group ${group} drained: ${state.messages} messages in ${((Date.now() - state.since) / 1000).toFixed(1)} s since its oldest waiting one`);
+    }, 1000);
+    state.timer.unref();
+  }
+
+  /** FIFO: one group's messages as one event; failed ones (and the group's later ones) released in reverse order, so they come back in order. */
+  async function handleGroup(group: string, batch: Message[]) {
+    noteBacklog(group, batch);
+    const event: SQSEvent = { Records: batch.map((m) => toLambdaRecord(m, opts.queueUrl)) };
+    let failed = new Set<string>();
+    try {
+      const out = await opts.handler(event);
+      failed = new Set((out?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (error) {
+      opts.onError?.(error);
+      failed = new Set(batch.map((m) => m.MessageId ?? ''));
+    }
+    const firstFailed = batch.findIndex((m) => failed.has(m.MessageId ?? ''));
+    const done = firstFailed === -1 ? batch : batch.slice(0, firstFailed);
+    await Promise.all(done.map((m) => sqs.send(new DeleteMessageCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }))));
+    if (firstFailed !== -1) {
+      // The later ones at once, newest first (each goes back to the front of its group), then the failed one after a second.
+      const [failedOne, ...later] = batch.slice(firstFailed);
+      for (const m of later.reverse()) await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 }));
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: failedOne!.ReceiptHandle!, VisibilityTimeout: 1 }));
+    }
+  }
+
+  /** FIFO: runs a group's events one after the other while messages of it keep arriving. */
+  function startGroup(group: string, first: Message[]) {
+    busy.set(group, []);
+    const p: Promise<void> = (async () => {
+      let batch = first;
+      while (batch.length) {
+        await handleGroup(group, batch);
+        batch = busy.get(group)!.splice(0);
+      }
+    })()
+      .catch((error) => opts.onError?.(error))
+      .finally(() => {
+        busy.delete(group);
+        inFlight.delete(p);
+        noteIdle(group);
+      });
+    inFlight.add(p);
+  }
 
   async function handleOne(message: Message) {
     const event: SQSEvent = { Records: [toLambdaRecord(message, opts.queueUrl)] };
@@ -125,6 +206,19 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
         const messages = out.Messages ?? [];
         if (messages.length === 0) {
           if (idleAtStart && inFlight.size === 0) idleReceive = n;
+          continue;
+        }
+        if (opts.fifo) {
+          const byGroup = new Map<string, Message[]>();
+          for (const message of messages) {
+            const group = message.Attributes?.MessageGroupId ?? opts.groupOf?.(message.Body ?? '') ?? '';
+            byGroup.set(group, [...(byGroup.get(group) ?? []), message]);
+          }
+          for (const [group, batch] of byGroup) {
+            const waiting = busy.get(group);
+            if (waiting) waiting.push(...batch);
+            else startGroup(group, batch);
+          }
           continue;
         }
         for (const message of messages) {

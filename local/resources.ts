@@ -6,14 +6,14 @@
  */
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { FunctionSpec, QueueName } from '../functions/topology.js';
+import { type FunctionSpec, QUEUE_ORDER, type QueueName } from '../functions/topology.js';
 import { type BindingName, bindingEnv } from '../shared/config/bindings.js';
 import { controlTableNameFor } from '../shared/db/control.js';
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** Every queue of the topology and its local name. */
-export const LOCAL_QUEUES: Record<QueueName, string> = { delivery: 'crm-webhook-deliveries', imports: 'crm-imports', exports: 'crm-exports', erasures: 'crm-erasures', indexBuilds: 'crm-index-builds' };
+export const LOCAL_QUEUES: Record<QueueName, string> = { delivery: 'crm-webhook-deliveries', imports: 'crm-imports', exports: 'crm-exports', erasures: 'crm-erasures', indexBuilds: 'crm-index-builds', changes: 'crm-changes.fifo' };
 
 /** The buckets: import and export files (`imports/`, `exports/`) and raw inbound mail (`inbound/`). */
 export const LOCAL_BUCKETS = { imports: 'crm-imports', inbound: 'crm-inbound' } as const;
@@ -42,6 +42,7 @@ export const LOCAL_BINDINGS: { [B in BindingName]: (r: LocalResources) => string
   table: (r) => r.tableName,
   control: (r) => controlTableNameFor(r.tableName),
   deliveryQueue: (r) => r.queueUrls.delivery,
+  changesQueue: (r) => r.queueUrls.changes,
   secretsKey: () => undefined,
   importsBucket: (r) => r.buckets.imports,
   importsQueue: (r) => r.queueUrls.imports,
@@ -77,11 +78,12 @@ export async function ensureBucket(endpoint: string, bucket: string): Promise<vo
   }
 }
 
-/** Creates a queue (or finds it) and returns its URL. */
-export async function ensureQueue(endpoint: string, name: string): Promise<string> {
+/** Creates a queue (or finds it) and returns its URL; a FIFO queue's name ends in `.fifo`. */
+export async function ensureQueue(endpoint: string, name: string, order: 'standard' | 'fifo' = 'standard'): Promise<string> {
   const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
   try {
-    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name }));
+    const Attributes = order === 'fifo' ? { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' } : undefined;
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes }));
     if (!QueueUrl) throw new Error(`local queue ${name}: no queue URL`);
     return QueueUrl;
   } finally {
@@ -98,7 +100,7 @@ export async function createLocalResources(
   opts: Omit<LocalResources, 'queueUrls' | 'buckets'>,
 ): Promise<LocalResources> {
   const queueUrls = {} as Record<QueueName, string>;
-  for (const [queue, name] of Object.entries(LOCAL_QUEUES) as [QueueName, string][]) queueUrls[queue] = await ensureQueue(opts.awsEndpoint, name);
+  for (const [queue, name] of Object.entries(LOCAL_QUEUES) as [QueueName, string][]) queueUrls[queue] = await ensureQueue(opts.awsEndpoint, name, QUEUE_ORDER[queue]);
   for (const bucket of new Set(Object.values(LOCAL_BUCKETS))) await ensureBucket(opts.awsEndpoint, bucket);
   const resources: LocalResources = { ...opts, queueUrls, buckets: { ...LOCAL_BUCKETS } };
   Object.assign(process.env, { DYNAMODB_ENDPOINT: opts.dynamoEndpoint, AWS_ENDPOINT_URL_SQS: opts.awsEndpoint, AWS_ENDPOINT_URL_S3: opts.awsEndpoint }, bindingEnvironment(functions, resources));

@@ -83,7 +83,7 @@ export interface LocalStack {
   resources: LocalResources;
   /** Every background function of the topology by name (local/triggers.ts), in either layout. */
   functions: Record<string, LocalFunction>;
-  /** The stream function's poller (drain(): every record written so far handled). */
+  /** The stream function's poller (drain(): every record written so far handled, the changes queue's work included). */
   poller: StreamPoller;
   /** The local SQS-compatible delivery queue (fauxqs). */
   deliveryQueueUrl: string;
@@ -109,6 +109,19 @@ function functionOf(functions: Record<string, LocalFunction>, kind: TriggerKind,
   const fn = spec && functions[spec.name];
   if (!fn) throw new Error(`local mode runs no ${kind} function${queue ? ` on the ${queue} queue` : ''}`);
   return fn;
+}
+
+/** The stream and the changes queue it routes to as one: drain() waits for both, in that order. */
+function routedStream(functions: Record<string, LocalFunction>): StreamPoller {
+  const stream = functionOf(functions, 'stream');
+  const changes = functionOf(functions, 'queue', 'changes');
+  return {
+    async drain(timeoutMs) {
+      await stream.drain(timeoutMs);
+      await changes.drain(timeoutMs);
+    },
+    stop: () => stream.stop(),
+  };
 }
 
 /**
@@ -191,7 +204,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       tokens,
       resources,
       functions,
-      poller: functionOf(functions, 'stream'),
+      poller: routedStream(functions),
       deliveryQueueUrl: resources.queueUrls.delivery,
       queueWorker: functionOf(functions, 'queue', 'delivery'),
       imports: { bucket: resources.buckets.imports, queueUrl: resources.queueUrls.imports, worker: functionOf(functions, 'queue', 'imports') },

@@ -96,6 +96,12 @@ export async function startStreamPoller(opts: {
    * already handled are not raised again.
    */
   positionFile?: string;
+  /**
+   * When the handler hands the records on (the stream routes to the changes queue), a position is
+   * written only once this answers true after it was reached: everything routed up to it has been
+   * worked on (the local queues die with the process, so a restart re-reads what was still queued).
+   */
+  canCommit?: () => Promise<boolean>;
 }): Promise<StreamPoller> {
   const cfg = { endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const ddb = new DynamoDBClient(cfg);
@@ -108,12 +114,23 @@ export async function startStreamPoller(opts: {
 
   const iterators = new Map<string, string | undefined>(); // shardId -> iterator (undefined = closed)
   const positions = readPositions(opts.positionFile, streamArn);
+  /** Positions reached but not written yet (canCommit has not said so). */
+  let uncommitted = false;
   const handledUpTo = (shardId: string, records: _Record[], remaining: number) => {
     const last = records[records.length - remaining - 1]?.dynamodb?.SequenceNumber;
     if (!opts.positionFile || !last) return;
     positions.shards[shardId] = last;
-    writePositions(opts.positionFile, positions);
+    if (opts.canCommit) uncommitted = true;
+    else writePositions(opts.positionFile, positions);
   };
+  /** Writes the positions reached so far once everything before them has been worked on. */
+  async function commit() {
+    if (!uncommitted || !opts.positionFile || !opts.canCommit) return;
+    const snapshot: Positions = { streamArn: positions.streamArn, shards: { ...positions.shards } };
+    uncommitted = false;
+    if (await opts.canCommit()) writePositions(opts.positionFile, snapshot);
+    else uncommitted = true;
+  }
   /** The shard the pending (failed) batch came from. */
   let pendingShard = '';
   let pendingBatch: _Record[] = [];
@@ -224,6 +241,7 @@ export async function startStreamPoller(opts: {
       }
       ticks++;
       idleTicks = busy || pendingBatch.length ? 0 : idleTicks + 1;
+      if (!busy) await commit().catch((error: unknown) => opts.onError?.(error));
       if (!busy) await new Promise((r) => setTimeout(r, pendingBatch.length ? retryDelay : interval));
     }
   })();

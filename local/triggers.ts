@@ -15,8 +15,9 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, S3Event, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { FUNCTIONS, type FunctionSpec, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
+import { FUNCTIONS, type FunctionSpec, QUEUE_ORDER, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
 import { loadHandler } from './handlers.js';
 import { type QueueWorker, type QueueWorkerOptions, startQueueWorker, toLambdaRecord } from './queue-worker.js';
 import type { LocalResources } from './resources.js';
@@ -53,6 +54,7 @@ export function startQueueTrigger(
 ): QueueWorker {
   const { batchSize, maxConcurrency, local = {} } = spec.trigger;
   const groupBy = local.groupBy;
+  const fifo = QUEUE_ORDER[spec.trigger.queue] === 'fifo';
   return startQueueWorker({
     endpoint: opts.endpoint,
     queueUrl: opts.queueUrl,
@@ -62,8 +64,16 @@ export function startQueueTrigger(
     groupOf: groupBy ? (body) => groupOfBody(body, groupBy) : undefined,
     visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds ?? local.visibilityTimeoutSeconds,
     extendWhileHandling: local.extendWhileHandling,
+    // A FIFO queue's group (an account) that falls behind is logged, and again once it drained.
+    ...(fifo ? { fifo, backlog: { thresholdMs: backlogThresholdMs(), log: (line: string) => console.log(line) } } : {}),
     onError: opts.onError,
   });
+}
+
+/** `CRM_BACKLOG_THRESHOLD_MS`: how long a group's oldest message may wait before local mode logs the group as behind (default 5 s). */
+function backlogThresholdMs(): number {
+  const ms = Number(process.env.CRM_BACKLOG_THRESHOLD_MS ?? 5000);
+  return Number.isFinite(ms) && ms > 0 ? ms : 5000;
 }
 
 function groupOfBody(body: string, field: string): string | undefined {
@@ -82,11 +92,24 @@ const stream: Adapter<'stream'> = async (spec, handler, { resources: r, onError 
     handler: handler as Handler<DynamoDBStreamEvent, never>,
     batchSize: spec.trigger.local?.batchSize ?? spec.trigger.batchSize,
     onError,
-    // With a data directory the stream resumes after the last record handled before a restart.
+    // With a data directory the stream resumes after the last record handled before a restart;
+    // when it routes to the changes queue (in memory), after the last one that queue has worked on.
     positionFile: r.dataDir ? join(r.dataDir, `${spec.name}-positions.json`) : undefined,
+    canCommit: spec.bindings.changesQueue ? () => queueIsEmpty(r.awsEndpoint, r.queueUrls.changes) : undefined,
   });
   return { name: spec.name, kind: 'stream', drain: (t) => poller.drain(t), stop: () => poller.stop() };
 };
+
+/** Whether a local queue holds no message, visible, in flight or delayed. */
+async function queueIsEmpty(endpoint: string, queueUrl: string): Promise<boolean> {
+  const sqs = new SQSClient({ endpoint, useQueueUrlAsEndpoint: false, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }));
+    return Object.values(Attributes).every((n) => Number(n) === 0);
+  } finally {
+    sqs.destroy();
+  }
+}
 
 const queue: Adapter<'queue'> = async (spec, handler, { resources: r, onError }) => {
   const worker = startQueueTrigger(spec, handler as Handler<SQSEvent, SQSBatchResponse>, { endpoint: r.awsEndpoint, queueUrl: r.queueUrls[spec.trigger.queue], onError });

@@ -15,6 +15,8 @@ export const BINDINGS = {
   control: { env: 'CONTROL_TABLE_NAME', modes: ['write'] },
   /** The webhook delivery queue (send only; the delivery worker consumes it through its trigger). */
   deliveryQueue: { env: 'DELIVERY_QUEUE_URL', modes: ['send'] },
+  /** The record-change queue (FIFO, one message group per account: the stream routes to it, the changes worker consumes it). */
+  changesQueue: { env: 'CHANGES_QUEUE_URL', modes: ['send'] },
   /** The KMS key of webhook signing secrets. */
   secretsKey: { env: 'WEBHOOK_SECRET_KEY_ID', modes: ['encrypt', 'decrypt', 'encrypt-decrypt'] },
   /** The import files bucket, `imports/` prefix only (`write`: put and get; `read`: get; `erase`: get and delete). */

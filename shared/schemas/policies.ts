@@ -72,6 +72,7 @@ export interface ResourceArns {
   tableIndexes: readonly string[];
   control: string;
   deliveryQueue: string;
+  changesQueue: string;
   importsQueue: string;
   exportsQueue: string;
   erasuresQueue: string;
@@ -125,6 +126,7 @@ const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
   // The control table's grants are per kind of item (itemStatements).
   control: () => [],
   deliveryQueue: (_mode, a) => [{ sid: 'DeliveryQueueSend', actions: ['sqs:SendMessage'], resources: [a.deliveryQueue] }],
+  changesQueue: (_mode, a) => [{ sid: 'ChangesQueueSend', actions: ['sqs:SendMessage'], resources: [a.changesQueue] }],
   // webhooks-create decrypts the secret of its own stored idempotent result on a retry; the delivery worker signs.
   secretsKey: (mode, a) => [{ sid: 'SecretsKey', actions: [...(mode !== 'decrypt' ? ['kms:Encrypt'] : []), ...(mode !== 'encrypt' ? ['kms:Decrypt'] : [])], resources: [a.secretsKey] }],
   // HeadObject is authorized as GetObject.

@@ -263,7 +263,8 @@ describe('functions: defaults and environment', () => {
     expect(env.POWERTOOLS_SERVICE_NAME).toBe('crm');
     expect(env.CRM_ALLOW_INSECURE_WEBHOOKS).toBe('false');
     expect(env).not.toHaveProperty('CURSOR_SECRET');
-    if (name !== 'fallback') expect(refId(env.TABLE_NAME)).toBe(tableId());
+    // The fallback touches nothing; the stream only routes to the changes queue (it reads the stream, not the table).
+    if (name !== 'fallback' && name !== 'stream') expect(refId(env.TABLE_NAME)).toBe(tableId());
   });
 
   it.each(allFunctionNames.map((name) => [name]))('%s: X-Ray tracing, metrics namespace, no response capture', (name) => {
@@ -292,7 +293,7 @@ describe('functions: defaults and environment', () => {
 
 describe('least privilege', () => {
   const readOnly = [...operations.filter((op) => op.access === 'read').map((op) => op.name), 'authorizer'];
-  const writers = [...operations.filter((op) => op.access === 'write').map((op) => op.name), 'stream', ...(hasDelivery ? ['delivery'] : [])];
+  const writers = [...operations.filter((op) => op.access === 'write').map((op) => op.name), 'changes', ...(hasDelivery ? ['delivery'] : [])];
   const tableWrites: string[] = [...TABLE_WRITE_ACTIONS, 'dynamodb:TransactWriteItems', 'dynamodb:PartiQLInsert', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete'];
 
   it('never grants a wildcard action, and `*` resources only for actions that cannot name one', () => {
@@ -349,7 +350,7 @@ describe('least privilege', () => {
   });
 
   it('lets only the queue users send to the delivery queue', () => {
-    const senders = ['stream', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...(internalNames.includes('erasureWorker') ? ['erasureWorker'] : []), ...operations.filter((op) => bindingOf(op.name).deliveryQueue === 'send').map((op) => op.name)];
+    const senders = ['changes', ...(hasDelivery ? ['delivery'] : []), ...(internalNames.includes('sweeper') ? ['sweeper'] : []), ...(internalNames.includes('erasureWorker') ? ['erasureWorker'] : []), ...operations.filter((op) => bindingOf(op.name).deliveryQueue === 'send').map((op) => op.name)];
     const deliveryQueueId = logicalId(dev.stack.deliveryQueue);
     for (const name of allFunctionNames) {
       // Other queues (imports) have their own senders: only grants on the delivery queue count here.
@@ -489,6 +490,26 @@ describe('stream and queues', () => {
     });
   });
 
+  it('routes the stream to a FIFO changes queue with a FIFO dead-letter queue, consumed with partial batch responses', () => {
+    const queue = dev.resources[queueId(dev.stack.changesQueue)]!.Properties!;
+    expect(queue).toMatchObject({ FifoQueue: true, DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' });
+    expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [queueId(dev.stack.changesDlq), 'Arn'] }, maxReceiveCount: 10 });
+    expect(dev.resources[queueId(dev.stack.changesDlq)]!.Properties!.FifoQueue).toBe(true);
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * functionByName('changes')!.timeoutSeconds);
+    dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionId('changes') },
+      EventSourceArn: { 'Fn::GetAtt': [queueId(dev.stack.changesQueue), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    // Only the stream sends to it.
+    const changesQueueId = logicalId(dev.stack.changesQueue);
+    for (const name of allFunctionNames) {
+      const sends = statementsOf(name).some((st) => actionsOf([st]).includes('sqs:SendMessage') && JSON.stringify(st.Resource).includes(`"${changesQueueId}"`));
+      expect(sends, name).toBe(name === 'stream');
+    }
+  });
+
   it.runIf(hasDelivery)('delivers from the queue with partial batch responses', () => {
     dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: functionId('delivery') },
@@ -521,9 +542,12 @@ describe('alarms and outputs', () => {
 
   it('alarms on both dead-letter queues and on the stream iterator age', () => {
     const dlqAlarms = alarms().filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible').map((a) => JSON.stringify(a.Dimensions));
-    for (const queue of [dev.stack.deliveryDlq, dev.stack.streamFailures]) {
+    for (const queue of [dev.stack.deliveryDlq, dev.stack.streamFailures, dev.stack.changesDlq]) {
       expect(dlqAlarms.some((d) => d.includes(`"${logicalId(queue)}"`))).toBe(true);
     }
+    // Each queue's backlog: its oldest message's age.
+    const ages = alarms().filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage').map((a) => JSON.stringify(a.Dimensions));
+    for (const queue of [dev.stack.deliveryQueue, dev.stack.changesQueue]) expect(ages.some((d) => d.includes(`"${logicalId(queue)}"`))).toBe(true);
     const age = alarms().find((a) => a.MetricName === 'IteratorAge');
     expect(JSON.stringify(age?.Dimensions)).toContain(functionId('stream'));
   });

@@ -159,7 +159,8 @@ export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; s
       : await startStreamPoller({
           endpoint: process.env.DYNAMODB_ENDPOINT!,
           tableName: process.env.TABLE_NAME!,
-          handler: asFunction(functionByName('stream')!, streamHandler),
+          // Unrouted (no changes queue): the changes worker's work, with its grants.
+          handler: asFunction(functionByName('changes')!, streamHandler),
           intervalMs: 25,
           retryDelayMs: 100,
           onError: (e) => console.error('stream worker error', e),

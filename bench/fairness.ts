@@ -1,0 +1,141 @@
+/**
+ * `npm run bench:fair [-- contacts]`: one account's bulk work beside a quiet account's webhooks and
+ * search (docs/performance.md, "Fairness").
+ *
+ * On a local stack as `npm start` runs it (workers in their thread, rate limit off), account A
+ * batch-creates `contacts` contacts (default 20,000; 100 a call, two calls at a time) over HTTP.
+ * Account B has a webhook endpoint on a receiver of this process (127.0.0.1) and, before and
+ * while A writes, creates a contact every half second and waits for its webhook and for search to
+ * find it. Reported: B's webhook delivery and search freshness (p50, p99, max) alone and beside A,
+ * and A's own drain rate (contacts a second from its first call until search finds its last
+ * contact). Writes bench-fairness.json. Only 127.0.0.1 is contacted.
+ *
+ * Target: B's webhook delivery p99 and search freshness p99 ≤ 2 s while A writes.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { startLocalStack } from '../local/runtime.js';
+import { issueToken } from '../shared/auth/tokens.js';
+import { percentile, table } from './stats.js';
+
+const CONTACTS = Number(process.argv[2] ?? 20_000);
+const PARALLEL_CALLS = 2;
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+process.env.CRM_RATE_LIMIT = '0';
+const log = (...a: unknown[]) => console.error('[bench:fair]', ...a);
+const backlogLines: string[] = [];
+const print = console.log.bind(console);
+// The stack's backlog lines (local/queue-worker.ts) are kept for the report.
+console.log = (...a: unknown[]) => {
+  const line = a.map(String).join(' ');
+  if (/ is behind| drained/.test(line)) backlogLines.push(`${new Date().toISOString()} ${line}`);
+  else print(...a);
+};
+
+const stack = await startLocalStack({ port: 0, workersInThread: (process.env.CRM_LOCAL_WORKERS ?? 'thread') !== 'main' });
+
+/** When each of B's contacts' webhooks arrived (by contact id). */
+const arrived = new Map<string, number>();
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    try {
+      const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id?: string } }).data?.id;
+      if (id) arrived.set(id, Date.now());
+    } catch {
+      // not ours
+    }
+    res.writeHead(200).end('ok');
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+
+async function api<T = Record<string, unknown>>(token: string, op: string, body: unknown): Promise<T> {
+  const res = await fetch(`${stack.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (await res.json()) as { ok: boolean; result?: T; error?: unknown };
+  if (!json.ok) throw new Error(`${op} failed (${res.status}): ${JSON.stringify(json.error)}`);
+  return json.result!;
+}
+
+const until = async (fn: () => Promise<boolean> | boolean, timeoutMs: number, what: string) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+try {
+  const a = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
+  const b = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
+  await api(b, 'webhooks-create', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/b`, events: ['contact.created'] });
+
+  let probes = 0;
+  const probe = async () => {
+    const name = `Quiet${probes++}${crypto.randomUUID().slice(0, 6)}`;
+    const start = Date.now();
+    const { id } = await api<{ id: string }>(b, 'contacts-create', { first_name: name, last_name: 'Probe' });
+    const [delivery, search] = await Promise.all([
+      until(() => arrived.has(id), 600_000, `B's webhook`).then(() => arrived.get(id)! - start),
+      until(async () => (await api<{ items: unknown[] }>(b, 'contacts-list', { search: name })).items.length === 1, 600_000, `B's search`).then(() => Date.now() - start),
+    ]);
+    return { delivery, search };
+  };
+  const probeWhile = async (more: () => boolean) => {
+    const out: Array<{ delivery: number; search: number }> = [];
+    while (more()) {
+      out.push(await probe());
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return out;
+  };
+
+  await probe(); // warm-up
+  let aloneLeft = 10;
+  const alone = await probeWhile(() => aloneLeft-- > 0);
+  log(`B alone: ${alone.length} probes`);
+
+  // ---- A writes; B probes until A's last contact is found by search.
+  const t0 = Date.now();
+  let next = 0;
+  let writtenAt = 0;
+  const lastName = `Bulkmark${crypto.randomUUID().slice(0, 6)}`;
+  const writers = Array.from({ length: PARALLEL_CALLS }, async () => {
+    while (next * 100 < CONTACTS) {
+      const call = next++;
+      const n = Math.min(100, CONTACTS - call * 100);
+      const items = Array.from({ length: n }, (_, i) => {
+        const k = call * 100 + i;
+        return { first_name: k === CONTACTS - 1 ? lastName : `Bulk${k}`, last_name: 'Importer', email: `bulk${k}@a.example`, phone: `+1 (555) ${100 + (k % 900)}-${1000 + (k % 9000)}` };
+      });
+      await api(a, 'contacts-batch-create', { items });
+      if (call % 20 === 0) log(`A: ${(call + 1) * 100} contacts written, ${Math.round((Date.now() - t0) / 1000)} s`);
+    }
+  });
+  let aFound = 0;
+  const aDone = (async () => {
+    await Promise.all(writers);
+    writtenAt = Date.now();
+    log(`A: ${CONTACTS} contacts written in ${Math.round((writtenAt - t0) / 1000)} s`);
+    await until(async () => (await api<{ items: unknown[] }>(a, 'contacts-list', { search: lastName })).items.length === 1, 3_600_000, "A's last contact");
+    aFound = Date.now();
+  })();
+  const busy = await probeWhile(() => aFound === 0);
+  await aDone;
+
+  const stats = (xs: number[]) => ({ p50: percentile(xs, 50), p99: percentile(xs, 99), max: Math.max(...xs) });
+  const rows = [
+    { phase: 'B alone', probes: alone.length, ...Object.fromEntries(Object.entries(stats(alone.map((x) => x.delivery))).map(([k, v]) => [`webhook ${k} ms`, v])), ...Object.fromEntries(Object.entries(stats(alone.map((x) => x.search))).map(([k, v]) => [`search ${k} ms`, v])) },
+    { phase: `B beside A's ${CONTACTS}`, probes: busy.length, ...Object.fromEntries(Object.entries(stats(busy.map((x) => x.delivery))).map(([k, v]) => [`webhook ${k} ms`, v])), ...Object.fromEntries(Object.entries(stats(busy.map((x) => x.search))).map(([k, v]) => [`search ${k} ms`, v])) },
+  ];
+  const drain = { contacts: CONTACTS, writtenSeconds: Math.round((writtenAt - t0) / 100) / 10, caughtUpSeconds: Math.round((aFound - t0) / 100) / 10, contactsPerSecond: Math.round((CONTACTS / ((aFound - t0) / 1000)) * 10) / 10 };
+  print(table(rows));
+  print(`A: ${CONTACTS} contacts written in ${drain.writtenSeconds} s, all searchable after ${drain.caughtUpSeconds} s: ${drain.contactsPerSecond} contacts/s`);
+  print(backlogLines.join('\n'));
+  writeFileSync('bench-fairness.json', JSON.stringify({ rows, drain, backlogLines, busy, alone }, null, 2));
+} finally {
+  receiver.close();
+  await stack.stop();
+}
