@@ -70,8 +70,12 @@ beforeAll(async () => {
   s3 = new S3Client({ endpoint: aws.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS });
   for (const [id, r] of Object.entries(deployment.resources)) {
     if (r.Type === 'AWS::SQS::Queue') {
-      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `deployed-${id}` }));
-      queues.set(id, { url: QueueUrl!, arn: `arn:aws:sqs:us-east-1:123456789012:deployed-${id}` });
+      // A FIFO queue as the template declares it (the changes queue: one message group per account).
+      const props = (r.Properties ?? {}) as { FifoQueue?: boolean; ContentBasedDeduplication?: boolean };
+      const name = props.FifoQueue ? `deployed-${id}.fifo` : `deployed-${id}`;
+      const attributes = props.FifoQueue ? { FifoQueue: 'true', ...(props.ContentBasedDeduplication ? { ContentBasedDeduplication: 'true' } : {}) } : undefined;
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, ...(attributes ? { Attributes: attributes } : {}) }));
+      queues.set(id, { url: QueueUrl!, arn: `arn:aws:sqs:us-east-1:123456789012:${name}` });
     }
     if (r.Type === 'AWS::S3::Bucket') {
       buckets.set(id, `deployed-${id.toLowerCase()}`);
@@ -219,7 +223,7 @@ async function receiveAll(queueUrl: string) {
 }
 
 describe('workers with their triggers\' events', () => {
-  it('the stream worker takes the table\'s own stream records (NEW_AND_OLD_IMAGES, eventSourceARN) and logs the changes', { timeout: 120_000 }, async () => {
+  it('the stream function routes the table\'s own stream records (NEW_AND_OLD_IMAGES, eventSourceARN) to the changes queue, whose worker logs the changes', { timeout: 120_000 }, async () => {
     const token = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
     const made = await throughGateway('contacts-create', JSON.stringify({ first_name: 'Streamed' }), { token });
     await throughGateway('contacts-update', JSON.stringify({ id: made.body.result!.id, last_name: 'Along' }), { token });
@@ -228,6 +232,11 @@ describe('workers with their triggers\' events', () => {
     expect(records[0]).toMatchObject({ eventSource: 'aws:dynamodb', eventSourceARN: expect.stringMatching(/^arn:aws:dynamodb:/), dynamodb: { StreamViewType: 'NEW_AND_OLD_IMAGES', SequenceNumber: expect.any(String) } });
     const batchSize = deployment.functions.get('stream')!.mappings[0]!.batchSize!;
     for (let i = 0; i < records.length; i += batchSize) expect(await invoke('stream', { Records: records.slice(i, i + batchSize) })).toEqual({ batchItemFailures: [] });
+    // The stream only routes: nothing is logged until the changes worker runs the routed messages.
+    const routed: string[] = [];
+    for (let bodies = await receiveAll(queueOf('changes').url); bodies.length > 0; bodies = await receiveAll(queueOf('changes').url)) routed.push(...bodies);
+    expect(routed.length).toBeGreaterThan(0);
+    expect(await invoke('changes', sqsEvent(queueOf('changes').arn, routed))).toEqual({ batchItemFailures: [] });
     const events = await throughGateway('events-list', '{}', { token });
     expect(events.status).toBe(200);
     expect((events.body.result!.items as { event: string }[]).map((e) => e.event)).toEqual(expect.arrayContaining(['contact.created', 'contact.updated']));

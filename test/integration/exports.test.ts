@@ -65,7 +65,7 @@ beforeAll(async () => {
     intervalMs: 25,
     // The real stream worker (search entries, for the search filter), and every record change it sees.
     handler: async (event: DynamoDBStreamEvent) => {
-      await asFunction(functionByName('stream')!, streamHandler)(event);
+      await asFunction(functionByName('changes')!, streamHandler)(event);
       for (const r of event.Records) {
         const c = toRecordChange(r);
         if (c) changes.push(c);

@@ -78,7 +78,7 @@ let poller: StreamPoller;
 beforeAll(async () => {
   s = await startServer();
   // The stream worker as `npm start` runs it (default poll interval).
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('stream')!, streamHandler) });
+  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('changes')!, streamHandler) });
 });
 afterAll(async () => {
   await poller?.stop();

@@ -17,7 +17,7 @@ import { processDelivery } from '../../shared/webhooks/worker.js';
 import { newAccount, ok } from '../helpers/api.js';
 import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, waitFor } from '../helpers/webhook-harness.js';
 
-const streamHandler = asFunction(functionByName('stream')!, streamWorkerHandler);
+const streamHandler = asFunction(functionByName('changes')!, streamWorkerHandler);
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
 process.env.WEBHOOK_TIMEOUT_MS = '400';
