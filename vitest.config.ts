@@ -7,7 +7,8 @@ export default defineConfig({
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup-file.ts'],
-    testTimeout: 30_000,
+    // A test that waits on a signal fails at once when the signal comes wrong; the limit only bounds a hang, with room for a loaded 2-core CI machine.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
