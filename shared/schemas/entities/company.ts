@@ -30,7 +30,7 @@ export const companyEntity = defineEntity({
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')], domains: [String(r.domain ?? '')] }),
   lookup: { field: 'domain', index: 'domain' },
-  sorted: ['name', 'updated_at'],
+  sorted: ['name'],
   filters: { tags: { kind: 'tags', field: 'tags' } },
   events: true,
   trash: true,
