@@ -134,7 +134,7 @@ describe('the evaluator (IAM semantics)', () => {
     expect(refused(policy, requestsOf('DynamoDB', 'QueryCommand', { TableName: tableName(), IndexName: 'other', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'x' } }))).toBeDefined();
   });
 
-  it('names bucket prefixes, queues and keys by ARN: the import worker reads imports/ only, the stream sends to the delivery queue only', () => {
+  it('names bucket prefixes, queues and keys by ARN: the import worker reads imports/ only, the stream sends to the changes queue only, the changes worker to the delivery queue', () => {
     const worker = localPolicyOf(functionByName('importWorker')!);
     const bucket = process.env.IMPORTS_BUCKET ?? 'crm-imports';
     expect(refused(worker, requestsOf('S3', 'GetObjectCommand', { Bucket: bucket, Key: 'imports/a.csv' }))).toBeUndefined();
@@ -142,7 +142,10 @@ describe('the evaluator (IAM semantics)', () => {
     expect(refused(worker, requestsOf('S3', 'GetObjectCommand', { Bucket: bucket, Key: 'exports/a.csv' }))).toBeDefined();
     expect(refused(worker, requestsOf('S3', 'PutObjectCommand', { Bucket: bucket, Key: 'imports/a.csv' }))).toBeDefined();
     const stream = localPolicyOf(functionByName('stream')!);
-    expect(refused(stream, requestsOf('SQS', 'SendMessageBatchCommand', { QueueUrl: 'http://127.0.0.1:1/000000000000/crm-webhook-deliveries' }))).toBeUndefined();
+    expect(refused(stream, requestsOf('SQS', 'SendMessageBatchCommand', { QueueUrl: 'http://127.0.0.1:1/000000000000/crm-changes.fifo' }))).toBeUndefined();
+    expect(refused(stream, requestsOf('SQS', 'SendMessageBatchCommand', { QueueUrl: 'http://127.0.0.1:1/000000000000/crm-webhook-deliveries' }))).toBeDefined();
+    const changes = localPolicyOf(functionByName('changes')!);
+    expect(refused(changes, requestsOf('SQS', 'SendMessageBatchCommand', { QueueUrl: 'http://127.0.0.1:1/000000000000/crm-webhook-deliveries' }))).toBeUndefined();
     expect(refused(stream, requestsOf('SQS', 'SendMessageCommand', { QueueUrl: 'http://127.0.0.1:1/000000000000/crm-imports' }))).toBeDefined();
     expect(refused(stream, requestsOf('KMS', 'DecryptCommand', { KeyId: 'local' }))).toBeDefined();
     expect(refused(localPolicyOf(functionByName('delivery')!), requestsOf('KMS', 'DecryptCommand', { KeyId: 'local' }))).toBeUndefined();
