@@ -60,7 +60,7 @@ describe('lists, filters and search', () => {
     }
     all.sort(order);
     await worker.drain();
-  });
+  }, 180_000); // seeds the file's records and waits for their search entries: minutes on a loaded 2-core machine
 
   it('lists newest first, full pages, no empty trailing page, every record once (any limit)', async () => {
     await fc.assert(
