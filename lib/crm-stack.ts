@@ -20,9 +20,7 @@ import type { ServiceResources } from './bindings.js';
 import { CrmDashboard } from './dashboard.js';
 import { constructIdFor, FunctionGroup, type TriggerTargets } from './function-group.js';
 import { Imports } from './imports.js';
-import { Erasures } from './erasures.js';
-import { IndexBuilds } from './index-builds.js';
-import { Exports } from './exports.js';
+import { JobQueue } from './job-queue.js';
 import { InboundEmail } from './inbound-email.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 import { removalPolicy, type StageConfig } from './stage.js';
@@ -117,9 +115,33 @@ export class CrmStack extends Stack {
     this.imports = imports;
     const inbound = new InboundEmail(this, 'InboundEmail', { removalPolicy: removal });
     // --- exports (contract §16): their queue; the files go to the imports bucket's exports/ prefix
-    const exportsResources = new Exports(this, 'Exports', { alarm: (id, p) => alarm(id, p) });
-    const erasures = new Erasures(this, 'Erasures', { alarm: (id, p) => alarm(id, p) });
-    const indexBuilds = new IndexBuilds(this, 'IndexBuilds', { alarm: (id, p) => alarm(id, p) });
+    // (lib/job-queue.ts: each job queue with its dead-letter queue and alarms, visibility from its worker's time limit)
+    const exportsResources = new JobQueue(this, 'Exports', {
+      worker: 'exportWorker',
+      label: 'the export queue',
+      retention: Duration.days(4),
+      maxReceiveCount: 5,
+      failedAlarm: { id: 'ExportsDlqDepth', description: 'Export messages are waiting in the export dead-letter queue (a job failed five times).' },
+      waitAlarm: { id: 'ExportsQueueAge', description: 'An export job has waited more than 30 minutes for a worker.', after: Duration.minutes(30) },
+      alarm,
+    });
+    // --- erasures (contract §18) and index builds (contract §17)
+    const erasures = new JobQueue(this, 'Erasures', {
+      worker: 'erasureWorker',
+      label: 'the erasure queue',
+      retention: Duration.days(14),
+      maxReceiveCount: 10,
+      failedAlarm: { id: 'ErasuresDlqDepth', description: 'An erasure failed ten times: a person is not forgotten yet (contract §18).' },
+      alarm,
+    });
+    const indexBuilds = new JobQueue(this, 'IndexBuilds', {
+      worker: 'indexBuildWorker',
+      label: 'the index-build queue',
+      retention: Duration.days(14),
+      maxReceiveCount: 10,
+      failedAlarm: { id: 'IndexBuildsDlqDepth', description: 'An index build failed ten times: a custom field stays building (contract §17).' },
+      alarm,
+    });
 
     // ---- API ------------------------------------------------------------------------------
     this.api = new apigwv2.HttpApi(this, 'Api', {

@@ -11,7 +11,7 @@
 import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
-import { cancellationCodes, isConditionFailure } from './items.js';
+import { cancellationCodes, isConditionFailure, transactUnlessRefused } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 import { tokenItem } from './tokens.js';
 
@@ -42,32 +42,22 @@ const strip = (item: Record<string, unknown> | undefined): ApiKeyItem | undefine
  * revoked seeded key stays revoked).
  */
 export async function insertApiKey(item: ApiKeyItem): Promise<boolean> {
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName(),
-              Item: { ...keys.apiKey(item.account_id, item.id), ...keys.apiKeyGsi(item.account_id, item.created_at, item.id), ...item },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          {
-            Put: {
-              TableName: tableName(),
-              Item: tokenItem(item.token_hash, { accountId: item.account_id, userId: item.created_by, keyId: item.id, scopes: item.scopes, expiresAt: item.expires_at, createdAt: item.created_at }),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
-    throw error;
-  }
+  return transactUnlessRefused([
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.apiKey(item.account_id, item.id), ...keys.apiKeyGsi(item.account_id, item.created_at, item.id), ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: tokenItem(item.token_hash, { accountId: item.account_id, userId: item.created_by, keyId: item.id, scopes: item.scopes, expiresAt: item.expires_at, createdAt: item.created_at }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ]);
 }
 
 /** The later of two `last_used_at` values (either may be missing). */

@@ -2,9 +2,9 @@
  * Custom-field definitions in the table: one partition per account; the per-entity-type count
  * (at most `max` definitions) and the deleted-definition ids live on the account's META item.
  */
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { cancellationCodes, isConditionFailure, queryPartition } from './items.js';
+import { isConditionFailure, queryPartition, transactUnlessRefused } from './items.js';
 import { keys, metaAttr } from './table.js';
 
 export interface DefinitionItem {
@@ -25,29 +25,19 @@ export async function getDefinitionItem(accountId: string, id: string): Promise<
 
 /** Creates a definition and counts it; false when the entity type already has `max`. */
 export async function putDefinitionItem(accountId: string, def: DefinitionItem & Record<string, unknown>, max: number): Promise<boolean> {
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: tableName(), Item: { ...keys.customField(accountId, def.id), ...def }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.accountMeta(accountId),
-              UpdateExpression: 'ADD #c :one',
-              ConditionExpression: 'attribute_not_exists(#c) OR #c < :max',
-              ExpressionAttributeNames: { '#c': metaAttr.definitionCount(def.entity_type) },
-              ExpressionAttributeValues: { ':one': 1, ':max': max },
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') return false;
-    throw error;
-  }
+  return transactUnlessRefused([
+    { Put: { TableName: tableName(), Item: { ...keys.customField(accountId, def.id), ...def }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.accountMeta(accountId),
+        UpdateExpression: 'ADD #c :one',
+        ConditionExpression: 'attribute_not_exists(#c) OR #c < :max',
+        ExpressionAttributeNames: { '#c': metaAttr.definitionCount(def.entity_type) },
+        ExpressionAttributeValues: { ':one': 1, ':max': max },
+      },
+    },
+  ], 1);
 }
 
 /** Writes a definition's name, description and options; false when it no longer exists. */
@@ -72,28 +62,18 @@ export async function updateDefinitionItem(accountId: string, next: DefinitionIt
 
 /** Deletes a definition; its id joins the META item's deleted ids so reads hide its values at once. */
 export async function deleteDefinitionItem(accountId: string, id: string, entityType: string): Promise<boolean> {
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName(), Key: keys.customField(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.accountMeta(accountId),
-              UpdateExpression: 'ADD #df :id, #c :minus',
-              ExpressionAttributeNames: { '#df': metaAttr.deletedFields, '#c': metaAttr.definitionCount(entityType) },
-              ExpressionAttributeValues: { ':id': new Set([id]), ':minus': -1 },
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
-    throw error;
-  }
+  return transactUnlessRefused([
+    { Delete: { TableName: tableName(), Key: keys.customField(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.accountMeta(accountId),
+        UpdateExpression: 'ADD #df :id, #c :minus',
+        ExpressionAttributeNames: { '#df': metaAttr.deletedFields, '#c': metaAttr.definitionCount(entityType) },
+        ExpressionAttributeValues: { ':id': new Set([id]), ':minus': -1 },
+      },
+    },
+  ], 0);
 }
 
 /**
@@ -104,37 +84,27 @@ export async function deleteDefinitionItem(accountId: string, id: string, entity
  * definition is gone, or (`maxIndexed`) the entity type has that many indexed fields already.
  */
 export async function startDefinitionIndex(accountId: string, id: string, change: { indexed: boolean; buildId: string; type: string; now: string }): Promise<boolean> {
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.customField(accountId, id),
-              UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
-              ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeNames: { '#i': 'indexed' },
-              ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
-            },
-          },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.accountMeta(accountId),
-              UpdateExpression: change.indexed ? 'SET #a = :t' : 'REMOVE #a',
-              ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) },
-              ...(change.indexed ? { ExpressionAttributeValues: { ':t': change.type } } : {}),
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') return false;
-    throw error;
-  }
+  return transactUnlessRefused([
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.customField(accountId, id),
+        UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#i': 'indexed' },
+        ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
+      },
+    },
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.accountMeta(accountId),
+        UpdateExpression: change.indexed ? 'SET #a = :t' : 'REMOVE #a',
+        ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) },
+        ...(change.indexed ? { ExpressionAttributeValues: { ':t': change.type } } : {}),
+      },
+    },
+  ], 0);
 }
 
 /** Marks a definition's index `ready` once its build `buildId` is done (not when a later change superseded it). */

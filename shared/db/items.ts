@@ -3,7 +3,7 @@
  * small-partition queries and the conditional-failure tests every writer uses.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type QueryCommandInput, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type QueryCommandInput, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
@@ -32,6 +32,21 @@ export const isConditionFailure = (error: unknown) => error instanceof Error && 
 export function cancellationCodes(error: unknown): string[] | undefined {
   if (error instanceof TransactionCanceledException) return (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
   return undefined;
+}
+
+/**
+ * One transaction whose refused condition is an answer, not an error: false when the item at
+ * `at` (without `at`: any item) failed its condition; any other failure throws.
+ */
+export async function transactUnlessRefused(items: TransactItem[], at?: number): Promise<boolean> {
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    return true;
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes && (at === undefined ? codes.includes('ConditionalCheckFailed') : codes[at] === 'ConditionalCheckFailed')) return false;
+    throw error;
+  }
 }
 
 export async function getRecord(type: EntityType, accountId: string, id: string, consistent = true): Promise<StoredRecord | undefined> {

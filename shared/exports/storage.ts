@@ -1,12 +1,12 @@
 /**
  * The export files (the imports bucket's `exports/` prefix, through the data layer's object
  * store, shared/db/objects.ts) and the export queue. Deployed, `EXPORTS_BUCKET` and
- * `EXPORTS_QUEUE_URL` come from the stack (lib/exports.ts); locally from local/resources.ts.
+ * `EXPORTS_QUEUE_URL` come from the stack (lib/job-queue.ts); locally from local/resources.ts.
  */
 import { requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
 import { abortMultipartUpload, completeMultipartUpload, presignedGetUrl, startMultipartUpload, type UploadedPart, uploadPart } from '../db/objects.js';
-import { sendQueueMessage } from '../imports/storage.js';
+import { type JobMessage, jobMessages } from '../imports/storage.js';
 
 export const exportsBucket = () => requireEnv(bindingEnv('exportsBucket'));
 export const exportsQueueUrl = () => requireEnv(bindingEnv('exportsQueue'));
@@ -28,19 +28,5 @@ export const fileUpload = {
 };
 
 /** The export queue's message: which job to work on. */
-export interface ExportMessage {
-  account_id: string;
-  export_id: string;
-}
-
-export function parseExportMessage(body: string): ExportMessage | undefined {
-  try {
-    const m = JSON.parse(body) as Record<string, unknown>;
-    if (typeof m.account_id === 'string' && typeof m.export_id === 'string') return { account_id: m.account_id, export_id: m.export_id };
-  } catch {
-    // not JSON
-  }
-  return undefined;
-}
-
-export const enqueueExport = (message: ExportMessage) => sendQueueMessage(exportsQueueUrl(), JSON.stringify(message));
+export type ExportMessage = JobMessage<'export_id'>;
+export const { parse: parseExportMessage, enqueue: enqueueExport } = jobMessages('export_id', exportsQueueUrl);

@@ -38,27 +38,33 @@ export const fileSize = (key: string) => objectSize(importsBucket(), key);
 /** The file as a stream of bytes (never read whole). */
 export const openFile = (key: string): Promise<Readable> => openObject(importsBucket(), key);
 
+/** A job queue's message: which job of which account to work on (`id` names the job's id field). */
+export type JobMessage<K extends string> = { account_id: string } & Record<K, string>;
+
+/**
+ * A job queue's messages (imports, exports, erasures, index builds): `parse` reads one strictly
+ * (anything else is malformed and dropped by the worker), `enqueue` sends one to the queue.
+ */
+export function jobMessages<K extends string>(idField: K, queueUrl: () => string) {
+  return {
+    parse(body: string): JobMessage<K> | undefined {
+      try {
+        const m = JSON.parse(body) as Record<string, unknown> | null;
+        const id = m?.[idField];
+        if (typeof m?.account_id === 'string' && typeof id === 'string') return { account_id: m.account_id, [idField]: id } as JobMessage<K>;
+      } catch {
+        // not JSON
+      }
+      return undefined;
+    },
+    enqueue: (message: JobMessage<K>) => sendQueueMessage(queueUrl(), JSON.stringify(message)),
+  };
+}
+
 /** The import queue's message: which job to work on. */
-export interface ImportMessage {
-  account_id: string;
-  import_id: string;
-}
+export type ImportMessage = JobMessage<'import_id'>;
+export const { parse: parseImportMessage, enqueue: enqueueImport } = jobMessages('import_id', importsQueueUrl);
 
-export function parseImportMessage(body: string): ImportMessage | undefined {
-  try {
-    const m = JSON.parse(body) as Record<string, unknown>;
-    if (typeof m.account_id === 'string' && typeof m.import_id === 'string') return { account_id: m.account_id, import_id: m.import_id };
-  } catch {
-    // not JSON
-  }
-  return undefined;
-}
-
-export async function enqueueImport(message: ImportMessage): Promise<void> {
-  await sendQueueMessage(importsQueueUrl(), JSON.stringify(message));
-}
-
-/** Sends one message to a queue of the service (the import and export queues share the client). */
 export async function sendQueueMessage(queueUrl: string, body: string): Promise<void> {
   await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
 }

@@ -1,0 +1,66 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { functionByName } from '../functions/topology.js';
+import { acknowledge } from './nag.js';
+
+export interface JobQueueProps {
+  /** The topology function the queue feeds: a message stays invisible for its time limit and a minute. */
+  worker: string;
+  /** What a message is, for the nag acknowledgements ("the export queue"). */
+  label: string;
+  retention: Duration;
+  /** Receives before a message goes to the dead-letter queue. */
+  maxReceiveCount: number;
+  /** The alarm when a message reaches the dead-letter queue. */
+  failedAlarm: { id: string; description: string };
+  /** An alarm when a job waits longer than this for a worker. */
+  waitAlarm?: { id: string; description: string; after: Duration };
+  /** The stack's alarm factory (actions to the alarm topic). */
+  alarm: (id: string, props: cloudwatch.AlarmProps) => unknown;
+}
+
+/**
+ * A job queue (exports, erasures, index builds): the queue a topology worker reads, its
+ * dead-letter queue, and the alarms on them. The queue's visibility follows the worker's time
+ * limit in functions/topology.ts, so the two are written once.
+ */
+export class JobQueue extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: JobQueueProps) {
+    super(scope, id);
+    const worker = functionByName(props.worker);
+    if (!worker) throw new Error(`no function ${props.worker} in the topology`);
+    const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+    this.deadLetterQueue = new sqs.Queue(this, 'Dlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    acknowledge(this.deadLetterQueue, 'AwsSolutions-SQS3', `This is the dead-letter queue of ${props.label}.`);
+    acknowledge(this.deadLetterQueue, 'Serverless-SQSRedrivePolicy', `This is the dead-letter queue of ${props.label}.`);
+    this.queue = new sqs.Queue(this, 'Queue', {
+      ...queueDefaults,
+      // A message stays invisible while its job runs.
+      visibilityTimeout: Duration.seconds(worker.timeoutSeconds).plus(Duration.minutes(1)),
+      retentionPeriod: props.retention,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+    const fiveMinutes = Duration.minutes(5);
+    props.alarm(props.failedAlarm.id, {
+      alarmDescription: props.failedAlarm.description,
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    if (props.waitAlarm) {
+      props.alarm(props.waitAlarm.id, {
+        alarmDescription: props.waitAlarm.description,
+        metric: this.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+        threshold: props.waitAlarm.after.toSeconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+  }
+}
