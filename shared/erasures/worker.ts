@@ -30,6 +30,7 @@ import { logChanges } from '../stream/change-log.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
+import type { ErasureMessage } from './storage.js';
 
 export const ERASURE_LEASE_MS = 60_000;
 
@@ -252,7 +253,7 @@ export const STEPS: readonly Step[] = [
 ];
 
 /** Works on one erasure until it is completed. Throws on unexpected errors: the message comes back and the erasure resumes. */
-export async function runErasure(message: { account_id: string; erasure_id: string }, deps: ErasureWorkerDeps = {}): Promise<'completed' | 'skipped'> {
+export async function runErasure(message: ErasureMessage, deps: ErasureWorkerDeps = {}): Promise<'completed' | 'skipped'> {
   const leaseMs = deps.leaseMs ?? ERASURE_LEASE_MS;
   const owner = randomUUID();
   const job = await getErasureItem(message.account_id, message.erasure_id);
