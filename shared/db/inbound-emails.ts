@@ -12,11 +12,16 @@
  *   `deleted`) when the email is deleted, so a redelivery does not bring it back.
  * - `keys.inboundEmailByContact(account, contact, …)`: one entry per matched contact (the
  *   `contact_id` filter), sorted like the list.
+ * - `keys.inboundEmailByAddress(account, hash, …)`: one entry per distinct address of its From,
+ *   To and Cc, under the address's keyed hash (`emailHash`, never the address), so that an
+ *   erasure finds the mail of a person's address that matched no contact (contract §18). Written
+ *   after the email (and again by a redelivery of the same message), deleted with it.
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryPartition, type TransactItem } from './items.js';
+import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryAll, queryPartition, type TransactItem } from './items.js';
 import { readPartition } from './lists.js';
+import { emailHash } from './suppression.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 export interface InboundAddressEntry {
@@ -186,6 +191,36 @@ export async function putContactEntries(accountId: string, id: string, createdAt
   await batchWriteItems(contactIds.map((c) => ({ PutRequest: { Item: { ...keys.inboundEmailByContact(accountId, c, createdAt, id), id } } })));
 }
 
+/** The distinct addresses an email was sent from or to (From, To, Cc), lower-cased: its address index entries. */
+export function addressesOf(email: Pick<InboundEmailRecord, 'from' | 'to' | 'cc'>): string[] {
+  const all = [email.from, ...email.to, ...email.cc].map((a) => a?.address?.trim().toLowerCase() ?? '');
+  return [...new Set(all.filter((a) => a.length > 0))];
+}
+
+const addressEntryKeys = async (email: InboundEmailRecord) =>
+  Promise.all(addressesOf(email).map(async (a) => keys.inboundEmailByAddress(email.account_id, await emailHash(a), email.created_at, email.id)));
+
+/** The address index entries of an email (idempotent): one small item per distinct address. */
+export async function putAddressEntries(email: InboundEmailRecord): Promise<void> {
+  await batchWriteItems((await addressEntryKeys(email)).map((k) => ({ PutRequest: { Item: { ...k, id: email.id } } })));
+}
+
+/**
+ * The ids of the emails sent from or to an address (its index partition), each with the entry's
+ * key, oldest first. The partition is the address's: its size is the person's mail, not the account's.
+ */
+export async function* emailsOfAddress(accountId: string, address: string): AsyncGenerator<{ id: string; key: Record<string, unknown> }> {
+  const pk = keys.inboundEmailByAddressPartition(accountId, await emailHash(address));
+  for await (const entry of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk }, ProjectionExpression: 'pk, sk, id' })) {
+    yield { id: String(entry.id), key: { pk: entry.pk, sk: entry.sk } };
+  }
+}
+
+/** Deletes one address index entry (an entry whose email is gone, or never stored). */
+export async function deleteAddressEntry(key: Record<string, unknown>): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: key }));
+}
+
 /** Links the email to its activity (and ends `pending_activity`). False when the email is gone. */
 export async function setEmailActivity(accountId: string, id: string, activityId: string): Promise<boolean> {
   try {
@@ -288,7 +323,7 @@ export async function listInboundEmailItems(accountId: string, opts: { contactId
 }
 
 /**
- * Deletes the email, its text chunks and contact entries, and marks its Message-ID item deleted
+ * Deletes the email, its text chunks, contact and address entries, and marks its Message-ID item deleted
  * (a redelivery of the same message stays out). Returns the deleted email, or undefined.
  */
 export async function deleteInboundEmailItem(accountId: string, id: string): Promise<InboundEmailItem | undefined> {
@@ -303,6 +338,7 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
   await batchWriteItems([
     ...Array.from({ length: current.text_chunks }, (_, i) => ({ DeleteRequest: { Key: keys.inboundEmailText(accountId, id, i) } })),
     ...current.matched_contact_ids.map((c) => ({ DeleteRequest: { Key: keys.inboundEmailByContact(accountId, c, current.created_at, id) } })),
+    ...(await addressEntryKeys(current)).map((k) => ({ DeleteRequest: { Key: k } })),
   ]);
   await db().send(
     new UpdateCommand({

@@ -20,14 +20,17 @@ function suppressionKey(): Promise<Buffer> {
   return systemKey('SUPPRESSION_KEY');
 }
 
-/** The keyed hash of an email, case-insensitive (HMAC-SHA-256 of the lower-cased, trimmed address). */
-export async function suppressionHash(email: string): Promise<string> {
+/**
+ * The keyed hash of an email address, case-insensitive (HMAC-SHA-256 of the lower-cased, trimmed
+ * address): the suppression entries' key, and the inbound emails' address index (shared/db/inbound-emails.ts).
+ */
+export async function emailHash(email: string): Promise<string> {
   return createHmac('sha256', await suppressionKey()).update(email.trim().toLowerCase()).digest('base64url');
 }
 
 /** Whether an email was suppressed by an erasure of the account. */
 export async function isSuppressed(accountId: string, email: string): Promise<boolean> {
   if (!email) return false;
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.suppressedEmail(accountId, await suppressionHash(email)), ConsistentRead: true }));
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.suppressedEmail(accountId, await emailHash(email)), ConsistentRead: true }));
   return Boolean(out.Item);
 }

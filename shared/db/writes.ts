@@ -1,10 +1,12 @@
 /**
  * Writes of records with their index entries: create, partial update with optimistic locking
- * (lost races re-read and retry with back-off), delete, restore. Every write is one transaction.
+ * (lost races re-read and retry with back-off), delete, restore. Every write is one transaction
+ * (an update that moves no index entry: one conditional UpdateItem), but for the write stamp's
+ * sort-ordered entry (`WRITE_STAMP`), written beside an update.
  * Internal to the data layer: the record store (record-store.ts) is their only caller.
  */
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
 import { cancellationCodes, getRecord, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
@@ -196,10 +198,13 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   const next = { ...draft, ver: current.ver + 1, idx } as StoredRecord;
   const addedNames = idx.filter((n) => !current.idx.includes(n));
   const removedNames = current.idx.filter((n) => !idx.includes(n));
-  // Sort-ordered entries: only those whose key changed (a delete and a put each).
+  // Sort-ordered entries: only those whose key changed (a delete and a put each). The write
+  // stamp's moves with every update: it is written beside the transaction (`beside`).
   const sortedBefore = model.sortedEntries(current, indexed);
   const sortedAfter = model.sortedEntries(next, indexed);
-  const movedSorted = Object.keys(sortedAfter).filter((f) => sortedBefore[f] !== sortedAfter[f]);
+  const moved = Object.keys(sortedAfter).filter((f) => sortedBefore[f] !== sortedAfter[f]);
+  const movedSorted = moved.filter((f) => f !== WRITE_STAMP);
+  const stampMoved = moved.includes(WRITE_STAMP);
 
   const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
   const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
@@ -246,8 +251,25 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
       ...removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
       ...movedSorted.flatMap((f) => (sortedBefore[f] === undefined ? [] : [sortedDelete(accountId, model.type, f, sortedBefore[f])])),
     ],
+    beside: {
+      put: stampMoved ? [sortedItem(accountId, model.type, WRITE_STAMP, sortedAfter[WRITE_STAMP]!, current)] : [],
+      remove: stampMoved && sortedBefore[WRITE_STAMP] !== undefined ? [keys.sortedEntry(accountId, model.type, WRITE_STAMP, sortedBefore[WRITE_STAMP])] : [],
+    },
   };
 }
+
+/**
+ * The write stamp (`updated_at`): its sort-ordered entry moves with every update, so it is not
+ * in the update's transaction (which would make every update a transaction, +4 WCU, and slow
+ * concurrent writers of one record). The new entry is put before the record's write (a record is
+ * never without the entry of its stamp), the old one deleted after it; an entry left by a lost
+ * race is deleted at once, one left by a crash is skipped by reads (`holdsEntry` in lists.ts:
+ * its record no longer holds its value). 1 WCU each, 2 per update.
+ */
+export const WRITE_STAMP = 'updated_at';
+
+const putBeside = (items: Record<string, unknown>[]) => Promise.all(items.map((Item) => db().send(new PutCommand({ TableName: tableName(), Item }))));
+const deleteBeside = (itemKeys: Record<string, unknown>[]) => Promise.all(itemKeys.map((Key) => db().send(new DeleteCommand({ TableName: tableName(), Key }))));
 
 /**
  * Partial update with optimistic locking: only the fields that change are written, only the
@@ -262,14 +284,23 @@ export async function updateRecord(model: EntityModel, args: UpdateArgs): Promis
     const wanted = await args.compute(current);
     const change = wanted && effectiveChange(current, wanted);
     if (!change) return current;
-    const { next, update, added, removed } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor, custom);
+    const { next, update, added, removed, beside } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor, custom);
     if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
     const extra = args.extra?.(current, next) ?? [];
-    if (added.length === 0 && removed.length === 0 && extra.length === 0) {
-      await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
-    } else {
-      await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
+    await putBeside(beside.put);
+    try {
+      if (added.length === 0 && removed.length === 0 && extra.length === 0) {
+        await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
+      } else {
+        await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
+      }
+    } catch (error) {
+      // A lost race wrote nothing: its stamp's entry goes (the retry puts its own). After any
+      // other error the write may have happened, and the entry stays.
+      if (error instanceof WriteConflict) await deleteBeside(beside.put.map((i) => ({ pk: i.pk, sk: i.sk }))).catch(() => undefined);
+      throw error;
     }
+    await deleteBeside(beside.remove);
     return next;
   });
 }

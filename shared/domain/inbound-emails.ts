@@ -23,7 +23,10 @@ import {
   type InboundEmailItem,
   insertInboundEmail,
   listInboundEmailItems,
+  putAddressEntries,
   putContactEntries,
+  emailsOfAddress,
+  deleteAddressEntry,
   setEmailActivity,
   splitUtf8,
   TEXT_ITEM_BYTES,
@@ -330,11 +333,13 @@ async function storeForAccount(owner: { accountId: string; userId: string }, raw
     if (!outcome.deleted) {
       const existing = await getInboundEmailItem(accountId, outcome.existingId);
       if (existing && rawKey && !existing.raw_keys?.includes(rawKey)) await addRawKey(accountId, existing.id, rawKey);
+      // A crash before the address entries were written: this delivery writes them (idempotent).
+      if (existing) await putAddressEntries(existing);
       if (existing?.pending_activity) await logActivity(owner, existing, senderIsContact, true);
     }
     return { accountId, emailId: outcome.existingId, duplicate: true };
   }
-  if (contactIds.length) await logActivity(owner, { ...item, text: parsed.text }, senderIsContact, false);
+  await Promise.all([putAddressEntries(item), contactIds.length ? logActivity(owner, { ...item, text: parsed.text }, senderIsContact, false) : undefined]);
   return { accountId, emailId: id, duplicate: false };
 }
 
@@ -418,29 +423,40 @@ export async function listInboundEmails(ctx: OperationContext, input: InboundLis
 
 /**
  * An erasure's side of inbound mail (contract §18): every email matched to the contact (its
- * index partition: bounded by the person) is deleted with the activity logged from it. Returns
- * how many emails and activities were deleted. `beforeActivity` runs before an activity's
- * deletion (the erasure marks it and redacts its history), `beforeEmail` before an email's (the
- * erasure deletes its raw message: `raw_keys`). Idempotent.
+ * index partition) or sent from or to one of `addresses` (the address index, under each
+ * address's keyed hash) is deleted with the activity logged from it: partitions bounded by the
+ * person. Returns how many emails and activities were deleted. `beforeActivity` runs before an
+ * activity's deletion (the erasure marks it and redacts its history), `beforeEmail` before an
+ * email's (the erasure deletes its raw message: `raw_keys`). Idempotent.
  */
 export async function eraseInboundEmailsOf(
   accountId: string,
   contactId: string,
+  addresses: string[],
   hooks: { beforeActivity?: (activityId: string) => Promise<void>; beforeEmail?: (email: InboundEmailItem) => Promise<void> } = {},
 ): Promise<{ emails: number; activities: number }> {
   const activities = familyOf(activityEntity);
   let emails = 0;
   let logged = 0;
+  const erase = async (email: InboundEmailItem) => {
+    if (email.activity_id) {
+      await hooks.beforeActivity?.(email.activity_id);
+      if (await purge(activities, accountId, email.activity_id)) logged++;
+    }
+    await hooks.beforeEmail?.(email);
+    if (await deleteInboundEmailItem(accountId, email.id)) emails++;
+  };
   for (;;) {
     const page = await listInboundEmailItems(accountId, { contactId, limit: 100 });
     if (page.items.length === 0) break;
-    for (const email of page.items) {
-      if (email.activity_id) {
-        await hooks.beforeActivity?.(email.activity_id);
-        if (await purge(activities, accountId, email.activity_id)) logged++;
-      }
-      await hooks.beforeEmail?.(email);
-      if (await deleteInboundEmailItem(accountId, email.id)) emails++;
+    for (const email of page.items) await erase(email);
+  }
+  for (const address of addresses) {
+    for await (const entry of emailsOfAddress(accountId, address)) {
+      const email = await getInboundEmailItem(accountId, entry.id);
+      // Deleting the email deletes its entries; an entry whose email is gone goes alone.
+      if (email) await erase(email);
+      else await deleteAddressEntry(entry.key);
     }
   }
   return { emails, activities: logged };

@@ -1,7 +1,7 @@
 /** Erasures (contract §18): create, get, list. The work itself is the worker's (./worker.ts), fed by the erasure queue. */
 import { randomUUID } from 'node:crypto';
 import { erasureOfContact, type ErasureItem, getErasureItem, insertErasure, queryErasures } from '../db/erasures.js';
-import { suppressionHash } from '../db/suppression.js';
+import { emailHash } from '../db/suppression.js';
 import { getTrash } from '../db/trash.js';
 import { actorOf, type OperationContext } from '../domain/context.js';
 import { cursorScope, listPosition } from '../domain/listing.js';
@@ -49,7 +49,7 @@ export async function createErasure(ctx: OperationContext, input: ErasureCreateI
     actor: actorOf(ctx),
   };
   const email = typeof record.email === 'string' ? record.email : '';
-  const out = await insertErasure(item, input.suppress_email && email ? await suppressionHash(email) : undefined);
+  const out = await insertErasure(item, input.suppress_email && email ? await emailHash(email) : undefined);
   if (!out.inserted) {
     const first = await getErasureItem(ctx.accountId, out.existingId);
     if (first) return erasureToApi(first);

@@ -16,7 +16,8 @@ export const ERASURE_PATHS: { readonly [K in PersonalKind]: string } = {
   idempotency: 'idempotent_answers: answers indexed by record id; the stored answer replaced, a replay answers contacts.not_found',
   eventEntry: "events: the contact's history partition (evr#<id>): each entry's three copies redacted",
   webhookDelivery: 'deliveries: the deliveries index by contact (whr#<id>): each stored body redacted',
-  inboundEmail: 'inbound_emails: the emails matched to the contact (iec#<id>) deleted with their raw messages in the inbound bucket and the activities logged from them (each marked erased first, its history and deliveries redacted)',
+  inboundEmail: 'inbound_emails: the emails matched to the contact (iec#<id>) or sent from or to one of its addresses (iea#<keyed hash>) deleted with their raw messages in the inbound bucket and the activities logged from them (each marked erased first, its history and deliveries redacted)',
   inboundEmailText: 'inbound_emails: deleted with their email',
+  inboundEmailByAddress: "inbound_emails: the emails sent from or to an address the contact had (iea#<keyed hash>, current and earlier ones from its history) deleted as above, and the entries with them",
   importError: "imports: the account's contacts imports' row errors holding one of its values redacted; their files holding its email deleted",
 };

@@ -78,6 +78,19 @@ async function contactValues(accountId: string, id: string): Promise<{ values: s
   return { values: [...values, ...custom].map((s) => s.trim()).filter((s) => s.length >= 3), email: typeof record.email === 'string' ? record.email.toLowerCase() : '' };
 }
 
+/**
+ * Every address the contact had: its email now and the ones its history names (`data` and
+ * `previous_attributes` of its events, read before the events step redacts them). Lower-cased.
+ */
+async function addressesOf(p: Person): Promise<string[]> {
+  const found = new Set(p.email ? [p.email] : []);
+  for await (const entry of recordEntries(p.accountId, p.contactId)) {
+    const body = JSON.parse(entry.body) as { data?: { email?: unknown }; previous_attributes?: { email?: unknown } };
+    for (const v of [body.data?.email, body.previous_attributes?.email]) if (typeof v === 'string' && v.trim()) found.add(v.trim().toLowerCase());
+  }
+  return [...found];
+}
+
 /** Jobs of the account, all pages (a list bounded by the account's jobs). */
 async function allJobs<T extends { created_at: string; id: string }>(query: (accountId: string, limit: number, after?: string) => Promise<T[]>, accountId: string): Promise<T[]> {
   const out: T[] = [];
@@ -187,10 +200,10 @@ export const STEPS: readonly Step[] = [
   },
   {
     name: 'inbound_emails',
-    reaches: ['inboundEmail', 'inboundEmailText'],
+    reaches: ['inboundEmail', 'inboundEmailText', 'inboundEmailByAddress'],
     async run(p) {
       const counts: Counts = {};
-      const out = await eraseInboundEmailsOf(p.accountId, p.contactId, {
+      const out = await eraseInboundEmailsOf(p.accountId, p.contactId, await addressesOf(p), {
         beforeActivity: eraseActivity(p, counts),
         // Its raw message (and the copies a retried delivery stored) in the inbound bucket.
         beforeEmail: async (email) => {

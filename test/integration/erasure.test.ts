@@ -212,6 +212,38 @@ describe('erasures (contract §18)', () => {
     expect((await raw('erasures-create', { contact_id: 'nope' })).error?.code).toBe('erasures.invalid_id');
   }, 120_000);
 
+  it('deletes the mail sent from or to any address the contact had, matched to no contact when it came', async () => {
+    const canary = `addrcanary${randomUUID().slice(0, 8)}`;
+    const [earlier, current, bystander] = [`old.${canary}@example.com`, `new.${canary}@example.com`, `bystander.${canary}@example.com`];
+    const inbound = stack.inboundAddresses[0]!.address;
+    const mailOf = async (subject: string) => (await call<{ items: Rec[] }>('inbound-emails-list', { limit: 100 })).items.find((e) => e.subject === subject);
+    const send = async (message: Record<string, unknown>) => {
+      await sendMail({ to: inbound, messageId: `<${randomUUID()}@x>`, text: `about ${canary}`, ...message });
+      return until(() => mailOf(String(message.subject)), 30_000, String(message.subject));
+    };
+    // Before the contact exists (in another case), and to its earlier address after it changed.
+    const before = await send({ from: earlier.toUpperCase(), subject: `before ${canary}` });
+    const contact = await call<Rec>('contacts-create', { first_name: 'Addr', email: earlier });
+    await call('contacts-update', { id: contact.id, email: current });
+    const afterChange = await send({ from: bystander, cc: `Old Name <${earlier}>`, subject: `cc old ${canary}` });
+    const kept = await send({ from: bystander, subject: `kept ${canary}` });
+    for (const e of [before, afterChange, kept]) expect(e.matched_contact_ids).toEqual([]);
+
+    const erasure = await call<{ id: string }>('erasures-create', { contact_id: contact.id });
+    const done = await completed(erasure.id);
+    expect(done.removed).toMatchObject({ inbound_emails: 2 });
+    expect((await raw('inbound-emails-get', { id: before.id })).error?.code).toBe('inbound_emails.not_found');
+    expect((await raw('inbound-emails-get', { id: afterChange.id })).error?.code).toBe('inbound_emails.not_found');
+    expect((await call<Rec>('inbound-emails-get', { id: kept.id })).id).toBe(kept.id);
+    const listed = JSON.stringify(await call('inbound-emails-list', { limit: 100 }));
+    expect(listed).not.toContain(earlier);
+    expect(listed).toContain(`kept ${canary}`);
+    // Their raw messages went with them; the bystander's stays.
+    const raws = (await objects(stack.resources.buckets.inbound)).filter((o) => o.text.includes(canary)).map((o) => o.text);
+    expect(raws).toHaveLength(1);
+    expect(raws[0]).toContain(`kept ${canary}`);
+  }, 120_000);
+
   it('refuses a suppressed email, in any case, on every path that writes one', async () => {
     const email = `supp${randomUUID().slice(0, 8)}@example.com`;
     const upper = email.toUpperCase();

@@ -48,7 +48,12 @@ async function buildOf(accountId: string): Promise<{ account_id: string; build_i
 
 /** The field's entries as stored: each record's id, once per entry. */
 async function entryIds(accountId: string, fieldId: string): Promise<string[]> {
-  const out = await db().send(new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.sortedPartition(accountId, 'contact', `custom_fields.${fieldId}`) } }));
+  return sortedIds(accountId, `custom_fields.${fieldId}`);
+}
+
+/** A sorted field's entries as stored: each record's id, once per entry. */
+async function sortedIds(accountId: string, field: string): Promise<string[]> {
+  const out = await db().send(new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.sortedPartition(accountId, 'contact', field) } }));
   return (out.Items ?? []).map((i) => String(i.id));
 }
 
@@ -182,4 +187,29 @@ describe('indexed custom fields (contract §17)', () => {
     // Another entity type has its own 10.
     expect(await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'c', field_type: 'text', indexed: true }, own)).toMatchObject({ indexed: true, index_status: 'building' });
   }, 30_000);
+});
+
+describe('updated_at entries (the write stamp, moved beside each write)', () => {
+  it('keeps one entry per record under concurrent writers, and sorts by updated_at through them, reflecting each write at once', async () => {
+    const own = newAccount();
+    const made: Rec[] = [];
+    for (let i = 0; i < 6; i++) made.push(await ok<Rec>('contacts-create', { first_name: `Stamp${i}` }, own));
+    const [first, , busy, , later, last] = made as [Rec, Rec, Rec, Rec, Rec, Rec];
+    // Ten concurrent writers of one record: the lost races' entries are deleted, the old ones too.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => ok('contacts-update', { id: busy.id, notes: `n${i}` }, own)));
+    await ok('contacts-update', { id: later.id, city: 'Oslo' }, own);
+    expect((await sortedIds(own.accountId, 'updated_at')).sort()).toEqual(made.map((r) => r.id).sort());
+
+    const byStamp = (await walk({ sort: { field: 'updated_at', direction: 'desc' } }, own, 2)).flat();
+    expect(byStamp.map((r) => r.id).slice(0, 2)).toEqual([later.id, busy.id]);
+    expect(new Set(byStamp.map((r) => r.id)).size).toBe(6);
+    const stamps = byStamp.map((r) => String(r.updated_at));
+    expect(stamps).toEqual([...stamps].sort().reverse());
+    // A range on updated_at, and a write reflected as soon as it returns.
+    const since = String(later.created_at);
+    const recent = (await walk({ filter: { field: 'updated_at', op: 'gt', value: since } }, own, 10)).flat().map((r) => r.id);
+    expect(recent.sort()).toEqual([busy.id, later.id, last.id].sort());
+    await ok('contacts-update', { id: first.id, notes: 'now' }, own);
+    expect((await ok<Page>('contacts-list', { sort: { field: 'updated_at', direction: 'desc' }, limit: 1 }, own)).items[0]!.id).toBe(first.id);
+  }, 60_000);
 });

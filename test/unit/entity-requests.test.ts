@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../shared/db/items.js';
 import { type EntityModel, newRecordItems, planUpdate } from '../../shared/db/writes.js';
 import { indexNamesOf, searchNamesOf, sortedEntriesOf } from '../../shared/db/record-model.js';
-import { sortKeyOf } from '../../shared/schemas/filter.js';
+import { instantKey, sortKeyOf } from '../../shared/schemas/filter.js';
 import { activityEntity, companyEntity, contactEntity, type EntityDefinition, projectEntity } from '../../shared/schemas/entities/index.js';
 
 process.env.TABLE_NAME ??= 'crm-offline';
@@ -60,6 +60,7 @@ describe('requests of a write', () => {
       [SORTED('first_name')]: `vada\u0001${K1}`,
       [SORTED('last_name')]: `z\u0001${K1}`,
       [SORTED('email')]: `z\u0001${K1}`,
+      [SORTED('updated_at')]: `v${instantKey(NOW)}\u0001${K1}`,
     });
     expect(entries.filter((e) => e.pk.includes('#s#')).every((e) => e.id === K1 && (e as { pos?: string }).pos === `${NOW}#${K1}`)).toBe(true);
   });
@@ -73,9 +74,12 @@ describe('requests of a write', () => {
     expect(plan.update.ExpressionAttributeValues).toMatchObject({ ':ver': 1, ':nver': 2, ':f0': ['gold'], ':c0': 2 });
     expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0, #cf.#c0 = :c0, #idx = :idx REMOVE #cf.#r0');
     expect(plan.update.ExpressionAttributeNames).toMatchObject({ '#f0': 'tags', '#c0': 'b', '#r0': 'a', '#cf': 'custom_fields' });
-    // The tag's entry moves (a delete and a put); no sorted field changed, so no sort-ordered entry moves.
+    // The tag's entry moves (a delete and a put); no sorted field changed, so no sort-ordered entry moves in the transaction.
     expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`]);
     expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`]);
+    // The write stamp's entry moves beside it: the new one put before, the old one deleted after.
+    expect(plan.beside.put.map((i) => [i.pk, i.sk])).toEqual([[SORTED('updated_at'), `v${instantKey('2026-11-23T00:00:00.000Z')}\u0001${K1}`]]);
+    expect(plan.beside.remove).toEqual([{ pk: SORTED('updated_at'), sk: `v${instantKey(NOW)}\u0001${K1}` }]);
     expect(plan.next).toMatchObject({ ver: 2, city: 'Paris', custom_fields: { b: 2 } });
   });
 
@@ -96,6 +100,8 @@ describe('requests of a write', () => {
     const plan = planUpdate(model, ACC, item as unknown as StoredRecord, { set: { notes: 'hello' } }, NOW);
     expect(plan.added).toEqual([]);
     expect(plan.removed).toEqual([]);
+    // Written at the same instant: the stamp's entry stays where it is.
+    expect(plan.beside).toEqual({ put: [], remove: [] });
     expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0');
   });
 });

@@ -34,7 +34,7 @@ export const activityEntity = defineEntity({
   },
   required: 'type',
   createOnly: ['type'],
-  sorted: ['type', 'occurred_at'],
+  sorted: ['type', 'occurred_at', 'updated_at'],
   filters: {
     types: { kind: 'values', field: 'type' },
     contact_id: { kind: 'ref', field: 'contact_ids' },

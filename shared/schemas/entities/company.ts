@@ -30,7 +30,7 @@ export const companyEntity = defineEntity({
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')], domains: [String(r.domain ?? '')] }),
   lookup: { field: 'domain', index: 'domain' },
-  sorted: ['name'],
+  sorted: ['name', 'updated_at'],
   filters: { tags: { kind: 'tags', field: 'tags' } },
   events: true,
   trash: true,

@@ -32,7 +32,7 @@ export const contactEntity = defineEntity({
   search: (r) => ({ text: [String(r.first_name ?? ''), String(r.last_name ?? ''), String(r.company_name ?? '')], emails: [String(r.email ?? '')], phones: [String(r.phone ?? '')] }),
   exactEmailSearch: true,
   lookup: { field: 'email', index: 'email' },
-  sorted: ['first_name', 'last_name', 'email'],
+  sorted: ['first_name', 'last_name', 'email', 'updated_at'],
   filters: {
     tags: { kind: 'tags', field: 'tags' },
     company_id: { kind: 'ref', field: 'company_id' },

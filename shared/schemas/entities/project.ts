@@ -29,7 +29,7 @@ export const projectEntity = defineEntity({
   },
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')] }),
-  sorted: ['name', 'status', 'due_date', 'amount'],
+  sorted: ['name', 'status', 'due_date', 'amount', 'updated_at'],
   filters: {
     status: { kind: 'values', field: 'status' },
     company_id: { kind: 'ref', field: 'company_id' },

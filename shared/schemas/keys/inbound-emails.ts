@@ -4,6 +4,7 @@ import { ACCOUNT, defineKeys, ORDER, personalFlags } from './define.js';
 const EMAIL = `${ACCOUNT}#ie#{id}`;
 const EMAILS = `${ACCOUNT}#ie`;
 const BY_CONTACT = `${ACCOUNT}#iec#{contactId}`;
+const BY_ADDRESS = `${ACCOUNT}#iea#{addressHash}`;
 
 export const INBOUND_EMAIL_KEYS = defineKeys({
   /** The account's inbound address key (created once, stable). */
@@ -20,6 +21,13 @@ export const INBOUND_EMAIL_KEYS = defineKeys({
   /** Index entry: an inbound email matched to a contact (the `contact_id` filter), sorted like the list. */
   inboundEmailByContactPartition: BY_CONTACT,
   inboundEmailByContact: [BY_CONTACT, ORDER],
+  /**
+   * Index entry: an inbound email sent from or to an address (its From, To and Cc), under the
+   * address's keyed hash (never the address): how an erasure finds the mail of a person's address
+   * that matched no contact when it arrived (contract §18).
+   */
+  inboundEmailByAddressPartition: BY_ADDRESS,
+  inboundEmailByAddress: [BY_ADDRESS, ORDER],
   /** One item per (account, Message-ID hash): the same message is stored once per account. */
   inboundMessageId: [`${ACCOUNT}#iem#{messageHash}`, 'M'],
 });
@@ -30,5 +38,6 @@ export const INBOUND_EMAIL_PERSONAL = personalFlags(INBOUND_EMAIL_KEYS, {
   inboundEmail: true,
   inboundEmailText: true,
   inboundEmailByContact: false,
+  inboundEmailByAddress: true,
   inboundMessageId: false,
 });
