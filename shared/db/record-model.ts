@@ -80,8 +80,9 @@ export function sortedKeyOf(type: FieldType, value: unknown, id: string): string
 
 /**
  * The sort-ordered entries of a record (contract §17), by field: the definition's `sorted`
- * fields and the account's indexed custom fields, each with its sort key. Written in the
- * record's own transaction by the record store, and only for the fields whose key changed.
+ * fields and the account's indexed custom fields, each with its sort key. Written by the record
+ * store in a create's (or restore's) transaction, and beside an update for the fields whose key
+ * changed (shared/db/writes.ts), before it answers.
  */
 export function sortedEntriesOf(def: Def, r: Record<string, unknown>, custom: IndexedCustom = {}): Record<string, string> {
   const out: Record<string, string> = {};

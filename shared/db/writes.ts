@@ -1,8 +1,8 @@
 /**
  * Writes of records with their index entries: create, partial update with optimistic locking
  * (lost races re-read and retry with back-off), delete, restore. Every write is one transaction
- * (an update that moves no index entry: one conditional UpdateItem), but for the write stamp's
- * sort-ordered entry (`WRITE_STAMP`), written beside an update.
+ * (an update that moves no index entry: one conditional UpdateItem), but for an update's
+ * sort-ordered entries, written beside it.
  * Internal to the data layer: the record store (record-store.ts) is their only caller.
  */
 import { randomUUID } from 'node:crypto';
@@ -86,9 +86,6 @@ const sortedItem = (accountId: string, type: EntityType, field: string, at: stri
   ...keys.sortedEntry(accountId, type, field, at),
   id: r.id,
   pos: orderKey(r.created_at, r.id),
-});
-const sortedPut = (accountId: string, type: EntityType, field: string, at: string, r: { created_at: string; id: string }): TransactItem => ({
-  Put: { TableName: tableName(), Item: sortedItem(accountId, type, field, at, r) },
 });
 const sortedDelete = (accountId: string, type: EntityType, field: string, at: string): TransactItem => ({
   Delete: { TableName: tableName(), Key: keys.sortedEntry(accountId, type, field, at) },
@@ -198,13 +195,10 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   const next = { ...draft, ver: current.ver + 1, idx } as StoredRecord;
   const addedNames = idx.filter((n) => !current.idx.includes(n));
   const removedNames = current.idx.filter((n) => !idx.includes(n));
-  // Sort-ordered entries: only those whose key changed (a delete and a put each). The write
-  // stamp's moves with every update: it is written beside the transaction (`beside`).
+  // Sort-ordered entries: only those whose key changed, each a put and a delete beside the write (`beside`).
   const sortedBefore = model.sortedEntries(current, indexed);
   const sortedAfter = model.sortedEntries(next, indexed);
   const moved = Object.keys(sortedAfter).filter((f) => sortedBefore[f] !== sortedAfter[f]);
-  const movedSorted = moved.filter((f) => f !== WRITE_STAMP);
-  const stampMoved = moved.includes(WRITE_STAMP);
 
   const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
   const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
@@ -246,28 +240,25 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   return {
     next,
     update,
-    added: [...addedNames.map((n) => indexPut(accountId, model.type, n, current)), ...movedSorted.map((f) => sortedPut(accountId, model.type, f, sortedAfter[f]!, current))],
-    removed: [
-      ...removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
-      ...movedSorted.flatMap((f) => (sortedBefore[f] === undefined ? [] : [sortedDelete(accountId, model.type, f, sortedBefore[f])])),
-    ],
+    added: addedNames.map((n) => indexPut(accountId, model.type, n, current)),
+    removed: removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
     beside: {
-      put: stampMoved ? [sortedItem(accountId, model.type, WRITE_STAMP, sortedAfter[WRITE_STAMP]!, current)] : [],
-      remove: stampMoved && sortedBefore[WRITE_STAMP] !== undefined ? [keys.sortedEntry(accountId, model.type, WRITE_STAMP, sortedBefore[WRITE_STAMP])] : [],
+      put: moved.map((f) => sortedItem(accountId, model.type, f, sortedAfter[f]!, current)),
+      remove: moved.flatMap((f) => (sortedBefore[f] === undefined ? [] : [keys.sortedEntry(accountId, model.type, f, sortedBefore[f])])),
     },
   };
 }
 
-/**
- * The write stamp (`updated_at`): its sort-ordered entry moves with every update, so it is not
- * in the update's transaction (which would make every update a transaction, +4 WCU, and slow
- * concurrent writers of one record). The new entry is put before the record's write (a record is
- * never without the entry of its stamp), the old one deleted after it; an entry left by a lost
- * race is deleted at once, one left by a crash is skipped by reads (`holdsEntry` in lists.ts:
- * its record no longer holds its value). 1 WCU each, 2 per update.
+/*
+ * An update's sort-ordered entries are written beside its write, not in its transaction:
+ * `updated_at` is a sorted field and changes with every update, so in the transaction every
+ * update would be one (+4 WCU, and slower concurrent writers of one record). The new entries are
+ * put before the record's write (a record is never without the entry of its current value), the
+ * old ones deleted after it; entries put by a lost race are deleted at once, and one left by a
+ * crash is skipped by reads (`holdsEntry` in lists.ts: its record no longer holds that value).
+ * 1 WCU each: 2 per moved field, and an update that moves no other index entry stays one
+ * conditional UpdateItem.
  */
-export const WRITE_STAMP = 'updated_at';
-
 const putBeside = (items: Record<string, unknown>[]) => Promise.all(items.map((Item) => db().send(new PutCommand({ TableName: tableName(), Item }))));
 const deleteBeside = (itemKeys: Record<string, unknown>[]) => Promise.all(itemKeys.map((Key) => db().send(new DeleteCommand({ TableName: tableName(), Key }))));
 

@@ -88,11 +88,14 @@ describe('requests of a write', () => {
     const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', custom_fields: { cf1: -2.5 } } }, NOW, K1, indexed);
     expect(entries.find((e) => e.pk === SORTED('custom_fields.cf1'))?.sk).toBe(`v${sortKeyOf('number', -2.5)}\u0001${K1}`);
     const plan = planUpdate(model, ACC, item as unknown as StoredRecord, { set: { first_name: 'Élodie' }, customSet: { cf1: 3 } }, NOW, undefined, indexed);
-    expect(plan.added.map((t) => [t.Put?.Item?.pk, t.Put?.Item?.sk])).toEqual([
+    // Beside the write (no transaction): the new entries put before it, the old ones deleted after.
+    expect(plan.added).toEqual([]);
+    expect(plan.removed).toEqual([]);
+    expect(plan.beside.put.map((i) => [i.pk, i.sk])).toEqual([
       [SORTED('first_name'), `velodie\u0001${K1}`],
       [SORTED('custom_fields.cf1'), `v${sortKeyOf('number', 3)}\u0001${K1}`],
     ]);
-    expect(plan.removed.map((t) => t.Delete?.Key?.sk)).toEqual([`vada\u0001${K1}`, `v${sortKeyOf('number', -2.5)}\u0001${K1}`]);
+    expect(plan.beside.remove.map((k) => k.sk)).toEqual([`vada\u0001${K1}`, `v${sortKeyOf('number', -2.5)}\u0001${K1}`]);
   });
 
   it('an update of a field no index holds touches no index entry', () => {

@@ -59,8 +59,8 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   /**
    * Fields that keep sort-ordered index entries (contract §17: `sort` and range/`eq`/`in`/`prefix`
    * conditions on them are full pages at flat cost). `created_at` needs none: it is the list's
-   * own order. `updated_at`, the write stamp, changes with every write: its entry is written
-   * beside the record's write, not in its transaction (shared/db/writes.ts).
+   * own order. An update moves the entries whose value changed beside its write
+   * (shared/db/writes.ts), `updated_at`'s on every update.
    */
   sorted?: readonly string[];
   /** Raises `<type>.created/updated/deleted` webhook events. */
