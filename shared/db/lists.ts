@@ -402,7 +402,8 @@ interface SortedEntry {
 
 /** The entries of a sorted field within `ranges`, in the read's direction, strictly beyond `after`. */
 async function* sortedEntries(type: EntityType, accountId: string, read: SortedRead, after: string | undefined, firstPage: number, pageSize = firstPage): AsyncGenerator<SortedEntry> {
-  let limit = firstPage;
+  // The range bound by a cursor holds the cursor's own entry (BETWEEN is inclusive): one more.
+  let limit = firstPage + (after === undefined ? 0 : 1);
   const forward = read.direction !== 'desc';
   const ranges = sortedRanges(read.type, read.condition);
   // Values in the read's direction; the empty section (when read) last either way.
