@@ -182,9 +182,10 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
   let exhausted = false;
   let read = 0;
   let lastSeen: string | undefined;
-  while (out.length < want && !exhausted && read < budget) {
+  while (out.length < want && !exhausted && read + 2 <= budget) {
     const batch: Candidate[] = [];
-    while (batch.length < want - out.length && read < budget) {
+    // A candidate costs up to 2 items (an entry and its record): never past the budget.
+    while (batch.length < want - out.length && read + 2 <= budget) {
       const n = await stream.next();
       if (n.done) {
         exhausted = true;
@@ -207,7 +208,7 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
     return { items, next: positionOf(items[items.length - 1]!), read };
   }
   // The budget ran out before the page was full: what was found, and the place to go on from.
-  if (!exhausted && out.length < want && read >= budget) return { items: out, next: lastSeen, read };
+  if (!exhausted && out.length < want && read + 2 > budget) return { items: out, next: lastSeen, read };
   return { items: out, read };
 }
 
@@ -497,12 +498,12 @@ async function sortedIndexPage(def: EntityDefinition, accountId: string, plan: L
  * entries (at most NARROW_LIMIT, else undefined: another driver reads the page) are ordered by
  * the position they carry, and the records are fetched in that order and re-checked.
  */
-async function narrowedPage(def: EntityDefinition, accountId: string, plan: ListPlan, read: SortedRead, matches: ((r: StoredRecord) => boolean) | undefined, ready: Promise<unknown>): Promise<ListPage | undefined> {
+async function narrowedPage(def: EntityDefinition, accountId: string, plan: ListPlan, read: SortedRead, matches: ((r: StoredRecord) => boolean) | undefined, ready: Promise<unknown>): Promise<{ page: ListPage } | { spent: number }> {
   const type = def.type as EntityType;
   const entries: SortedEntry[] = [];
   for await (const e of sortedEntries(type, accountId, read, undefined, NARROW_LIMIT + 1)) {
     entries.push(e);
-    if (entries.length > NARROW_LIMIT) return undefined;
+    if (entries.length > NARROW_LIMIT) return { spent: entries.length };
   }
   const order = plan.order ?? { forward: false };
   const { start, beyond } = windowOf(order, plan.after);
@@ -526,9 +527,9 @@ async function narrowedPage(def: EntityDefinition, accountId: string, plan: List
   }
   if (out.length > plan.limit) {
     const items = out.slice(0, plan.limit);
-    return { items, next: positionOf(items[items.length - 1]!), read: read_ };
+    return { page: { items, next: positionOf(items[items.length - 1]!), read: read_ } };
   }
-  return { items: out, read: read_ };
+  return { page: { items: out, read: read_ } };
 }
 
 /** Runs a list plan: one page of records (newest first, or in the plan's sort) and the meta they were checked with (`preloaded`: read by the planner). */
@@ -551,10 +552,13 @@ export async function runListPlan(def: EntityDefinition, accountId: string, plan
     const page = await sortedIndexPage(def, accountId, plan, plan.sorted, matches, ready);
     return { ...page, meta: await ready };
   }
+  // Entries read by conditions that turned out too broad to drive the page: the rest of the page's budget is what is left.
+  let spent = 0;
   if (!sort) {
     for (const read of plan.narrow ?? []) {
-      const page = await narrowedPage(def, accountId, plan, read, matches, ready);
-      if (page) return { ...page, meta: await ready };
+      const tried = await narrowedPage(def, accountId, plan, read, matches, ready);
+      if ('page' in tried) return { ...tried.page, meta: await ready };
+      spent += tried.spent;
     }
   }
   const driver = await chooseDriver(type, accountId, plan.options, sort || plan.order?.forward ? undefined : plan.after, plan.limit + 1);
@@ -563,7 +567,7 @@ export async function runListPlan(def: EntityDefinition, accountId: string, plan
     const page = await sortedPage(def, accountId, plan, sort, driver, ready);
     return { ...page, meta: await ready };
   }
-  const budget = plan.query?.filter ? READ_BUDGET : undefined;
+  const budget = plan.query?.filter ? READ_BUDGET - spent : undefined;
   const page = await listRecords(type, { accountId, driver, matches, ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), ...(budget ? { budget } : {}) });
   await ready;
   return { ...page, meta };
