@@ -21,6 +21,7 @@ const entryOf = (accountId: string, type: EntityType, field: string, fieldType: 
   ...keys.sortedEntry(accountId, type, field, sortedKeyOf(fieldType, sortedFieldValue(r, field), String(r.id))),
   id: String(r.id),
   pos: orderKey(String(r.created_at), String(r.id)),
+  ...(typeof r.ver === 'number' ? { ver: r.ver } : {}),
 });
 
 export interface BuildPage {

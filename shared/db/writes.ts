@@ -82,10 +82,12 @@ const indexDelete = (accountId: string, type: EntityType, name: string, r: { cre
   Delete: { TableName: tableName(), Key: keys.indexEntry(accountId, type, name, r.created_at, r.id) },
 });
 
-const sortedItem = (accountId: string, type: EntityType, field: string, at: string, r: { created_at: string; id: string }) => ({
+/** A sort-ordered entry: the record's id and list position, and the record version that wrote it (`ver`: see `updateRecord`). */
+const sortedItem = (accountId: string, type: EntityType, field: string, at: string, r: { created_at: string; id: string; ver?: unknown }) => ({
   ...keys.sortedEntry(accountId, type, field, at),
   id: r.id,
   pos: orderKey(r.created_at, r.id),
+  ...(typeof r.ver === 'number' ? { ver: r.ver } : {}),
 });
 const sortedDelete = (accountId: string, type: EntityType, field: string, at: string): TransactItem => ({
   Delete: { TableName: tableName(), Key: keys.sortedEntry(accountId, type, field, at) },
@@ -243,7 +245,7 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
     added: addedNames.map((n) => indexPut(accountId, model.type, n, current)),
     removed: removedNames.map((n) => indexDelete(accountId, model.type, n, current)),
     beside: {
-      put: moved.map((f) => sortedItem(accountId, model.type, f, sortedAfter[f]!, current)),
+      put: moved.map((f) => ({ field: f, item: sortedItem(accountId, model.type, f, sortedAfter[f]!, next) })),
       remove: moved.flatMap((f) => (sortedBefore[f] === undefined ? [] : [keys.sortedEntry(accountId, model.type, f, sortedBefore[f])])),
     },
   };
@@ -252,15 +254,50 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
 /*
  * An update's sort-ordered entries are written beside its write, not in its transaction:
  * `updated_at` is a sorted field and changes with every update, so in the transaction every
- * update would be one (+4 WCU, and slower concurrent writers of one record). The new entries are
- * put before the record's write (a record is never without the entry of its current value), the
- * old ones deleted after it; entries put by a lost race are deleted at once, and one left by a
- * crash is skipped by reads (`holdsEntry` in lists.ts: its record no longer holds that value).
- * 1 WCU each: 2 per moved field, and an update that moves no other index entry stays one
- * conditional UpdateItem.
+ * update would be one (+4 WCU, and slower concurrent writers of one record). 1 WCU each: 2 per
+ * moved field, and an update that moves no other index entry stays one conditional UpdateItem.
+ *
+ * - The new entries are put before the record's write, so a record is never without the entry of
+ *   its current value. Each carries the version it is written for (`ver`), and a put never
+ *   replaces an entry of a later version (two writers of the same value write the same item).
+ * - The old ones are deleted after the write, unless a later version wrote the same key again
+ *   meanwhile (a value set back: A → B by one writer, B → A by the next).
+ * - A lost race deletes the entries it put, unless the record now holds that value (the winner
+ *   wrote the same key), and only while they are still its own version's.
+ * - An entry left by a crash in between is skipped by reads (`holdsEntry` in lists.ts: its record
+ *   no longer holds that value).
  */
-const putBeside = (items: Record<string, unknown>[]) => Promise.all(items.map((Item) => db().send(new PutCommand({ TableName: tableName(), Item }))));
-const deleteBeside = (itemKeys: Record<string, unknown>[]) => Promise.all(itemKeys.map((Key) => db().send(new DeleteCommand({ TableName: tableName(), Key }))));
+const VERSIONED = { '#v': 'ver' };
+async function putBeside(entries: { item: Record<string, unknown> }[]): Promise<void> {
+  await Promise.all(
+    entries.map(({ item }) =>
+      db()
+        .send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', ExpressionAttributeNames: VERSIONED, ExpressionAttributeValues: { ':v': item.ver } }))
+        .catch((error: unknown) => {
+          if (!isConditionFailure(error)) throw error;
+        }),
+    ),
+  );
+}
+async function deleteBeside(itemKeys: Record<string, unknown>[], condition: string, ver: number): Promise<void> {
+  await Promise.all(
+    itemKeys.map((Key) =>
+      db()
+        .send(new DeleteCommand({ TableName: tableName(), Key, ConditionExpression: condition, ExpressionAttributeNames: VERSIONED, ExpressionAttributeValues: { ':v': ver } }))
+        .catch((error: unknown) => {
+          if (!isConditionFailure(error)) throw error;
+        }),
+    ),
+  );
+}
+/** After a lost race: the entries it put that the record (as it is now) does not hold, while still of its version. */
+async function withdrawBeside(model: EntityModel, accountId: string, id: string, custom: IndexedCustom, put: { field: string; item: Record<string, unknown> }[], ver: number): Promise<void> {
+  if (put.length === 0) return;
+  const now = await getRecord(model.type, accountId, id);
+  const held = now ? model.sortedEntries(now, custom) : {};
+  const stray = put.filter(({ field, item }) => keys.sortedEntry(accountId, model.type, field, held[field] ?? '').sk !== item.sk);
+  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), '#v = :v', ver);
+}
 
 /**
  * Partial update with optimistic locking: only the fields that change are written, only the
@@ -286,12 +323,12 @@ export async function updateRecord(model: EntityModel, args: UpdateArgs): Promis
         await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
       }
     } catch (error) {
-      // A lost race wrote nothing: its stamp's entry goes (the retry puts its own). After any
-      // other error the write may have happened, and the entry stays.
-      if (error instanceof WriteConflict) await deleteBeside(beside.put.map((i) => ({ pk: i.pk, sk: i.sk }))).catch(() => undefined);
+      // A lost race wrote nothing (the retry puts its own entries). After any other error the
+      // write may have happened, and the entries stay.
+      if (error instanceof WriteConflict) await withdrawBeside(model, args.accountId, current.id, custom, beside.put, next.ver).catch(() => undefined);
       throw error;
     }
-    await deleteBeside(beside.remove);
+    await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
     return next;
   });
 }

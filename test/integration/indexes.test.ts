@@ -13,7 +13,10 @@ import { bindingEnv } from '../../shared/config/bindings.js';
 import { db, tableName } from '../../shared/db/client.js';
 import { listActiveIndexBuilds } from '../../shared/db/index-builds.js';
 import { keys } from '../../shared/db/table.js';
+import { sortedKeyOf } from '../../shared/db/record-model.js';
 import { runIndexBuild } from '../../shared/indexing/worker.js';
+import { familyOf } from '../../shared/domain/records/family.js';
+import { contactEntity } from '../../shared/schemas/entities/index.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 
 type Rec = Record<string, unknown> & { id: string; custom_fields: Record<string, unknown> };
@@ -211,5 +214,29 @@ describe('updated_at entries (the write stamp, moved beside each write)', () => 
     expect(recent.sort()).toEqual([busy.id, later.id, last.id].sort());
     await ok('contacts-update', { id: first.id, notes: 'now' }, own);
     expect((await ok<Page>('contacts-list', { sort: { field: 'updated_at', direction: 'desc' }, limit: 1 }, own)).items[0]!.id).toBe(first.id);
+  }, 60_000);
+
+  it('keeps the entry of the value a record holds when racing writers write the same key, or set a value back', async () => {
+    const own = newAccount();
+    const store = familyOf(contactEntity).store;
+    const made = await ok<Rec>('contacts-create', { first_name: 'Racer' }, own);
+    const entriesOf = async (field: string) => {
+      const out = await db().send(new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.sortedPartition(own.accountId, 'contact', field) } }));
+      return (out.Items ?? []).map((i) => String(i.sk));
+    };
+    // Twelve writers at the same instant, all setting the same first name: every racer puts the
+    // same two keys (the stamp's and the name's); the ones that lose must not take the winner's away.
+    const at = new Date(Date.now() + 60_000).toISOString();
+    await Promise.all(Array.from({ length: 12 }, (_, i) => store.update({ accountId: own.accountId, id: made.id, now: at, compute: () => ({ set: { first_name: 'Same', notes: `n${i}` } }) })));
+    const record = await ok<Rec>('contacts-get', { id: made.id }, own);
+    expect(record.updated_at).toBe(at);
+    expect(await entriesOf('updated_at')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'updated_at', sortedKeyOf('datetime', at, made.id)).sk]);
+    expect(await entriesOf('first_name')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'first_name', sortedKeyOf('text', 'Same', made.id)).sk]);
+    // A value set back and forth by concurrent writers: the record's value always has its entry.
+    await Promise.all(Array.from({ length: 12 }, (_, i) => ok('contacts-update', { id: made.id, first_name: i % 2 ? 'Same' : 'Other' }, own)));
+    const final = await ok<Rec>('contacts-get', { id: made.id }, own);
+    expect(await entriesOf('first_name')).toContain(keys.sortedEntry(own.accountId, 'contact', 'first_name', sortedKeyOf('text', final.first_name, made.id)).sk);
+    const byName = (await walk({ sort: { field: 'first_name', direction: 'asc' } }, own, 10)).flat().map((r) => r.id);
+    expect(byName).toEqual([made.id]);
   }, 60_000);
 });

@@ -78,8 +78,10 @@ describe('requests of a write', () => {
     expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`]);
     expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`]);
     // The write stamp's entry moves beside it: the new one put before, the old one deleted after.
-    expect(plan.beside.put.map((i) => [i.pk, i.sk])).toEqual([[SORTED('updated_at'), `v${instantKey('2026-11-23T00:00:00.000Z')}\u0001${K1}`]]);
+    expect(plan.beside.put.map(({ item }) => [item.pk, item.sk])).toEqual([[SORTED('updated_at'), `v${instantKey('2026-11-23T00:00:00.000Z')}\u0001${K1}`]]);
     expect(plan.beside.remove).toEqual([{ pk: SORTED('updated_at'), sk: `v${instantKey(NOW)}\u0001${K1}` }]);
+    // Each new entry carries the version it is written for: a put never replaces a later one's.
+    expect(plan.beside.put.map(({ item }) => item.ver)).toEqual([2]);
     expect(plan.next).toMatchObject({ ver: 2, city: 'Paris', custom_fields: { b: 2 } });
   });
 
@@ -91,7 +93,7 @@ describe('requests of a write', () => {
     // Beside the write (no transaction): the new entries put before it, the old ones deleted after.
     expect(plan.added).toEqual([]);
     expect(plan.removed).toEqual([]);
-    expect(plan.beside.put.map((i) => [i.pk, i.sk])).toEqual([
+    expect(plan.beside.put.map(({ item }) => [item.pk, item.sk])).toEqual([
       [SORTED('first_name'), `velodie\u0001${K1}`],
       [SORTED('custom_fields.cf1'), `v${sortKeyOf('number', 3)}\u0001${K1}`],
     ]);
