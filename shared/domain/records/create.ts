@@ -4,7 +4,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, resolveRefs } from './references.js';
-import { checkSuppressed } from './suppression.js';
+import { startSuppressionCheck } from './suppression.js';
 
 export interface CreateOptions {
   /** Read-only fields the caller sets (an inbound email's contact, …). */
@@ -16,13 +16,14 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
   const { def, cfField } = fam;
   const now = new Date().toISOString();
   const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
+  const suppressed = startSuppressionCheck(fam, ctx.accountId, rest.email);
   const [cf, refsOut] = await Promise.all([
     cfField ? checkCustomFields(fam.family, ctx.accountId, def.type as CustomFieldEntity, (cfInput ?? {}) as Record<string, unknown>, pre?.definitions) : undefined,
     resolveRefs(fam, ctx.accountId, rest, pre),
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
   checkRules(fam, draft, Object.keys(sent));
-  await checkSuppressed(fam, ctx.accountId, draft.email);
+  await suppressed();
   Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
   return { draft, resolved: refsOut.resolved, now };
 }

@@ -4,13 +4,24 @@ import { ApiError } from '../../errors.js';
 import type { RecordFamily } from './family.js';
 
 /**
- * Throws `<family>.email_suppressed` (400) when the record is a person's (`erase`) and its email
- * was suppressed (one read of the keyed hash's item). Create, update, batches, upserts, imports
- * and merges all write through `draftOf` / `applyUpdate`, which call this.
+ * Starts the check of an email against the suppressed ones (one read of the keyed hash's item)
+ * and returns what throws `<family>.email_suppressed` (400) when the record is a person's
+ * (`erase`) and its email was suppressed. Started early, the read runs beside the write's other
+ * reads (a create's custom fields and references) and out of an update's optimistic window.
+ * Create, update, batches, upserts, imports and merges all write through `draftOf` /
+ * `applyUpdate`, which use it.
  */
-export async function checkSuppressed(fam: RecordFamily, accountId: string, email: unknown): Promise<void> {
-  if (!fam.def.erase || typeof email !== 'string' || email === '') return;
-  if (await isSuppressed(accountId, email)) {
-    throw new ApiError(`${fam.family}.email_suppressed`, 'this email address was erased and suppressed; it cannot be stored again', [{ path: 'email', message: 'is suppressed' }]);
-  }
+export function startSuppressionCheck(fam: RecordFamily, accountId: string, email: unknown): () => Promise<void> {
+  if (!fam.def.erase || typeof email !== 'string' || email === '') return () => Promise.resolve();
+  const found = isSuppressed(accountId, email);
+  // Awaited by the returned check; a write that fails before it must not leave the read unhandled.
+  found.catch(() => undefined);
+  return async () => {
+    if (await found) {
+      throw new ApiError(`${fam.family}.email_suppressed`, 'this email address was erased and suppressed; it cannot be stored again', [{ path: 'email', message: 'is suppressed' }]);
+    }
+  };
 }
+
+/** The check at once (batches check each distinct address of a call). */
+export const checkSuppressed = (fam: RecordFamily, accountId: string, email: unknown): Promise<void> => startSuppressionCheck(fam, accountId, email)();

@@ -7,7 +7,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, type Resolved, resolveRefs } from './references.js';
-import { checkSuppressed } from './suppression.js';
+import { startSuppressionCheck } from './suppression.js';
 
 /** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
 export interface AlsoWrite {
@@ -20,6 +20,9 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
   const { def, cfField } = fam;
   const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
   const cf = cfField && cfInput ? await checkCustomFields(fam.family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>, pre?.definitions) : undefined;
+  // Sending a suppressed address is refused even when a record holds it already (a duplicate
+  // left by the erasure, an upsert's match): it is never written again (contract §18).
+  const suppressed = 'email' in rest ? startSuppressionCheck(fam, ctx.accountId, rest.email) : undefined;
   let resolved: Resolved[] = [];
   let readVer = 0;
   const updated = await writing(fam, () =>
@@ -36,9 +39,7 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
         const set = { ...rest, ...out.set };
         const next = { ...current, ...set };
         checkRules(fam, next, Object.keys(sent));
-        // Sending a suppressed address is refused even when a record holds it already (a duplicate
-        // left by the erasure, an upsert's match): it is never written again (contract §18).
-        if ('email' in rest) await checkSuppressed(fam, ctx.accountId, next.email);
+        await suppressed?.();
         Object.assign(set, def.derive?.(next, current, new Date().toISOString()) ?? {});
         return { set, customSet: cf?.set, customRemove: cf?.remove };
       },
