@@ -44,7 +44,7 @@ afterAll(async () => {
   }
 });
 
-const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.99) - 1)]!;
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((xs.length * p) / 100) - 1))]!;
 
 /** B creates a contact and waits for its webhook and for search to find it: both latencies in ms. */
 async function probe(n: number): Promise<{ delivery: number; search: number }> {
@@ -86,11 +86,16 @@ describe('a quiet account next to a bulk-writing one', () => {
     const behindAt = logged.find((l) => l.line.includes(A.accountId) && l.line.includes('behind'))?.at;
     expect(behindAt, 'A\'s backlog line').toBeLessThan(lastProbeAt);
     const drainedAt = () => logged.find((l) => l.line.includes(A.accountId) && l.line.includes('drained'))?.at;
-    // The contract's 2 s, or twice what B gets alone when the machine itself is slower than that
-    // (when every account's work was one line, B waited for A's whole backlog: 65 s after 3,000 contacts).
+    // B's typical probe within the contract's 2 s (or twice B's alone when the machine itself is
+    // slower than that), and none of them waits for A's backlog: the slowest within 3 s (or three
+    // times B's slowest alone). When every account's work was one line, B waited for A's whole
+    // backlog: 65 s after 3,000 contacts. Six probes on a machine shared with another test file do
+    // not measure a p99; `npm run bench:fair` does (20,000 contacts, docs/performance.md).
     for (const key of ['delivery', 'search'] as const) {
-      const bound = Math.max(2000, 2 * p99(alone.map((x) => x[key])));
-      expect(p99(busy.map((x) => x[key])), `${key} p99 beside A, bound ${bound} ms: ${report(busy)}`).toBeLessThanOrEqual(bound);
+      const typical = Math.max(2000, 2 * percentile(alone.map((x) => x[key]), 50));
+      const slowest = Math.max(3000, 3 * Math.max(...alone.map((x) => x[key])));
+      expect(percentile(busy.map((x) => x[key]), 50), `${key} median beside A, bound ${typical} ms: ${report(busy)}`).toBeLessThanOrEqual(typical);
+      expect(Math.max(...busy.map((x) => x[key])), `${key} slowest beside A, bound ${slowest} ms: ${report(busy)}`).toBeLessThanOrEqual(slowest);
     }
 
     // A's work is all done in the end: its last contact is found, and its backlog was logged as drained.
