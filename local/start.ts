@@ -61,10 +61,11 @@ console.log(`webhook delivery queue at ${stack.deliveryQueueUrl} (see docs/webho
 for (const a of stack.inboundAddresses) console.log(`inbound email: smtp://127.0.0.1:${stack.smtp.port} accepts mail for ${a.address} (account ${a.accountId}; see docs/inbound-email.md)`);
 const limit = currentRateLimit();
 console.log(limit ? `rate limit per account: ${limit.rate} requests/s, bursts of ${limit.burst} (CRM_RATE_LIMIT=rate,burst; 0 turns it off)` : 'rate limit: off (CRM_RATE_LIMIT=0)');
-for (const t of stack.tokens) console.log(`token for account ${t.accountId} (user ${t.userId}): ${t.token}`);
-// `npm run token` and `npm run seed` find this server through this file (local/state-file.ts).
+// `npm run token` and `npm run seed` find this server through this file (local/state-file.ts):
+// written before the tokens are printed, so whoever acts on a printed token finds it.
 writeLocalState({ pid: process.pid, baseUrl: stack.baseUrl, dynamoEndpoint: stack.dynamoEndpoint, tableName: stack.tableName, dataDir: optionalEnv('CRM_DATA_DIR') ?? null, tokens: stack.tokens, startedAt: new Date().toISOString() });
 process.once('exit', () => removeLocalState());
+for (const t of stack.tokens) console.log(`token for account ${t.accountId} (user ${t.userId}): ${t.token}`);
 console.log(`local state in ${stateFilePath()} (read by npm run token and npm run seed)`);
 console.log(`try: curl -s -X POST ${stack.baseUrl}/api/contacts-list -H 'Authorization: Bearer ${stack.tokens[0]?.token}' -H 'Content-Type: application/json' -d '{}'`);
 
