@@ -20,7 +20,7 @@ import type { ServiceResources } from './bindings.js';
 import { CrmDashboard } from './dashboard.js';
 import { constructIdFor, FunctionGroup, type TriggerTargets } from './function-group.js';
 import { Imports } from './imports.js';
-import { JobQueue } from './job-queue.js';
+import { JOB_QUEUES, JobQueue, type JobQueueName } from './job-queue.js';
 import { InboundEmail } from './inbound-email.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 import { removalPolicy, type StageConfig } from './stage.js';
@@ -114,34 +114,8 @@ export class CrmStack extends Stack {
     const imports = new Imports(this, 'Imports', { removalPolicy: removal, alarm: (id, p) => alarm(id, p) });
     this.imports = imports;
     const inbound = new InboundEmail(this, 'InboundEmail', { removalPolicy: removal });
-    // --- exports (contract §16): their queue; the files go to the imports bucket's exports/ prefix
-    // (lib/job-queue.ts: each job queue with its dead-letter queue and alarms, visibility from its worker's time limit)
-    const exportsResources = new JobQueue(this, 'Exports', {
-      worker: 'exportWorker',
-      label: 'the export queue',
-      retention: Duration.days(4),
-      maxReceiveCount: 5,
-      failedAlarm: { id: 'ExportsDlqDepth', description: 'Export messages are waiting in the export dead-letter queue (a job failed five times).' },
-      waitAlarm: { id: 'ExportsQueueAge', description: 'An export job has waited more than 30 minutes for a worker.', after: Duration.minutes(30) },
-      alarm,
-    });
-    // --- erasures (contract §18) and index builds (contract §17)
-    const erasures = new JobQueue(this, 'Erasures', {
-      worker: 'erasureWorker',
-      label: 'the erasure queue',
-      retention: Duration.days(14),
-      maxReceiveCount: 10,
-      failedAlarm: { id: 'ErasuresDlqDepth', description: 'An erasure failed ten times: a person is not forgotten yet (contract §18).' },
-      alarm,
-    });
-    const indexBuilds = new JobQueue(this, 'IndexBuilds', {
-      worker: 'indexBuildWorker',
-      label: 'the index-build queue',
-      retention: Duration.days(14),
-      maxReceiveCount: 10,
-      failedAlarm: { id: 'IndexBuildsDlqDepth', description: 'An index build failed ten times: a custom field stays building (contract §17).' },
-      alarm,
-    });
+    // --- the job queues (exports §16, erasures §18, index builds §17), declared in lib/job-queue.ts
+    const jobs = Object.fromEntries(Object.entries(JOB_QUEUES).map(([name, { id, ...spec }]) => [name, new JobQueue(this, id, { ...spec, alarm }).queue])) as Record<JobQueueName, sqs.Queue>;
 
     // ---- API ------------------------------------------------------------------------------
     this.api = new apigwv2.HttpApi(this, 'Api', {
@@ -199,15 +173,15 @@ export class CrmStack extends Stack {
         inboundBucket: `arn:<AWS::Partition>:s3:::crm-inbound-<AWS::AccountId>-<AWS::Region>-${inbound.node.addr.slice(0, 8)}`,
       },
       importsQueue: imports.queue,
-      exportsQueue: exportsResources.queue,
-      erasuresQueue: erasures.queue,
-      indexBuildsQueue: indexBuilds.queue,
+      exportsQueue: jobs.exports,
+      erasuresQueue: jobs.erasures,
+      indexBuildsQueue: jobs.indexBuilds,
       inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
     };
     const targets: TriggerTargets = {
       api: this.api,
       table: this.table,
-      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: exportsResources.queue, erasures: erasures.queue, indexBuilds: indexBuilds.queue, changes: this.changesQueue },
+      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: jobs.exports, erasures: jobs.erasures, indexBuilds: jobs.indexBuilds, changes: this.changesQueue },
       streamFailures: this.streamFailures,
       inboundEvents: inbound.queue,
     };

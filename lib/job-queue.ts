@@ -22,6 +22,39 @@ export interface JobQueueProps {
 }
 
 /**
+ * The job queues, by the topology queue each is: its construct id (the prefix of its template
+ * logical ids), its worker, its retention, receives before the dead-letter queue, and alarms.
+ */
+export const JOB_QUEUES = {
+  exports: {
+    id: 'Exports',
+    worker: 'exportWorker',
+    label: 'the export queue',
+    retention: Duration.days(4),
+    maxReceiveCount: 5,
+    failedAlarm: { id: 'ExportsDlqDepth', description: 'Export messages are waiting in the export dead-letter queue (a job failed five times).' },
+    waitAlarm: { id: 'ExportsQueueAge', description: 'An export job has waited more than 30 minutes for a worker.', after: Duration.minutes(30) },
+  },
+  erasures: {
+    id: 'Erasures',
+    worker: 'erasureWorker',
+    label: 'the erasure queue',
+    retention: Duration.days(14),
+    maxReceiveCount: 10,
+    failedAlarm: { id: 'ErasuresDlqDepth', description: 'An erasure failed ten times: a person is not forgotten yet (contract §18).' },
+  },
+  indexBuilds: {
+    id: 'IndexBuilds',
+    worker: 'indexBuildWorker',
+    label: 'the index-build queue',
+    retention: Duration.days(14),
+    maxReceiveCount: 10,
+    failedAlarm: { id: 'IndexBuildsDlqDepth', description: 'An index build failed ten times: a custom field stays building (contract §17).' },
+  },
+} as const satisfies Record<string, Omit<JobQueueProps, 'alarm'> & { id: string }>;
+export type JobQueueName = keyof typeof JOB_QUEUES;
+
+/**
  * A job queue (exports, erasures, index builds): the queue a topology worker reads, its
  * dead-letter queue, and the alarms on them. The queue's visibility follows the worker's time
  * limit in functions/topology.ts, so the two are written once.

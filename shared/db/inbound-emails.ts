@@ -192,7 +192,7 @@ export async function putContactEntries(accountId: string, id: string, createdAt
 }
 
 /** The distinct addresses an email was sent from or to (From, To, Cc), lower-cased: its address index entries. */
-export function addressesOf(email: Pick<InboundEmailRecord, 'from' | 'to' | 'cc'>): string[] {
+function addressesOf(email: Pick<InboundEmailRecord, 'from' | 'to' | 'cc'>): string[] {
   const all = [email.from, ...email.to, ...email.cc].map((a) => a?.address?.trim().toLowerCase() ?? '');
   return [...new Set(all.filter((a) => a.length > 0))];
 }

@@ -267,36 +267,25 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
  * - An entry left by a crash in between is skipped by reads (`holdsEntry` in lists.ts: its record
  *   no longer holds that value).
  */
-const VERSIONED = { '#v': 'ver' };
-async function putBeside(entries: { item: Record<string, unknown> }[]): Promise<void> {
+type BesideEntry = { field: string; item: Record<string, unknown> };
+/** Conditional writes of entries beside a record's write; a refused condition is an answer (the entry is another version's). */
+async function sendBeside(writes: Promise<unknown>[]): Promise<void> {
   await Promise.all(
-    entries.map(({ item }) =>
-      db()
-        .send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', ExpressionAttributeNames: VERSIONED, ExpressionAttributeValues: { ':v': item.ver } }))
-        .catch((error: unknown) => {
-          if (!isConditionFailure(error)) throw error;
-        }),
+    writes.map((write) =>
+      write.catch((error: unknown) => {
+        if (!isConditionFailure(error)) throw error;
+      }),
     ),
   );
 }
-async function deleteBeside(itemKeys: Record<string, unknown>[], condition: string, ver: number): Promise<void> {
-  await Promise.all(
-    itemKeys.map((Key) =>
-      db()
-        .send(new DeleteCommand({ TableName: tableName(), Key, ConditionExpression: condition, ExpressionAttributeNames: VERSIONED, ExpressionAttributeValues: { ':v': ver } }))
-        .catch((error: unknown) => {
-          if (!isConditionFailure(error)) throw error;
-        }),
-    ),
-  );
-}
-/** After a lost race: the entries it put that the record (as it is now) does not hold, while still of its version. */
-async function withdrawBeside(model: EntityModel, accountId: string, id: string, custom: IndexedCustom, put: { field: string; item: Record<string, unknown> }[], ver: number): Promise<void> {
-  if (put.length === 0) return;
-  const now = await getRecord(model.type, accountId, id);
+const versioned = (condition: string, ver: unknown) => ({ TableName: tableName(), ConditionExpression: condition, ExpressionAttributeNames: { '#v': 'ver' }, ExpressionAttributeValues: { ':v': ver } });
+const putBeside = (entries: BesideEntry[]) => sendBeside(entries.map(({ item }) => db().send(new PutCommand({ ...versioned('attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', item.ver), Item: item }))));
+const deleteBeside = (itemKeys: Record<string, unknown>[], condition: string, ver: number) => sendBeside(itemKeys.map((Key) => db().send(new DeleteCommand({ ...versioned(condition, ver), Key }))));
+/** After a lost race: the entries it put that the record (`now`, as read since) does not hold, while still of its version. */
+async function withdrawBeside(model: EntityModel, accountId: string, now: StoredRecord | undefined, custom: IndexedCustom, lost: { put: BesideEntry[]; ver: number }): Promise<void> {
   const held = now ? model.sortedEntries(now, custom) : {};
-  const stray = put.filter(({ field, item }) => keys.sortedEntry(accountId, model.type, field, held[field] ?? '').sk !== item.sk);
-  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), '#v = :v', ver);
+  const stray = lost.put.filter(({ field, item }) => keys.sortedEntry(accountId, model.type, field, held[field] ?? '').sk !== item.sk);
+  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), '#v = :v', lost.ver);
 }
 
 /**
@@ -306,31 +295,43 @@ async function withdrawBeside(model: EntityModel, accountId: string, id: string,
  * Returns undefined when the record does not exist.
  */
 export async function updateRecord(model: EntityModel, args: UpdateArgs): Promise<StoredRecord | undefined> {
-  return retryingConflicts(async () => {
-    const [current, custom] = await Promise.all([getRecord(model.type, args.accountId, args.id), model.indexedCustom(args.accountId)]);
-    if (!current) return undefined;
-    const wanted = await args.compute(current);
-    const change = wanted && effectiveChange(current, wanted);
-    if (!change) return current;
-    const { next, update, added, removed, beside } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor, custom);
-    if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
-    const extra = args.extra?.(current, next) ?? [];
-    await putBeside(beside.put);
-    try {
-      if (added.length === 0 && removed.length === 0 && extra.length === 0) {
-        await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
-      } else {
-        await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
+  // A lost race wrote nothing but the entries it put beside: the next attempt's read tells which
+  // of them the record does not hold (one read for both).
+  let lost: { put: BesideEntry[]; ver: number } | undefined;
+  const withdraw = async (now: StoredRecord | undefined, custom: IndexedCustom) => {
+    if (lost?.put.length) await withdrawBeside(model, args.accountId, now, custom, lost).catch(() => undefined);
+    lost = undefined;
+  };
+  try {
+    return await retryingConflicts(async () => {
+      const [current, custom] = await Promise.all([getRecord(model.type, args.accountId, args.id), model.indexedCustom(args.accountId)]);
+      await withdraw(current, custom);
+      if (!current) return undefined;
+      const wanted = await args.compute(current);
+      const change = wanted && effectiveChange(current, wanted);
+      if (!change) return current;
+      const { next, update, added, removed, beside } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor, custom);
+      if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
+      const extra = args.extra?.(current, next) ?? [];
+      await putBeside(beside.put);
+      try {
+        if (added.length === 0 && removed.length === 0 && extra.length === 0) {
+          await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
+        } else {
+          await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
+        }
+      } catch (error) {
+        // After any other error the write may have happened, and the entries stay.
+        if (error instanceof WriteConflict) lost = { put: beside.put, ver: next.ver };
+        throw error;
       }
-    } catch (error) {
-      // A lost race wrote nothing (the retry puts its own entries). After any other error the
-      // write may have happened, and the entries stay.
-      if (error instanceof WriteConflict) await withdrawBeside(model, args.accountId, current.id, custom, beside.put, next.ver).catch(() => undefined);
-      throw error;
-    }
-    await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
-    return next;
-  });
+      await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
+      return next;
+    });
+  } finally {
+    // Out of retries: the last lost race's entries, against the record as it is now.
+    if (lost) await withdraw(await getRecord(model.type, args.accountId, args.id).catch(() => undefined), await model.indexedCustom(args.accountId).catch(() => ({})));
+  }
 }
 
 /**
