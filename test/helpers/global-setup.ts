@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
+import { LOCAL_AWS_ENV, QUICK_JIT, startDynamo } from '../../local/dynamo.js';
 
 /**
  * One DynamoDB Local per test worker (`maxWorkers`); every test file creates its own table in
@@ -9,6 +9,10 @@ import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
  * "The test suite").
  */
 export default async function setup(project: TestProject) {
+  // The suite's DynamoDB Locals (and those of the `npm start` its tests spawn) live for seconds to
+  // minutes: the JVM's first-tier compiler alone costs a third less CPU than its full tiered
+  // compilation on this 2-core machine, where the run is CPU-bound (docs/performance.md, "The test suite").
+  process.env.CRM_DYNAMO_JVM_OPTS ??= QUICK_JIT;
   const workers = Math.max(1, Number(project.config.maxWorkers) || 1);
   const instances = await Promise.all(Array.from({ length: workers }, () => startDynamo()));
   Object.assign(process.env, LOCAL_AWS_ENV);
