@@ -20,9 +20,25 @@ import { type BuildPage, buildSortedPage, removeSortedPage } from './sorted-inde
 import type { FieldType } from '../schemas/filter.js';
 import { type EntityType, indexName, keys } from './table.js';
 import { partitionEntriesAfter, type TrashItem } from './trash.js';
-import { type CreateArgs, createRecord, deleteRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, type UpdateArgs, updateRecord } from './writes.js';
+import {
+  type Change,
+  type CreateArgs,
+  createRecord,
+  deleteRecord,
+  deletionItems,
+  type EntityModel,
+  type LostRace,
+  newRecordItems,
+  type PlannedUpdate,
+  prepareUpdate,
+  readForUpdate,
+  restoreRecord,
+  type UpdateRead,
+  withdrawLostRace,
+  writeUpdate,
+} from './writes.js';
 
-export { type CreateArgs, type UpdateArgs, WriteConflict } from './writes.js';
+export { backoffMs, type Change, type CreateArgs, type LostRace, MAX_CONFLICT_RETRIES, type PlannedUpdate, type UpdateRead, WriteConflict } from './writes.js';
 export type { NewRecord, UpsertClaim } from './batch.js';
 export type { ListPlan, PlannedPage, Predicate } from './lists.js';
 export { SORT_LIMIT } from './lists.js';
@@ -85,8 +101,17 @@ export function makeRecordStore(def: EntityDefinition) {
     createMany: (records: readonly NewRecord[], opts: { skipExisting?: boolean } = {}): Promise<StoredRecord[]> => createRecords(model, records, opts),
     /** The items of a new record without writing them (seeding tools write them in bulk). */
     newItems: (args: Omit<CreateArgs, 'checks'>, now?: string, id?: string) => newRecordItems(model, args, now, id),
-    /** Partial update with optimistic locking (fields, custom-field values, moved index entries, `extra` items). */
-    update: (args: UpdateArgs): Promise<StoredRecord | undefined> => updateRecord(model, args),
+    /**
+     * A partial update with optimistic locking, in three steps the domain runs
+     * (shared/domain/records/optimistic.ts): the read (withdrawing a lost race's entries), the
+     * plan of a change (pure: the new image and its requests), and the write, which throws
+     * WriteConflict when the record changed since the read.
+     */
+    readForUpdate: (accountId: string, id: string, lost?: LostRace): Promise<UpdateRead | undefined> => readForUpdate(model, accountId, id, lost),
+    planUpdate: (accountId: string, read: UpdateRead, change: Change | undefined, now: string, actor?: Actor): PlannedUpdate | undefined => prepareUpdate(model, accountId, read, change, now, actor),
+    writeUpdate: (plan: PlannedUpdate, extra?: TransactItem[]): Promise<StoredRecord> => writeUpdate(plan, extra),
+    /** After an update's last lost race: the entries it put beside, withdrawn against the record as it is now. */
+    withdrawLostRace: (accountId: string, id: string, lost: LostRace): Promise<void> => withdrawLostRace(model, accountId, id, lost),
     /** Deletes a record and its index entries (`extra`: the trash item, meta overrides … of the same transaction). */
     delete: (accountId: string, id: string, extra?: (current: StoredRecord) => TransactItem[], actor?: Actor): Promise<StoredRecord | undefined> => deleteRecord(model, accountId, id, extra, actor),
     /** The items of a record's deletion, for another write's transaction (a merge deletes its secondary with the primary's update). */

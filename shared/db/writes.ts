@@ -1,6 +1,7 @@
 /**
  * Writes of records with their index entries: create, partial update with optimistic locking
- * (lost races re-read and retry with back-off), delete, restore. Every write is one transaction
+ * (the domain reads, decides and writes again after a lost race: shared/domain/records/
+ * optimistic.ts), delete, restore. Every write is one transaction
  * (an update that moves no index entry: one conditional UpdateItem), but for an update's
  * sort-ordered entries, written beside it.
  * Internal to the data layer: the record store (record-store.ts) is their only caller.
@@ -28,8 +29,18 @@ export interface EntityModel {
 
 const MAX_TRANSACT_ITEMS = 100;
 
-/** Thrown when optimistic locking lost a race more often than MAX_CONFLICT_RETRIES allows. */
-export class WriteConflict extends Error {}
+/**
+ * A lost optimistic-locking race: the record changed since it was read. `lost`: the sort-ordered
+ * entries an update put beside its write, for the next read to withdraw (`readForUpdate`).
+ */
+export class WriteConflict extends Error {
+  constructor(
+    readonly lost?: LostRace,
+    options?: ErrorOptions,
+  ) {
+    super('write conflict', options);
+  }
+}
 
 /**
  * Lost optimistic-locking races are retried after a full-jitter back-off (2 ms doubling to a
@@ -37,7 +48,7 @@ export class WriteConflict extends Error {}
  * bound is far above what contention on one record reaches in practice.
  */
 export const MAX_CONFLICT_RETRIES = 40;
-const backoffMs = (attempt: number) => Math.random() * Math.min(250, 2 * 2 ** attempt);
+export const backoffMs = (attempt: number) => Math.random() * Math.min(250, 2 * 2 ** attempt);
 
 /** Runs `attempt` (which re-reads what it depends on) until it does not lose a race. */
 async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
@@ -82,7 +93,7 @@ const indexDelete = (accountId: string, type: EntityType, name: string, r: { cre
   Delete: { TableName: tableName(), Key: keys.indexEntry(accountId, type, name, r.created_at, r.id) },
 });
 
-/** A sort-ordered entry: the record's id and list position, and the record version that wrote it (`ver`: see `updateRecord`). */
+/** A sort-ordered entry: the record's id and list position, and the record version that wrote it (`ver`: see `writeUpdate`). */
 const sortedItem = (accountId: string, type: EntityType, field: string, at: string, r: { created_at: string; id: string; ver?: unknown }) => ({
   ...keys.sortedEntry(accountId, type, field, at),
   id: r.id,
@@ -169,19 +180,6 @@ export function effectiveChange(current: StoredRecord, change: Change): Change |
   const customRemove = (change.customRemove ?? []).filter((k) => k in custom);
   if (Object.keys(set).length === 0 && Object.keys(customSet).length === 0 && customRemove.length === 0) return undefined;
   return { set, customSet, customRemove };
-}
-
-export interface UpdateArgs {
-  accountId: string;
-  id: string;
-  /** Computes the change from the current record; may throw an ApiError. */
-  compute: (current: StoredRecord) => Promise<Change | undefined> | Change | undefined;
-  /** Extra items for the same transaction (condition checks, metadata). */
-  extra?: (current: StoredRecord, next: StoredRecord) => TransactItem[];
-  /** The write's time (updated_at); default now. */
-  now?: string;
-  /** Who writes it (stored as `actor` with every effective change). */
-  actor?: Actor;
 }
 
 /**
@@ -281,57 +279,74 @@ async function sendBeside(writes: Promise<unknown>[]): Promise<void> {
 const versioned = (condition: string, ver: unknown) => ({ TableName: tableName(), ConditionExpression: condition, ExpressionAttributeNames: { '#v': 'ver' }, ExpressionAttributeValues: { ':v': ver } });
 const putBeside = (entries: BesideEntry[]) => sendBeside(entries.map(({ item }) => db().send(new PutCommand({ ...versioned('attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', item.ver), Item: item }))));
 const deleteBeside = (itemKeys: Record<string, unknown>[], condition: string, ver: number) => sendBeside(itemKeys.map((Key) => db().send(new DeleteCommand({ ...versioned(condition, ver), Key }))));
+/** The entries a losing update put beside its write, and the version they were written for. */
+export interface LostRace {
+  put: BesideEntry[];
+  ver: number;
+}
+
 /** After a lost race: the entries it put that the record (`now`, as read since) does not hold, while still of its version. */
-async function withdrawBeside(model: EntityModel, accountId: string, now: StoredRecord | undefined, custom: IndexedCustom, lost: { put: BesideEntry[]; ver: number }): Promise<void> {
+async function withdrawBeside(model: EntityModel, accountId: string, now: StoredRecord | undefined, custom: IndexedCustom, lost: LostRace): Promise<void> {
+  if (!lost.put.length) return;
   const held = now ? model.sortedEntries(now, custom) : {};
   const stray = lost.put.filter(({ field, item }) => keys.sortedEntry(accountId, model.type, field, held[field] ?? '').sk !== item.sk);
-  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), '#v = :v', lost.ver);
+  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), '#v = :v', lost.ver).catch(() => undefined);
+}
+
+/** What an update decides on: the record as read, and the account's indexed custom fields. */
+export interface UpdateRead {
+  current: StoredRecord;
+  custom: IndexedCustom;
 }
 
 /**
- * Partial update with optimistic locking: only the fields that change are written, only the
- * index entries whose values changed are put or deleted, and a lost race re-reads and retries,
- * so concurrent updates of different fields both survive.
- * Returns undefined when the record does not exist.
+ * An update's read (strongly consistent), or undefined when the record does not exist. `lost`:
+ * the previous attempt's lost race, whose entries this read tells to withdraw (one read for both).
  */
-export async function updateRecord(model: EntityModel, args: UpdateArgs): Promise<StoredRecord | undefined> {
-  // A lost race wrote nothing but the entries it put beside: the next attempt's read tells which
-  // of them the record does not hold (one read for both).
-  let lost: { put: BesideEntry[]; ver: number } | undefined;
-  const withdraw = async (now: StoredRecord | undefined, custom: IndexedCustom) => {
-    if (lost?.put.length) await withdrawBeside(model, args.accountId, now, custom, lost).catch(() => undefined);
-    lost = undefined;
-  };
+export async function readForUpdate(model: EntityModel, accountId: string, id: string, lost?: LostRace): Promise<UpdateRead | undefined> {
+  const [current, custom] = await Promise.all([getRecord(model.type, accountId, id), model.indexedCustom(accountId)]);
+  if (lost) await withdrawBeside(model, accountId, current, custom, lost);
+  return current ? { current, custom } : undefined;
+}
+
+/** After the last lost race of an update that gives up: its entries, against the record as it is now. */
+export async function withdrawLostRace(model: EntityModel, accountId: string, id: string, lost: LostRace): Promise<void> {
+  await readForUpdate(model, accountId, id, lost).catch(() => undefined);
+}
+
+/** An update decided: the new image and the requests that write it (`planUpdate`). */
+export type PlannedUpdate = ReturnType<typeof planUpdate> & { current: StoredRecord };
+
+/** The update of `read` by `change` (pure), or undefined when it would change nothing. */
+export function prepareUpdate(model: EntityModel, accountId: string, read: UpdateRead, change: Change | undefined, now: string, actor?: Actor): PlannedUpdate | undefined {
+  const effective = change && effectiveChange(read.current, change);
+  if (!effective) return undefined;
+  return { ...planUpdate(model, accountId, read.current, effective, now, actor, read.custom), current: read.current };
+}
+
+/**
+ * Writes a planned update with `extra` items in its transaction: one conditional UpdateItem when
+ * no index entry of the record moves and there is no `extra`, else one transaction; sort-ordered
+ * entries beside it. Throws WriteConflict (carrying the entries it put) when the record changed
+ * since it was read.
+ */
+export async function writeUpdate(plan: PlannedUpdate, extra: TransactItem[] = []): Promise<StoredRecord> {
+  const { current, next, update, added, removed, beside } = plan;
+  if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
+  await putBeside(beside.put);
   try {
-    return await retryingConflicts(async () => {
-      const [current, custom] = await Promise.all([getRecord(model.type, args.accountId, args.id), model.indexedCustom(args.accountId)]);
-      await withdraw(current, custom);
-      if (!current) return undefined;
-      const wanted = await args.compute(current);
-      const change = wanted && effectiveChange(current, wanted);
-      if (!change) return current;
-      const { next, update, added, removed, beside } = planUpdate(model, args.accountId, current, change, args.now ?? new Date().toISOString(), args.actor, custom);
-      if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
-      const extra = args.extra?.(current, next) ?? [];
-      await putBeside(beside.put);
-      try {
-        if (added.length === 0 && removed.length === 0 && extra.length === 0) {
-          await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
-        } else {
-          await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
-        }
-      } catch (error) {
-        // After any other error the write may have happened, and the entries stay.
-        if (error instanceof WriteConflict) lost = { put: beside.put, ver: next.ver };
-        throw error;
-      }
-      await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
-      return next;
-    });
-  } finally {
-    // Out of retries: the last lost race's entries, against the record as it is now.
-    if (lost) await withdraw(await getRecord(model.type, args.accountId, args.id).catch(() => undefined), await model.indexedCustom(args.accountId).catch(() => ({})));
+    if (added.length === 0 && removed.length === 0 && extra.length === 0) {
+      await guarded(() => db().send(new UpdateCommand(update)).then(() => undefined));
+    } else {
+      await guarded(() => transact([{ Update: update }, ...extra, ...added, ...removed]));
+    }
+  } catch (error) {
+    // After any other error the write may have happened, and the entries stay.
+    if (error instanceof WriteConflict) throw new WriteConflict({ put: beside.put, ver: next.ver });
+    throw error;
   }
+  await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
+  return next;
 }
 
 /**

@@ -18,6 +18,7 @@ import { runIndexBuild } from '../../shared/indexing/worker.js';
 import { familyOf } from '../../shared/domain/records/family.js';
 import { contactEntity } from '../../shared/schemas/entities/index.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
+import { updateOptimistic } from '../../shared/domain/records/optimistic.js';
 
 type Rec = Record<string, unknown> & { id: string; custom_fields: Record<string, unknown> };
 type Page = { items: Rec[]; next_cursor: string };
@@ -227,7 +228,7 @@ describe('updated_at entries (the write stamp, moved beside each write)', () => 
     // Twelve writers at the same instant, all setting the same first name: every racer puts the
     // same two keys (the stamp's and the name's); the ones that lose must not take the winner's away.
     const at = new Date(Date.now() + 60_000).toISOString();
-    await Promise.all(Array.from({ length: 12 }, (_, i) => store.update({ accountId: own.accountId, id: made.id, now: at, compute: () => ({ set: { first_name: 'Same', notes: `n${i}` } }) })));
+    await Promise.all(Array.from({ length: 12 }, (_, i) => updateOptimistic(store, { accountId: own.accountId, id: made.id, now: at, decide: () => ({ set: { first_name: 'Same', notes: `n${i}` } }) })));
     const record = await ok<Rec>('contacts-get', { id: made.id }, own);
     expect(record.updated_at).toBe(at);
     expect(await entriesOf('updated_at')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'updated_at', sortedKeyOf('datetime', at, made.id)).sk]);

@@ -11,6 +11,7 @@ import { entityByType, type EntityDefinition } from '../../schemas/entities/inde
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
 import { NAMED_TARGETS } from './family.js';
 import { referencesTo } from './referencing.js';
+import { updateOptimistic } from './optimistic.js';
 
 /**
  * Brings every record that references a renamed or deleted record up to date: the stored
@@ -33,11 +34,11 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
     if (ref && !field.nameField) continue; // a rename only matters where the name is shown
     const store = recordStore(entity);
     for (const id of await store.referencing(accountId, target, refId)) {
-      const updated = await store.update({
+      const updated = await updateOptimistic(store, {
         accountId,
         id,
         actor: SYSTEM_ACTOR,
-        compute: (current) => {
+        decide: (current) => {
           const value = current[field.field];
           if (field.many) {
             const ids = Array.isArray(value) ? (value as string[]) : [];

@@ -21,6 +21,7 @@ import { trashOrDelete } from './delete.js';
 import { NAMED_TARGETS, notFoundOf, type RecordFamily, storeOfType, toApi } from './family.js';
 import { inParallel, type Reference, referencesTo } from './referencing.js';
 import { applyUpdate } from './update.js';
+import { updateOptimistic } from './optimistic.js';
 
 /** Records re-pointed per stream record of a merge (one chunk). */
 export const MERGE_CHUNK = 250;
@@ -145,11 +146,11 @@ const stepsOf = (type: EntityType): Step[] => [
 
 async function repointRecord(reference: Reference, accountId: string, id: string, from: string, primary: StoredRecord | undefined): Promise<void> {
   const { entity, ref } = reference;
-  await recordStore(entity).update({
+  await updateOptimistic(recordStore(entity), {
     accountId,
     id,
     actor: SYSTEM_ACTOR,
-    compute: (current) => {
+    decide: (current) => {
       const value = current[ref.field];
       if (ref.many) {
         const ids = Array.isArray(value) ? (value as string[]) : [];

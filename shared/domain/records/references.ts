@@ -9,6 +9,7 @@ import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
 import type { CustomFieldDefinition } from '../custom-fields.js';
 import { type RecordFamily, type Ref, storeOfType } from './family.js';
+import { updateOptimistic } from './optimistic.js';
 
 /**
  * What a batch (shared/domain/batch.ts) reads once for all its items: the entity type's
@@ -97,11 +98,11 @@ export async function reconcile(fam: RecordFamily, accountId: string, record: St
     const stale = r.linked.filter((l) => now.get(l.id)?.ver !== l.ver);
     if (stale.length === 0) continue;
     current =
-      (await fam.store.update({
+      (await updateOptimistic(fam.store, {
         accountId,
         id: record.id,
         actor,
-        compute: (c) => {
+        decide: (c) => {
           if (ref.many) {
             const ids = (c[ref.field] as string[]) ?? [];
             const kept = ids.filter((id) => !stale.some((s) => s.id === id) || now.has(id));

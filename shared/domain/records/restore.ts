@@ -17,6 +17,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { reconcile, type Resolved, targetStore } from './references.js';
 import { inParallel } from './referencing.js';
+import { updateOptimistic } from './optimistic.js';
 
 /** Writes in flight at once while undoing a deletion's cascade. */
 const PARALLEL = 16;
@@ -83,11 +84,11 @@ export async function undoCascades(change: RecordChange): Promise<void> {
       const entity = entityByType(r.type) as EntityDefinition | undefined;
       const ref = entity && refFields(entity).find((f) => f.field === r.field);
       if (!entity || !ref) return;
-      await recordStore(entity).update({
+      await updateOptimistic(recordStore(entity), {
         accountId: change.accountId,
         id: r.id,
         actor: SYSTEM_ACTOR,
-        compute: (current) => {
+        decide: (current) => {
           if (!same(current[r.field], r.after)) return undefined; // changed since the cascade: left as it is
           if (ref.many) {
             const ids = Array.isArray(current[r.field]) ? [...(current[r.field] as string[])] : [];

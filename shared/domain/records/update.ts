@@ -8,6 +8,7 @@ import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, type Resolved, resolveRefs } from './references.js';
 import { startSuppressionCheck } from './suppression.js';
+import { updateOptimistic } from './optimistic.js';
 
 /** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
 export interface AlsoWrite {
@@ -26,11 +27,11 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
   let resolved: Resolved[] = [];
   let readVer = 0;
   const updated = await writing(fam, () =>
-    fam.store.update({
+    updateOptimistic(fam.store, {
       accountId: ctx.accountId,
       id: id!,
       actor: actorOf(ctx),
-      compute: async (current) => {
+      decide: async (current) => {
         readVer = current.ver;
         await also?.load();
         const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => fam.refs.some((r) => r.field === k)));

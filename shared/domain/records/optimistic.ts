@@ -1,0 +1,48 @@
+/**
+ * A record's partial update with optimistic locking, decided here and stored by the data layer:
+ * read the record, decide the change, plan it (the new image and its requests, pure), write it.
+ * When the write loses a race (the record changed since the read), read and decide again after a
+ * back-off; the lost attempt's sort-ordered entries are withdrawn by the next read. Concurrent
+ * updates of different fields all survive. The data layer never calls back into the domain.
+ */
+import type { StoredRecord, TransactItem } from '../../db/items.js';
+import { backoffMs, type Change, type LostRace, MAX_CONFLICT_RETRIES, type RecordStore, WriteConflict } from '../../db/record-store.js';
+import type { Actor } from '../../schemas/events.js';
+
+export interface OptimisticUpdate {
+  accountId: string;
+  id: string;
+  /** Decides the change from the record as read; may throw an ApiError. Runs again after a lost race. */
+  decide: (current: StoredRecord) => Promise<Change | undefined> | Change | undefined;
+  /** More items for the same transaction (condition checks, metadata), from the record as read and as it will be. */
+  extra?: (current: StoredRecord, next: StoredRecord) => TransactItem[];
+  /** The write's time (updated_at); default now. */
+  now?: string;
+  /** Who writes it (stored as `actor` with every effective change). */
+  actor?: Actor;
+}
+
+/** The record as written (as read when nothing changed), or undefined when it does not exist. */
+export async function updateOptimistic(store: RecordStore, args: OptimisticUpdate): Promise<StoredRecord | undefined> {
+  let lost: LostRace | undefined;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const read = await store.readForUpdate(args.accountId, args.id, lost);
+      lost = undefined;
+      if (!read) return undefined;
+      const plan = store.planUpdate(args.accountId, read, await args.decide(read.current), args.now ?? new Date().toISOString(), args.actor);
+      if (!plan) return read.current;
+      try {
+        return await store.writeUpdate(plan, args.extra?.(read.current, plan.next));
+      } catch (error) {
+        if (!(error instanceof WriteConflict)) throw error;
+        lost = error.lost;
+        if (attempt >= MAX_CONFLICT_RETRIES) throw error;
+      }
+      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+    }
+  } finally {
+    // Out of retries (or the decision failed after a lost race): that race's entries, against the record as it is now.
+    if (lost) await store.withdrawLostRace(args.accountId, args.id, lost);
+  }
+}
