@@ -24,7 +24,6 @@ import {
   type Change,
   type CreateArgs,
   createRecord,
-  deleteRecord,
   deletionItems,
   type EntityModel,
   type LostRace,
@@ -35,6 +34,7 @@ import {
   restoreRecord,
   type UpdateRead,
   withdrawLostRace,
+  writeDelete,
   writeUpdate,
 } from './writes.js';
 
@@ -112,8 +112,8 @@ export function makeRecordStore(def: EntityDefinition) {
     writeUpdate: (plan: PlannedUpdate, extra?: TransactItem[]): Promise<StoredRecord> => writeUpdate(plan, extra),
     /** After an update's last lost race: the entries it put beside, withdrawn against the record as it is now. */
     withdrawLostRace: (accountId: string, id: string, lost: LostRace): Promise<void> => withdrawLostRace(model, accountId, id, lost),
-    /** Deletes a record and its index entries (`extra`: the trash item, meta overrides … of the same transaction). */
-    delete: (accountId: string, id: string, extra?: (current: StoredRecord) => TransactItem[], actor?: Actor): Promise<StoredRecord | undefined> => deleteRecord(model, accountId, id, extra, actor),
+    /** Deletes a record as read (`readForUpdate`) and its index entries (`extra`: the trash item, meta overrides … of the same transaction); WriteConflict when it changed since. */
+    writeDelete: (accountId: string, read: UpdateRead, extra: TransactItem[], actor?: Actor): Promise<StoredRecord> => writeDelete(model, accountId, read, extra, actor),
     /** The items of a record's deletion, for another write's transaction (a merge deletes its secondary with the primary's update). */
     deletionItems: (accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] => deletionItems(model, accountId, current, extra, actor, lastIndexed.get(accountId)),
     /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */

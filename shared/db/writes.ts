@@ -43,24 +43,12 @@ export class WriteConflict extends Error {
 }
 
 /**
- * Lost optimistic-locking races are retried after a full-jitter back-off (2 ms doubling to a
+ * Lost optimistic-locking races are retried by the domain (shared/domain/records/optimistic.ts) after a full-jitter back-off (2 ms doubling to a
  * 250 ms ceiling): 20 concurrent writers of one record all land within a few hundred ms. The
  * bound is far above what contention on one record reaches in practice.
  */
 export const MAX_CONFLICT_RETRIES = 40;
 export const backoffMs = (attempt: number) => Math.random() * Math.min(250, 2 * 2 ** attempt);
-
-/** Runs `attempt` (which re-reads what it depends on) until it does not lose a race. */
-async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
-  for (let i = 0; ; i++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!(error instanceof WriteConflict) || i >= MAX_CONFLICT_RETRIES) throw error;
-      await new Promise((r) => setTimeout(r, backoffMs(i)));
-    }
-  }
-}
 
 /**
  * Writes `items` atomically. A write larger than one transaction (only possible for a record
@@ -350,22 +338,13 @@ export async function writeUpdate(plan: PlannedUpdate, extra: TransactItem[] = [
 }
 
 /**
- * Deletes a record and its index entries in one transaction. Returns the record as it was.
+ * Deletes a record as read (`readForUpdate`) with its index entries and `extra` items, in one
+ * transaction. Throws WriteConflict when the record changed since it was read.
  * `actor`: who deletes it, kept beside it for the `*.deleted` event (a REMOVE carries no new image).
  */
-export async function deleteRecord(
-  model: EntityModel,
-  accountId: string,
-  id: string,
-  extra?: (current: StoredRecord) => TransactItem[],
-  actor?: Actor,
-): Promise<StoredRecord | undefined> {
-  return retryingConflicts(async () => {
-    const [current, custom] = await Promise.all([getRecord(model.type, accountId, id), model.indexedCustom(accountId)]);
-    if (!current) return undefined;
-    await guarded(() => transact(deletionItems(model, accountId, current, extra?.(current) ?? [], actor, custom)));
-    return current;
-  });
+export async function writeDelete(model: EntityModel, accountId: string, read: UpdateRead, extra: TransactItem[], actor?: Actor): Promise<StoredRecord> {
+  await guarded(() => transact(deletionItems(model, accountId, read.current, extra, actor, read.custom)));
+  return read.current;
 }
 
 /**

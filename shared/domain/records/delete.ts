@@ -5,6 +5,7 @@ import type { EntityType } from '../../db/table.js';
 import { trashPut } from '../../db/trash.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { notFoundOf, type RecordFamily, writing } from './family.js';
+import { deleteOptimistic } from './optimistic.js';
 
 /**
  * Deletes a record: its `*.deleted` event and cascades follow from the stream as always; a
@@ -20,17 +21,17 @@ export async function trashOrDelete(
 ): Promise<StoredRecord | undefined> {
   const type = fam.def.type as EntityType;
   return writing(fam, () =>
-    fam.store.delete(
-      ctx.accountId,
+    deleteOptimistic(fam.store, {
+      accountId: ctx.accountId,
       id,
-      (current) => [
+      extra: (current) => [
         // Reads stop showing a deleted record's name at once; a merged one shows as its primary.
         ...(fam.named ? [setOverrideItem(ctx.accountId, type, id, mergedInto ? mergedInto.name : null, current.ver + 1, mergedInto?.id)] : []),
         ...(fam.def.trash ? [trashPut(ctx.accountId, type, current, new Date().toISOString(), mergedInto?.id)] : []),
         ...(more?.(current) ?? []),
       ],
-      actorOf(ctx),
-    ),
+      actor: actorOf(ctx),
+    }),
   );
 }
 

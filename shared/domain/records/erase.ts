@@ -9,6 +9,7 @@ import type { EntityType } from '../../db/table.js';
 import { activityEntity, type EntityDefinition } from '../../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
 import { familyOf, type RecordFamily } from './family.js';
+import { deleteOptimistic } from './optimistic.js';
 import { normalizeLookupKey } from '../lookups.js';
 
 /**
@@ -20,7 +21,7 @@ import { normalizeLookupKey } from '../lookups.js';
 export async function purge(fam: RecordFamily, accountId: string, id: string): Promise<boolean> {
   const type = fam.def.type as EntityType;
   const before = (await fam.store.get(accountId, id)) ?? (await getTrash(accountId, type, id))?.record;
-  const live = await fam.store.delete(accountId, id, () => [trashDelete(accountId, type, id)], SYSTEM_ACTOR);
+  const live = await deleteOptimistic(fam.store, { accountId, id, extra: () => [trashDelete(accountId, type, id)], actor: SYSTEM_ACTOR });
   const trashed = await purgeTrash(accountId, type, id);
   // The upsert claim of its lookup key (a digest of the address) goes with it.
   const lookup = fam.def.lookup && before ? before[fam.def.lookup.field] : undefined;

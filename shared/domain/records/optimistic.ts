@@ -3,7 +3,8 @@
  * read the record, decide the change, plan it (the new image and its requests, pure), write it.
  * When the write loses a race (the record changed since the read), read and decide again after a
  * back-off; the lost attempt's sort-ordered entries are withdrawn by the next read. Concurrent
- * updates of different fields all survive. The data layer never calls back into the domain.
+ * updates of different fields all survive. Deletes likewise. The data layer never calls back
+ * into the domain.
  */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
 import { backoffMs, type Change, type LostRace, MAX_CONFLICT_RETRIES, type RecordStore, WriteConflict } from '../../db/record-store.js';
@@ -20,6 +21,30 @@ export interface OptimisticUpdate {
   now?: string;
   /** Who writes it (stored as `actor` with every effective change). */
   actor?: Actor;
+}
+
+/** Runs `attempt` again after a back-off while it loses races, up to MAX_CONFLICT_RETRIES times. */
+async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof WriteConflict) || i >= MAX_CONFLICT_RETRIES) throw error;
+      await new Promise((r) => setTimeout(r, backoffMs(i)));
+    }
+  }
+}
+
+/**
+ * Deletes a record with optimistic locking: read, decide the items of the same transaction from
+ * the record as read (`extra`: its trash item, name override …), delete; again after a lost race.
+ * The record as it was, or undefined when it does not exist.
+ */
+export async function deleteOptimistic(store: RecordStore, args: { accountId: string; id: string; extra?: (current: StoredRecord) => TransactItem[]; actor?: Actor }): Promise<StoredRecord | undefined> {
+  return retrying(async () => {
+    const read = await store.readForUpdate(args.accountId, args.id);
+    return read && store.writeDelete(args.accountId, read, args.extra?.(read.current) ?? [], args.actor);
+  });
 }
 
 /** The record as written (as read when nothing changed), or undefined when it does not exist. */
