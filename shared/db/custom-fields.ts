@@ -2,9 +2,9 @@
  * Custom-field definitions in the table: one partition per account; the per-entity-type count
  * (at most `max` definitions) and the deleted-definition ids live on the account's META item.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { isConditionFailure, queryPartition, transactUnlessRefused } from './items.js';
+import { cancellationCodes, isConditionFailure, queryPartition, transactUnlessRefused } from './items.js';
 import { keys, metaAttr } from './table.js';
 
 export interface DefinitionItem {
@@ -80,31 +80,57 @@ export async function deleteDefinitionItem(accountId: string, id: string, entity
  * Starts applying a change of a definition's `indexed` (contract §17), in one transaction: the
  * definition (`indexed`, `index_status: building`, the build's id) and the account's indexed
  * fields (META `ix#<id>`: added with its §17 type when turned on, removed when turned off), so
- * every write from then on keeps, or stops keeping, the field's entries. False when the
- * definition is gone, or (`maxIndexed`) the entity type has that many indexed fields already.
+ * every write from then on keeps, or stops keeping, the field's entries.
+ *
+ * The entity type's set of indexed fields (META `ix_set_<type>`) gains or loses the id in the
+ * same transaction, and turning one on is refused (`limit`) when the set already holds `max`
+ * others: two concurrent changes cannot both pass the limit. `known`: the indexed fields of the
+ * type as just read, which seed the set where an account has none yet. `gone`: the definition is.
  */
-export async function startDefinitionIndex(accountId: string, id: string, change: { indexed: boolean; buildId: string; type: string; now: string }): Promise<boolean> {
-  return transactUnlessRefused([
-    {
-      Update: {
-        TableName: tableName(),
-        Key: keys.customField(accountId, id),
-        UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#i': 'indexed' },
-        ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
-      },
-    },
-    {
-      Update: {
-        TableName: tableName(),
-        Key: keys.accountMeta(accountId),
-        UpdateExpression: change.indexed ? 'SET #a = :t' : 'REMOVE #a',
-        ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) },
-        ...(change.indexed ? { ExpressionAttributeValues: { ':t': change.type } } : {}),
-      },
-    },
-  ], 0);
+export async function startDefinitionIndex(
+  accountId: string,
+  id: string,
+  change: { indexed: boolean; buildId: string; type: string; entityType: string; now: string; known: readonly string[]; max: number },
+): Promise<'started' | 'gone' | 'limit'> {
+  const set = metaAttr.indexedSet(change.entityType);
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.customField(accountId, id),
+              UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#i': 'indexed' },
+              ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
+            },
+          },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.accountMeta(accountId),
+              ...(change.indexed
+                ? {
+                    UpdateExpression: 'SET #a = :t ADD #s :ids',
+                    ConditionExpression: '(attribute_not_exists(#s) AND :known < :max) OR size(#s) < :max OR contains(#s, :id)',
+                    ExpressionAttributeNames: { '#a': metaAttr.indexedField(id), '#s': set },
+                    ExpressionAttributeValues: { ':t': change.type, ':ids': new Set([...change.known, id]), ':id': id, ':known': change.known.length, ':max': change.max },
+                  }
+                : { UpdateExpression: 'REMOVE #a DELETE #s :ids', ExpressionAttributeNames: { '#a': metaAttr.indexedField(id), '#s': set }, ExpressionAttributeValues: { ':ids': new Set([id]) } }),
+            },
+          },
+        ],
+      }),
+    );
+    return 'started';
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes?.[0] === 'ConditionalCheckFailed') return 'gone';
+    if (codes?.[1] === 'ConditionalCheckFailed') return 'limit';
+    throw error;
+  }
 }
 
 /** Marks a definition's index `ready` once its build `buildId` is done (not when a later change superseded it). */
@@ -126,7 +152,15 @@ export async function finishDefinitionIndex(accountId: string, id: string, build
   }
 }
 
-/** Removes a field from the account's indexed fields (its definition deleted). */
-export async function dropIndexedField(accountId: string, id: string): Promise<void> {
-  await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), UpdateExpression: 'REMOVE #a', ExpressionAttributeNames: { '#a': metaAttr.indexedField(id) } }));
+/** Removes a field from the account's indexed fields and from its entity type's set (its definition deleted). */
+export async function dropIndexedField(accountId: string, id: string, entityType: string): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.accountMeta(accountId),
+      UpdateExpression: 'REMOVE #a DELETE #s :ids',
+      ExpressionAttributeNames: { '#a': metaAttr.indexedField(id), '#s': metaAttr.indexedSet(entityType) },
+      ExpressionAttributeValues: { ':ids': new Set([id]) },
+    }),
+  );
 }

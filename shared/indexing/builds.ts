@@ -26,19 +26,29 @@ import { enqueueIndexBuild } from './storage.js';
 
 export const MAX_INDEXED_PER_ENTITY = 10;
 
-async function checkIndexLimit(accountId: string, entity: CustomFieldEntity): Promise<void> {
-  const indexed = (await listDefinitions(accountId, entity)).filter((d) => d.indexed).length;
-  if (indexed >= MAX_INDEXED_PER_ENTITY) {
-    throw new ApiError('custom_fields.limit_exceeded', `an account has at most ${MAX_INDEXED_PER_ENTITY} indexed custom fields per entity type`, [{ path: 'indexed', message: `${entity} has ${indexed} indexed fields` }]);
-  }
+const limitExceeded = (entity: string, count: number) =>
+  new ApiError('custom_fields.limit_exceeded', `an account has at most ${MAX_INDEXED_PER_ENTITY} indexed custom fields per entity type`, [{ path: 'indexed', message: `${entity} has ${count} indexed fields` }]);
+
+/** The ids of the entity type's indexed fields; limit_exceeded when there is no room for another. */
+async function checkIndexLimit(accountId: string, entity: CustomFieldEntity): Promise<string[]> {
+  const indexed = (await listDefinitions(accountId, entity)).filter((d) => d.indexed).map((d) => d.id);
+  if (indexed.length >= MAX_INDEXED_PER_ENTITY) throw limitExceeded(entity, indexed.length);
+  return indexed;
 }
 
-/** Queues the build of a definition's new `indexed` (entries written for every record, or removed). */
-async function startBuild(accountId: string, def: CustomFieldDefinition, indexed: boolean): Promise<CustomFieldDefinition> {
+/**
+ * Queues the build of a definition's new `indexed` (entries written for every record, or
+ * removed). Turning it on takes a place among the entity type's indexed fields in the same
+ * transaction, so that concurrent requests cannot pass the limit together (`known`: the ids read
+ * by checkIndexLimit); 'limit' when another took the last place since.
+ */
+async function startBuild(accountId: string, def: CustomFieldDefinition, indexed: boolean, known: readonly string[] = []): Promise<CustomFieldDefinition | 'limit'> {
   const id = randomUUID();
   const now = new Date().toISOString();
   const type = CUSTOM_FIELD_FILTER_TYPES[def.field_type];
-  if (!(await startDefinitionIndex(accountId, def.id, { indexed, buildId: id, type, now }))) throw notFound('custom_fields', 'custom field');
+  const started = await startDefinitionIndex(accountId, def.id, { indexed, buildId: id, type, entityType: def.entity_type, now, known, max: MAX_INDEXED_PER_ENTITY });
+  if (started === 'gone') throw notFound('custom_fields', 'custom field');
+  if (started === 'limit') return 'limit';
   await queueBuild(accountId, def, indexed ? 'build' : 'remove', id, now);
   return { ...def, indexed, index_status: 'building', updated_at: now };
 }
@@ -51,17 +61,30 @@ async function queueBuild(accountId: string, def: CustomFieldDefinition, action:
 
 export async function createIndexedDefinition(ctx: OperationContext, input: CreateDefinitionInput & { indexed?: boolean }): Promise<CustomFieldDefinition> {
   const { indexed, ...rest } = input;
-  if (indexed) await checkIndexLimit(ctx.accountId, rest.entity_type);
+  const known = indexed ? await checkIndexLimit(ctx.accountId, rest.entity_type) : [];
   const def = await createDefinition(ctx, rest);
-  return indexed ? startBuild(ctx.accountId, def, true) : def;
+  if (!indexed) return def;
+  const started = await startBuild(ctx.accountId, def, true, known);
+  if (started !== 'limit') return started;
+  // Another request took the last place meanwhile: the request fails whole, so its definition goes.
+  await deleteDefinition(ctx, def.id);
+  throw limitExceeded(rest.entity_type, MAX_INDEXED_PER_ENTITY);
 }
 
 export async function updateIndexedDefinition(ctx: OperationContext, input: UpdateDefinitionInput & { indexed?: boolean }): Promise<CustomFieldDefinition> {
   const { indexed, ...rest } = input;
+  // The limit is checked before anything is written, so that a refused request changes nothing
+  // (but for a race lost to another request taking the last place in between).
+  let known: string[] = [];
+  if (indexed) {
+    const before = await getDefinition(ctx, rest.id);
+    if (!before.indexed) known = await checkIndexLimit(ctx.accountId, before.entity_type);
+  }
   const def = await updateDefinition(ctx, rest);
   if (indexed === undefined || indexed === def.indexed) return def;
-  if (indexed) await checkIndexLimit(ctx.accountId, def.entity_type);
-  return startBuild(ctx.accountId, def, indexed);
+  const started = await startBuild(ctx.accountId, def, indexed, known);
+  if (started === 'limit') throw limitExceeded(def.entity_type, MAX_INDEXED_PER_ENTITY);
+  return started;
 }
 
 /** Deletes a definition; an indexed one's entries are removed in the background. */
@@ -69,7 +92,7 @@ export async function deleteIndexedDefinition(ctx: OperationContext, id: string)
   const def = await getDefinition(ctx, id);
   const out = await deleteDefinition(ctx, id);
   if (def.indexed || def.index_status === 'building') {
-    await dropIndexedField(ctx.accountId, def.id);
+    await dropIndexedField(ctx.accountId, def.id, def.entity_type);
     await queueBuild(ctx.accountId, def, 'remove', randomUUID(), new Date().toISOString());
   }
   return out;

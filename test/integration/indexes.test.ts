@@ -191,6 +191,32 @@ describe('indexed custom fields (contract §17)', () => {
     // Another entity type has its own 10.
     expect(await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'c', field_type: 'text', indexed: true }, own)).toMatchObject({ indexed: true, index_status: 'building' });
   }, 30_000);
+
+  it('lets no two concurrent requests pass the limit together: creates and updates racing for the last two places', async () => {
+    const own = newAccount();
+    for (let i = 0; i < 8; i++) await ok('custom-fields-create', { entity_type: 'project', name: `p${i}`, field_type: 'number', indexed: true }, own);
+    const plain: Rec[] = [];
+    for (let i = 0; i < 3; i++) plain.push(await ok<Rec>('custom-fields-create', { entity_type: 'project', name: `q${i}`, field_type: 'number' }, own));
+    // Each request reads 8 indexed fields before any of them writes: without the set's condition, all six pass.
+    const racing = await Promise.all([
+      ...[0, 1, 2].map((i) => invoke('custom-fields-create', { entity_type: 'project', name: `r${i}`, field_type: 'number', indexed: true }, own)),
+      ...plain.map((p) => invoke('custom-fields-update', { id: p.id, indexed: true }, own)),
+    ]);
+    const codes = racing.map((r) => (r.status === 200 ? 'ok' : (r.body as unknown as { error: { code: string } }).error.code));
+    expect(codes.filter((c) => c === 'ok'), codes.join(' ')).toHaveLength(2);
+    expect(codes.filter((c) => c !== 'ok')).toEqual(Array(4).fill('custom_fields.limit_exceeded'));
+    const listed = { data: (await ok<{ items: Rec[] }>('custom-fields-list', { entity_type: 'project' }, own)).items };
+    expect(listed.data.filter((d) => d.indexed)).toHaveLength(10);
+    // A refused create leaves no definition behind; a refused update leaves the field as it was.
+    const names = listed.data.map((d) => String(d.name));
+    const created = racing.slice(0, 3).filter((r) => r.status === 200).length;
+    expect(names.filter((n) => n.startsWith('r'))).toHaveLength(created);
+    expect(listed.data.filter((d) => String(d.name).startsWith('q') && d.indexed)).toHaveLength(2 - created);
+    // Turning one off frees its place at once.
+    const off = listed.data.find((d) => d.indexed)!;
+    await ok('custom-fields-update', { id: off.id, indexed: false }, own);
+    expect(await ok<Rec>('custom-fields-create', { entity_type: 'project', name: 'again', field_type: 'number', indexed: true }, own)).toMatchObject({ indexed: true });
+  }, 60_000);
 });
 
 describe('updated_at entries (the write stamp, moved beside each write)', () => {

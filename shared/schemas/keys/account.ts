@@ -29,6 +29,8 @@ export const ACCOUNT_META_ATTRIBUTES = defineKeys({
    * removed): its §17 type, by definition id.
    */
   indexedField: 'ix#{id}',
+  /** The ids of an entity type's indexed custom fields (a string set): what the limit of indexed fields counts. */
+  indexedSet: 'ix_set_{entityType}',
 });
 
 /** Record data in the account's items (contract §18): a stored idempotent answer holds the record it created. */
