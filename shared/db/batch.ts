@@ -10,9 +10,9 @@
  * Each record's INSERT raises its `*.created` event from the stream, as a single create does.
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, batchGetRecords, batchWriteItems, isConditionFailure, type StoredRecord, type WriteRequest } from './items.js';
+import { batchGetItems, batchGetRecords, batchWriteItems, isConditionFailure, type StoredRecord, type WriteRequest, writeUnlessRefused } from './items.js';
 import { type EntityType, keys } from './table.js';
 import { type CreateArgs, type EntityModel, newRecordItems } from './writes.js';
 
@@ -98,19 +98,13 @@ export async function releaseClaim(type: EntityType, accountId: string, key: str
  * nobody took it since `seen` was read. False when another upsert took it first.
  */
 export async function takeClaim(type: EntityType, accountId: string, key: string, seen: UpsertClaim, id: string, at: number = Date.now()): Promise<boolean> {
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...claimKey(type, accountId, key), n: seen.n + 1, id, at },
-        ...(seen.n === 0
-          ? { ConditionExpression: 'attribute_not_exists(pk)' }
-          : { ConditionExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':n': seen.n } }),
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return writeUnlessRefused({
+    Put: {
+      TableName: tableName(),
+      Item: { ...claimKey(type, accountId, key), n: seen.n + 1, id, at },
+      ...(seen.n === 0
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':n': seen.n } }),
+    },
+  });
 }

@@ -4,7 +4,7 @@
  */
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { cancellationCodes, isConditionFailure, queryPartition, transactUnlessRefused } from './items.js';
+import { cancellationCodes, queryPartition, transactUnlessRefused, writeUnlessRefused } from './items.js';
 import { keys, metaAttr } from './table.js';
 
 export interface DefinitionItem {
@@ -42,22 +42,16 @@ export async function putDefinitionItem(accountId: string, def: DefinitionItem &
 
 /** Writes a definition's name, description and options; false when it no longer exists. */
 export async function updateDefinitionItem(accountId: string, next: DefinitionItem): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.customField(accountId, next.id),
-        UpdateExpression: 'SET #n = :n, description = :d, #o = :o, updated_at = :u',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#n': 'name', '#o': 'options' },
-        ExpressionAttributeValues: { ':n': next.name, ':d': next.description, ':o': next.options, ':u': next.updated_at },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: keys.customField(accountId, next.id),
+      UpdateExpression: 'SET #n = :n, description = :d, #o = :o, updated_at = :u',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#n': 'name', '#o': 'options' },
+      ExpressionAttributeValues: { ':n': next.name, ':d': next.description, ':o': next.options, ':u': next.updated_at },
+    },
+  });
 }
 
 /** Deletes a definition; its id joins the META item's deleted ids so reads hide its values at once. */
@@ -135,21 +129,15 @@ export async function startDefinitionIndex(
 
 /** Marks a definition's index `ready` once its build `buildId` is done (not when a later change superseded it). */
 export async function finishDefinitionIndex(accountId: string, id: string, buildId: string): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.customField(accountId, id),
-        UpdateExpression: 'SET index_status = :r',
-        ConditionExpression: 'index_build = :j',
-        ExpressionAttributeValues: { ':r': 'ready', ':j': buildId },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: keys.customField(accountId, id),
+      UpdateExpression: 'SET index_status = :r',
+      ConditionExpression: 'index_build = :j',
+      ExpressionAttributeValues: { ':r': 'ready', ':j': buildId },
+    },
+  });
 }
 
 /** Removes a field from the account's indexed fields and from its entity type's set (its definition deleted). */

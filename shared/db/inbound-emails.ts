@@ -19,7 +19,7 @@
  */
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryAll, queryPartition, type TransactItem } from './items.js';
+import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryAll, queryPartition, type TransactItem, writeUnlessRefused } from './items.js';
 import { readPartition } from './lists.js';
 import { emailHash } from './suppression.js';
 import { keys, TABLE_DEFINITION } from './table.js';
@@ -223,21 +223,15 @@ export async function deleteAddressEntry(key: Record<string, unknown>): Promise<
 
 /** Links the email to its activity (and ends `pending_activity`). False when the email is gone. */
 export async function setEmailActivity(accountId: string, id: string, activityId: string): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.inboundEmail(accountId, id),
-        UpdateExpression: 'SET activity_id = :a REMOVE pending_activity',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':a': activityId },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: keys.inboundEmail(accountId, id),
+      UpdateExpression: 'SET activity_id = :a REMOVE pending_activity',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':a': activityId },
+    },
+  });
 }
 
 /** Joins an email item with the text chunks of its partition. */

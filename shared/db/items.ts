@@ -3,7 +3,19 @@
  * small-partition queries and the conditional-failure tests every writer uses.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, type BatchWriteCommandInput, GetCommand, QueryCommand, type QueryCommandInput, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
@@ -45,6 +57,23 @@ export async function transactUnlessRefused(items: TransactItem[], at?: number):
   } catch (error) {
     const codes = cancellationCodes(error);
     if (codes && (at === undefined ? codes.includes('ConditionalCheckFailed') : codes[at] === 'ConditionalCheckFailed')) return false;
+    throw error;
+  }
+}
+
+/**
+ * One conditional write, declared as a transaction item is (`{ Put }`, `{ Update }` or
+ * `{ Delete }`), whose refused condition is an answer: false when refused; any other failure throws.
+ */
+export async function writeUnlessRefused(item: TransactItem): Promise<boolean> {
+  try {
+    if (item.Put) await db().send(new PutCommand(item.Put));
+    else if (item.Update) await db().send(new UpdateCommand(item.Update));
+    else if (item.Delete) await db().send(new DeleteCommand(item.Delete));
+    else throw new Error('a single write is a Put, an Update or a Delete');
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 }

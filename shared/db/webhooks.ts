@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { cancellationCodes, isConditionFailure, newestFirst, queryAll, queryPartition } from './items.js';
+import { cancellationCodes, isConditionFailure, newestFirst, queryAll, queryPartition, writeUnlessRefused } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 /**
@@ -365,31 +365,25 @@ export interface AttemptOutcome {
 export async function recordAttempt(ref: DeliveryRef, claim: Claim, outcome: AttemptOutcome, at: Date): Promise<boolean> {
   const pending = outcome.status === 'pending' && outcome.nextAttemptAt !== null;
   const due = pending ? dueAttributes(outcome.nextAttemptAt!, ref.delivery_id) : undefined;
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(ref),
-        UpdateExpression: `SET #s = :s, http_status_code = :code, last_error = :err, next_attempt_at = :next, completed_at = :done${due ? ', gsi1pk = :dpk, gsi1sk = :dsk' : ''} REMOVE lease_id, lease_until, sweeps, swept_at${due ? '' : ', gsi1pk, gsi1sk'}`,
-        ConditionExpression: '#s = :pending AND lease_id = :lease',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: {
-          ':s': outcome.status,
-          ':code': outcome.httpStatusCode,
-          ':err': outcome.lastError,
-          ':next': outcome.nextAttemptAt,
-          ':done': outcome.status === 'pending' ? null : at.toISOString(),
-          ':pending': 'pending',
-          ':lease': claim.leaseId,
-          ...(due ? { ':dpk': due.gsi1pk, ':dsk': due.gsi1sk } : {}),
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(ref),
+      UpdateExpression: `SET #s = :s, http_status_code = :code, last_error = :err, next_attempt_at = :next, completed_at = :done${due ? ', gsi1pk = :dpk, gsi1sk = :dsk' : ''} REMOVE lease_id, lease_until, sweeps, swept_at${due ? '' : ', gsi1pk, gsi1sk'}`,
+      ConditionExpression: '#s = :pending AND lease_id = :lease',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: {
+        ':s': outcome.status,
+        ':code': outcome.httpStatusCode,
+        ':err': outcome.lastError,
+        ':next': outcome.nextAttemptAt,
+        ':done': outcome.status === 'pending' ? null : at.toISOString(),
+        ':pending': 'pending',
+        ':lease': claim.leaseId,
+        ...(due ? { ':dpk': due.gsi1pk, ':dsk': due.gsi1sk } : {}),
+      },
+    },
+  });
 }
 
 /** A pending delivery that will not be attempted again ends `failed` (no lease held, or it ran out). */
@@ -498,15 +492,7 @@ export async function* deliveriesOfRecord(accountId: string, recordId: string): 
 export async function rewriteDeliveryBody(ref: DeliveryRef, rewrite: (body: string) => string): Promise<boolean> {
   const current = await getDelivery(ref);
   if (!current) return false;
-  try {
-    await db().send(
-      new UpdateCommand({ TableName: tableName(), Key: deliveryKey(ref), UpdateExpression: 'SET body = :b', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':b': rewrite(current.body) } }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  return writeUnlessRefused({ Update: { TableName: tableName(), Key: deliveryKey(ref), UpdateExpression: 'SET body = :b', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':b': rewrite(current.body) } } });
 }
 
 // ---- the sweeper's index --------------------------------------------------------------------
