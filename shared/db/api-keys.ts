@@ -8,10 +8,10 @@
  * (shared/db/control.ts: no stream), under the key's own key; reading a key merges it in (a record
  * written before the control table may still hold its own `last_used_at`).
  */
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
-import { cancellationCodes, isConditionFailure, transactUnlessRefused } from './items.js';
+import { cancellationCodes, transactUnlessRefused, writeUnlessRefused } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 import { tokenItem } from './tokens.js';
 
@@ -143,17 +143,13 @@ export async function revokeApiKeyItem(accountId: string, id: string, now: strin
  * written for a key that does not exist.
  */
 export async function touchApiKey(accountId: string, id: string, now: string, cutoff: string): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: controlTableName(),
-        Key: keys.apiKey(accountId, id),
-        UpdateExpression: 'SET last_used_at = :now',
-        ConditionExpression: 'attribute_not_exists(last_used_at) OR last_used_at < :cutoff',
-        ExpressionAttributeValues: { ':now': now, ':cutoff': cutoff },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({
+    Update: {
+      TableName: controlTableName(),
+      Key: keys.apiKey(accountId, id),
+      UpdateExpression: 'SET last_used_at = :now',
+      ConditionExpression: 'attribute_not_exists(last_used_at) OR last_used_at < :cutoff',
+      ExpressionAttributeValues: { ':now': now, ':cutoff': cutoff },
+    },
+  });
 }

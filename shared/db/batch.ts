@@ -10,9 +10,8 @@
  * Each record's INSERT raises its `*.created` event from the stream, as a single create does.
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from './client.js';
-import { batchGetItems, batchGetRecords, batchWriteItems, isConditionFailure, type StoredRecord, type WriteRequest, writeUnlessRefused } from './items.js';
+import { tableName } from './client.js';
+import { batchGetItems, batchGetRecords, batchWriteItems, type StoredRecord, type WriteRequest, writeUnlessRefused } from './items.js';
 import { type EntityType, keys } from './table.js';
 import { type CreateArgs, type EntityModel, newRecordItems } from './writes.js';
 
@@ -86,11 +85,7 @@ export async function readClaims(type: EntityType, accountId: string, lookupKeys
 
 /** Removes a key's claim when it names `id` (an erased record, contract §18: the digest identifies the person's address). */
 export async function releaseClaim(type: EntityType, accountId: string, key: string, id: string): Promise<void> {
-  try {
-    await db().send(new DeleteCommand({ TableName: tableName(), Key: claimKey(type, accountId, key), ConditionExpression: '#id = :id', ExpressionAttributeNames: { '#id': 'id' }, ExpressionAttributeValues: { ':id': id } }));
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({ Delete: { TableName: tableName(), Key: claimKey(type, accountId, key), ConditionExpression: '#id = :id', ExpressionAttributeNames: { '#id': 'id' }, ExpressionAttributeValues: { ':id': id } } });
 }
 
 /**

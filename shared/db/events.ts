@@ -12,10 +12,10 @@
  * One transaction moves the head from n to n+k and writes entries n+1..n+k with their copies and
  * markers: the log has no gaps, and every position at or below the head is committed.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
-import { cancellationCodes, isConditionFailure, queryAll, type TransactItem } from './items.js';
+import { cancellationCodes, queryAll, type TransactItem, writeUnlessRefused } from './items.js';
 import { type EntityType, eventSk, keys, TABLE_DEFINITION } from './table.js';
 
 /** One event to append: its id, name, record and body (the webhook body, byte for byte). */
@@ -273,19 +273,15 @@ export async function rewriteEntryBody(accountId: string, entry: LogEntry, body:
   const partitions = [keys.eventPartition(accountId), keys.eventTypePartition(accountId, entry.event), keys.eventRecordPartition(accountId, entry.record_id)];
   await Promise.all(
     partitions.map((p) =>
-      db()
-        .send(
-          new UpdateCommand({
-            TableName: tableName(),
-            Key: keys.eventEntry(p, entry.seq),
-            UpdateExpression: 'SET body = :b',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':b': body },
-          }),
-        )
-        .catch((error: unknown) => {
-          if (!isConditionFailure(error)) throw error;
-        }),
+      writeUnlessRefused({
+        Update: {
+          TableName: tableName(),
+          Key: keys.eventEntry(p, entry.seq),
+          UpdateExpression: 'SET body = :b',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':b': body },
+        },
+      }),
     ),
   );
 }

@@ -5,10 +5,10 @@
  * job stops its worker at the next chunk and two deliveries of one queue message cannot both
  * save the same chunk.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { putItems } from './batch.js';
-import { isConditionFailure } from './items.js';
+import { writeUnlessRefused } from './items.js';
 import { type JobCondition, jobStore } from './jobs.js';
 import { keys } from './table.js';
 
@@ -99,17 +99,15 @@ export async function queryRowErrors(accountId: string, importId: string, limit:
 
 /** Replaces a row error's value and message (an erasure's redaction, contract §18). */
 export async function redactRowError(accountId: string, importId: string, rowNumber: number, text: string): Promise<void> {
-  await db().send(
-    new UpdateCommand({
+  await writeUnlessRefused({
+    Update: {
       TableName: tableName(),
       Key: keys.importError(accountId, importId, rowNumber),
       UpdateExpression: 'SET #v = :t, message = :t',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#v': 'value' },
       ExpressionAttributeValues: { ':t': text },
-    }),
-  ).catch((error: unknown) => {
-    if (!isConditionFailure(error)) throw error;
+    },
   });
 }
 

@@ -17,7 +17,7 @@
  *   erasure finds the mail of a person's address that matched no contact (contract §18). Written
  *   after the email (and again by a redelivery of the same message), deleted with it.
  */
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryAll, queryPartition, type TransactItem, writeUnlessRefused } from './items.js';
 import { readPartition } from './lists.js';
@@ -171,19 +171,15 @@ export async function insertInboundEmail(item: InboundEmailItem, textRest: strin
 
 /** Records one more stored copy of an email's raw message (a retried delivery of it). Idempotent. */
 export async function addRawKey(accountId: string, id: string, rawKey: string): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.inboundEmail(accountId, id),
-        UpdateExpression: 'SET raw_keys = list_append(if_not_exists(raw_keys, :none), :k)',
-        ConditionExpression: 'attribute_exists(pk) AND NOT contains(raw_keys, :key)',
-        ExpressionAttributeValues: { ':none': [], ':k': [rawKey], ':key': rawKey },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: keys.inboundEmail(accountId, id),
+      UpdateExpression: 'SET raw_keys = list_append(if_not_exists(raw_keys, :none), :k)',
+      ConditionExpression: 'attribute_exists(pk) AND NOT contains(raw_keys, :key)',
+      ExpressionAttributeValues: { ':none': [], ':k': [rawKey], ':key': rawKey },
+    },
+  });
 }
 
 /** The `contact_id` index entries of an email (idempotent). */
@@ -334,16 +330,14 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
     ...current.matched_contact_ids.map((c) => ({ DeleteRequest: { Key: keys.inboundEmailByContact(accountId, c, current.created_at, id) } })),
     ...(await addressEntryKeys(current)).map((k) => ({ DeleteRequest: { Key: k } })),
   ]);
-  await db().send(
-    new UpdateCommand({
+  await writeUnlessRefused({
+    Update: {
       TableName: tableName(),
       Key: keys.inboundMessageId(accountId, current.message_hash),
       UpdateExpression: 'SET deleted = :t',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':t': true },
-    }),
-  ).catch((error: unknown) => {
-    if (!isConditionFailure(error)) throw error;
+    },
   });
   return current;
 }

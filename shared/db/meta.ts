@@ -1,6 +1,6 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, isConditionFailure, type StoredRecord, type TransactItem } from './items.js';
+import { batchGetItems, type StoredRecord, type TransactItem, writeUnlessRefused } from './items.js';
 import { type EntityType, keys, metaAttr } from './table.js';
 import type { FieldType } from '../schemas/filter.js';
 
@@ -84,18 +84,14 @@ export function setOverrideItem(accountId: string, kind: RefKind, id: string, na
 
 /** Called by the fan-out when every contact carries the change; a newer change keeps its entry. */
 export async function clearOverride(accountId: string, kind: RefKind, id: string, v: number): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.accountMeta(accountId),
-        UpdateExpression: 'REMOVE #o',
-        ConditionExpression: '#o.v = :v',
-        ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
-        ExpressionAttributeValues: { ':v': v },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: keys.accountMeta(accountId),
+      UpdateExpression: 'REMOVE #o',
+      ConditionExpression: '#o.v = :v',
+      ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
+      ExpressionAttributeValues: { ':v': v },
+    },
+  });
 }

@@ -13,10 +13,10 @@
  *   merge), actor, step, after, round, done }`: the progress of the re-pointing of the
  *   secondary's links, advanced one bounded chunk per stream record (`repointMerge` in shared/domain/records/merge.ts).
  */
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
-import { batchGetItems, batchWriteItems, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
+import { batchGetItems, batchWriteItems, recordOf, type StoredRecord, type TransactItem, writeUnlessRefused } from './items.js';
 import { readPartition } from './lists.js';
 import { type EntityType, keys, metaAttr, TABLE_DEFINITION } from './table.js';
 
@@ -94,11 +94,7 @@ export async function purgeTrash(accountId: string, type: EntityType, id: string
  * re-pointing is left to finish (its TTL removes it). Its REMOVE raises nothing (shared/db/changes.ts).
  */
 export async function purgeMerge(accountId: string, type: EntityType, secondaryId: string): Promise<void> {
-  await db()
-    .send(new DeleteCommand({ TableName: tableName(), Key: keys.merge(accountId, type, secondaryId), ConditionExpression: '#d = :t', ExpressionAttributeNames: { '#d': 'done' }, ExpressionAttributeValues: { ':t': true } }))
-    .catch((error: unknown) => {
-      if (!isConditionFailure(error)) throw error;
-    });
+  await writeUnlessRefused({ Delete: { TableName: tableName(), Key: keys.merge(accountId, type, secondaryId), ConditionExpression: '#d = :t', ExpressionAttributeNames: { '#d': 'done' }, ExpressionAttributeValues: { ':t': true } } });
 }
 
 /** Removes a pending rename/deletion of `id` from the account's META (a restored record is current again). */
@@ -248,20 +244,16 @@ export async function getMerge(accountId: string, type: EntityType, secondaryId:
  */
 export async function advanceMerge(accountId: string, type: EntityType, secondaryId: string, round: number, next: { step: number; after: string } | 'done'): Promise<void> {
   const done = next === 'done';
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.merge(accountId, type, secondaryId),
-        UpdateExpression: 'SET #r = :n, #s = :s, #a = :a, #d = :d',
-        ConditionExpression: '#r = :r',
-        ExpressionAttributeNames: { '#r': 'round', '#s': 'step', '#a': 'after', '#d': 'done' },
-        ExpressionAttributeValues: { ':r': round, ':n': round + 1, ':s': done ? 0 : next.step, ':a': done ? '' : next.after, ':d': done },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: keys.merge(accountId, type, secondaryId),
+      UpdateExpression: 'SET #r = :n, #s = :s, #a = :a, #d = :d',
+      ConditionExpression: '#r = :r',
+      ExpressionAttributeNames: { '#r': 'round', '#s': 'step', '#a': 'after', '#d': 'done' },
+      ExpressionAttributeValues: { ':r': round, ':n': round + 1, ':s': done ? 0 : next.step, ':a': done ? '' : next.after, ':d': done },
+    },
+  });
 }
 
 /** Sort keys and ids of a partition's entries after `after`, ascending, at most `limit`. */
