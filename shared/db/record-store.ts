@@ -38,7 +38,7 @@ import {
   writeUpdate,
 } from './writes.js';
 
-export { backoffMs, type Change, type CreateArgs, type LostRace, MAX_CONFLICT_RETRIES, type PlannedUpdate, type UpdateRead, WriteConflict } from './writes.js';
+export { type Change, type CreateArgs, type LostRace, type PlannedUpdate, type UpdateRead, WriteConflict } from './writes.js';
 export type { NewRecord, UpsertClaim } from './batch.js';
 export type { ListPlan, PlannedPage, Predicate } from './lists.js';
 export { SORT_LIMIT } from './lists.js';

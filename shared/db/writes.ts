@@ -43,14 +43,6 @@ export class WriteConflict extends Error {
 }
 
 /**
- * Lost optimistic-locking races are retried by the domain (shared/domain/records/optimistic.ts) after a full-jitter back-off (2 ms doubling to a
- * 250 ms ceiling): 20 concurrent writers of one record all land within a few hundred ms. The
- * bound is far above what contention on one record reaches in practice.
- */
-export const MAX_CONFLICT_RETRIES = 40;
-export const backoffMs = (attempt: number) => Math.random() * Math.min(250, 2 * 2 ** attempt);
-
-/**
  * Writes `items` atomically. A write larger than one transaction (only possible for a record
  * with ~50 tags and ~40 search prefixes changing at once) commits the record with its new index
  * entries first, then removes the stale ones: reads re-check every record, so a stale entry can
