@@ -130,7 +130,7 @@ export const WORKERS: readonly FunctionSpec[] = [
    * fan-out of renames and deletions, webhook deliveries. Accounts in parallel, at most one batch
    * of an account at once (docs/performance.md, "Fairness").
    */
-  { name: 'changes', entry: 'stream/changes.ts', trigger: { kind: 'queue', queue: 'changes', batchSize: 10, maxConcurrency: 10, local: { concurrency: 8, groupBy: 'account_id', visibilityTimeoutSeconds: 60 } }, bindings: { table: 'write', deliveryQueue: 'send' }, timeoutSeconds: 120, group: 'workers' },
+  { name: 'changes', entry: 'stream/changes.ts', trigger: { kind: 'queue', queue: 'changes', batchSize: 10, maxConcurrency: 10, local: { concurrency: 8, groupBy: 'account_id', visibilityTimeoutSeconds: 60 } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send' }, items: { reads: ['changeLog'], writes: ['changeLog', 'searchEntries'] }, timeoutSeconds: 120, group: 'workers' },
   /**
    * Signs and posts webhook deliveries; a failed attempt re-enqueues itself with a delay. Locally
    * each message is handled on its own, many at once, at most 16 per endpoint (docs/webhooks.md).
@@ -149,13 +149,13 @@ export const WORKERS: readonly FunctionSpec[] = [
    * Writes an export job's CSV file to the bucket's exports/ prefix in multipart chunks, one job
    * per message. Locally as the import worker (the lease: EXPORT_LEASE_MS).
    */
-  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', exportsBucket: 'write' }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
+  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', exportsBucket: 'write' }, items: { reads: ['searchEntries'] }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
   // --- end exports ---
   /**
    * Erases a person (contract §18), one erasure per message, step by step with its position saved
    * (a crash resumes at the step it was in). Locally as the export worker (the lease: ERASURE_LEASE_MS).
    */
-  { name: 'erasureWorker', entry: 'erasures/worker.ts', trigger: { kind: 'queue', queue: 'erasures', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send', exportsBucket: 'erase', importsBucket: 'erase', inboundBucket: 'erase' }, items: { reads: ['idempotency'], writes: ['idempotency'] }, timeoutSeconds: 900, group: 'workers' },
+  { name: 'erasureWorker', entry: 'erasures/worker.ts', trigger: { kind: 'queue', queue: 'erasures', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send', exportsBucket: 'erase', importsBucket: 'erase', inboundBucket: 'erase' }, items: { reads: ['idempotency', 'changeLog'], writes: ['idempotency', 'changeLog'] }, timeoutSeconds: 900, group: 'workers' },
   /**
    * Applies a change of a custom field's `indexed` to the existing records (contract §17), one
    * build per message, page by page with its position saved (a crash resumes after the last

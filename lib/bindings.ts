@@ -14,7 +14,7 @@ export interface ServiceResources {
   /** The RateLimit parameter's value. */
   rateLimit: string;
   table: dynamodb.ITable;
-  /** The control table (rate-limit buckets, key use, idempotency records: no stream). */
+  /** The control table (rate-limit buckets, key use, idempotency records, search entries, the change log: no stream). */
   controlTable: dynamodb.ITable;
   deliveryQueue: sqs.IQueue;
   /** The FIFO record-change queue (one message group per account). */

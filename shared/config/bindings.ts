@@ -8,9 +8,10 @@ export const BINDINGS = {
   /** The single table (`read`: Get/Query/BatchGet; `write`: also Put/Update/Delete/BatchWrite). */
   table: { env: 'TABLE_NAME', modes: ['read', 'write'] },
   /**
-   * The control table: items written per request that are not records (rate-limit buckets, key
-   * use, idempotency records), in a table without a stream so they invoke nothing. Which of its
-   * items a function may touch is its `items` (shared/schemas/policies.ts).
+   * The control table: items nothing reacts to (rate-limit buckets, key use, idempotency records;
+   * search entries and the change log, derived from the records' stream), in a table without a
+   * stream so they invoke nothing. Which of its items a function may touch is its `items`
+   * (shared/schemas/policies.ts).
    */
   control: { env: 'CONTROL_TABLE_NAME', modes: ['write'] },
   /** The webhook delivery queue (send only; the delivery worker consumes it through its trigger). */

@@ -1,7 +1,10 @@
 /**
- * The control table: items written per request that are not records (the rate-limit bucket,
- * API key use, idempotency records). It has no stream, so these writes invoke nothing; it has
- * no index. Same key attributes and expiry attribute as the table (shared/db/table.ts).
+ * The control table: the items nothing reacts to. Items written per request that are not records
+ * (the rate-limit bucket, API key use, idempotency records) and the items the changes worker
+ * derives from the records' stream (search entries and their counters: shared/db/search.ts; the
+ * change log: shared/db/events.ts). It has no stream, so these writes invoke nothing and are no
+ * stream records for the stream's reader to pass; it has no index. Same key attributes and expiry
+ * attribute as the table (shared/db/table.ts).
  */
 import { requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';

@@ -11,10 +11,16 @@
  *
  * One transaction moves the head from n to n+k and writes entries n+1..n+k with their copies and
  * markers: the log has no gaps, and every position at or below the head is committed.
+ *
+ * The log lives in the control table (`logTableName`): it is derived from the records' stream by
+ * the changes worker and nothing reacts to it, so its six items an event are no stream records
+ * that the stream's reader would pass. Who deleted a record (`deletionItem`) is written in the
+ * record's own transaction and stays in the records' table.
  */
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
+import { controlTableName } from './control.js';
 import { cancellationCodes, queryAll, type TransactItem, writeUnlessRefused } from './items.js';
 import { type EntityType, eventSk, keys, TABLE_DEFINITION } from './table.js';
 
@@ -43,6 +49,9 @@ export interface LogHead {
   seq: number;
   at: string;
 }
+
+/** The table of the change log's items (see above). */
+export const logTableName = controlTableName;
 
 const DEFAULT_RETENTION_DAYS = 30;
 
@@ -80,7 +89,7 @@ async function reading<T>(fn: () => Promise<T>): Promise<T> {
 const READ_RETRY_BUDGET_MS = 6_000;
 
 export async function readHead(accountId: string): Promise<LogHead> {
-  const out = await reading(() => db().send(new GetCommand({ TableName: tableName(), Key: keys.eventHead(accountId), ConsistentRead: true })));
+  const out = await reading(() => db().send(new GetCommand({ TableName: logTableName(), Key: keys.eventHead(accountId), ConsistentRead: true })));
   return { seq: Number(out.Item?.seq ?? 0), at: String(out.Item?.at ?? '') };
 }
 
@@ -95,7 +104,7 @@ export function planAppend(accountId: string, head: LogHead, events: LogAppend[]
   const at = head.at > nowIso ? head.at : nowIso;
   const ttl = Math.floor(Date.parse(at) / 1000) + retentionSeconds;
   const seqOf = (i: number) => head.seq + 1 + i;
-  const T = tableName();
+  const T = logTableName();
   // The first append of a second marks where that second starts (appends are serialised by the head).
   const second = secondOf(at);
   const mark: TransactItem[] = secondOf(head.at) === second ? [] : [{ Put: { TableName: T, Item: { ...keys.eventSecond(accountId, second), seq: seqOf(0), [TABLE_DEFINITION.ttlAttribute]: ttl } } }];
@@ -136,7 +145,7 @@ export const secondOf = (iso: string) => iso.slice(0, 19);
 export async function secondsFrom(accountId: string, second: string, n: number): Promise<Array<{ second: string; seq: number }>> {
   const out = await reading(() => db().send(
     new QueryCommand({
-      TableName: tableName(),
+      TableName: logTableName(),
       KeyConditionExpression: '#pk = :pk AND #sk >= :s',
       ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
       ExpressionAttributeValues: { ':pk': keys.eventSecondPartition(accountId), ':s': second },
@@ -220,7 +229,7 @@ export async function queryEntries(
   do {
     const out = await reading(() => db().send(
       new QueryCommand({
-        TableName: tableName(),
+        TableName: logTableName(),
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :a AND :b',
         ...(filter ? { FilterExpression: filter } : {}),
         ExpressionAttributeNames: names,
@@ -240,7 +249,7 @@ export async function queryEntries(
 
 /** One entry of the whole log (strongly consistent), or undefined when it is not stored. */
 export async function getEntry(accountId: string, seq: number): Promise<LogEntry | undefined> {
-  const out = await reading(() => db().send(new GetCommand({ TableName: tableName(), Key: keys.eventEntry(keys.eventPartition(accountId), seq), ConsistentRead: true })));
+  const out = await reading(() => db().send(new GetCommand({ TableName: logTableName(), Key: keys.eventEntry(keys.eventPartition(accountId), seq), ConsistentRead: true })));
   return out.Item ? toEntry(out.Item) : undefined;
 }
 
@@ -262,7 +271,7 @@ export async function readDeletionActor(accountId: string, type: EntityType, id:
 
 /** Every retained entry of a record's history (its partition `evr#<record>`), oldest first. */
 export async function* recordEntries(accountId: string, recordId: string): AsyncGenerator<LogEntry> {
-  for await (const item of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.eventRecordPartition(accountId, recordId) } })) yield toEntry(item);
+  for await (const item of queryAll({ TableName: logTableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.eventRecordPartition(accountId, recordId) } })) yield toEntry(item);
 }
 
 /**
@@ -275,7 +284,7 @@ export async function rewriteEntryBody(accountId: string, entry: LogEntry, body:
     partitions.map((p) =>
       writeUnlessRefused({
         Update: {
-          TableName: tableName(),
+          TableName: logTableName(),
           Key: keys.eventEntry(p, entry.seq),
           UpdateExpression: 'SET body = :b',
           ConditionExpression: 'attribute_exists(pk)',

@@ -87,7 +87,7 @@ export async function getRecord(type: EntityType, accountId: string, id: string,
  * Every item a Query returns, page after page (a page that comes back empty with a
  * LastEvaluatedKey is followed). Strongly consistent on the table; a GSI read cannot be.
  */
-export async function* queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>): AsyncGenerator<Record<string, unknown>> {
+export async function* queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'> & { TableName?: string }): AsyncGenerator<Record<string, unknown>> {
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await db().send(new QueryCommand({ TableName: tableName(), ...input, ...(input.IndexName ? {} : { ConsistentRead: true }), ExclusiveStartKey: startKey }));
@@ -109,16 +109,17 @@ export async function queryPartition<T = Record<string, unknown>>(pk: string, op
 export const newestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
   a.created_at === b.created_at ? b.id.localeCompare(a.id) : b.created_at.localeCompare(a.created_at);
 
-/** BatchGetItem of any keys, in chunks of 100, retrying unprocessed keys with back-off. */
-export async function batchGetItems(itemKeys: Record<string, unknown>[], opts: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
+/** BatchGetItem of any keys (of the table, or of `opts.table`), in chunks of 100, retrying unprocessed keys with back-off. */
+export async function batchGetItems(itemKeys: Record<string, unknown>[], opts: { consistent?: boolean; table?: string } = {}): Promise<Record<string, unknown>[]> {
+  const table = opts.table ?? tableName();
   const found: Record<string, unknown>[] = [];
   let pending = [...itemKeys];
   for (let attempt = 0; pending.length > 0; attempt++) {
     const chunk = pending.slice(0, 100);
     pending = pending.slice(100);
-    const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: chunk, ...(opts.consistent ? { ConsistentRead: true } : {}) } } }));
-    found.push(...(out.Responses?.[tableName()] ?? []));
-    const unprocessed = out.UnprocessedKeys?.[tableName()]?.Keys ?? [];
+    const out = await db().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: chunk, ...(opts.consistent ? { ConsistentRead: true } : {}) } } }));
+    found.push(...(out.Responses?.[table] ?? []));
+    const unprocessed = out.UnprocessedKeys?.[table]?.Keys ?? [];
     if (unprocessed.length) {
       if (attempt > 10) throw new Error('BatchGetItem kept returning unprocessed keys');
       await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
@@ -140,13 +141,13 @@ export type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[s
  * BatchWriteItem of any puts and deletes (not atomic: for idempotent, independent items), 25 per
  * call, retrying unprocessed items with back-off.
  */
-export async function batchWriteItems(requests: WriteRequest[]): Promise<void> {
+export async function batchWriteItems(requests: WriteRequest[], table: string = tableName()): Promise<void> {
   let pending = [...requests];
   for (let attempt = 0; pending.length > 0; ) {
     const chunk = pending.slice(0, 25);
     pending = pending.slice(25);
-    const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: chunk } }));
-    const unprocessed = out.UnprocessedItems?.[tableName()] ?? [];
+    const out = await db().send(new BatchWriteCommand({ RequestItems: { [table]: chunk } }));
+    const unprocessed = out.UnprocessedItems?.[table] ?? [];
     if (unprocessed.length) {
       if (++attempt > 12) throw new Error('BatchWriteItem kept returning unprocessed items');
       await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));

@@ -14,7 +14,7 @@ import { db, tableName } from './client.js';
 import { batchGetRecords, positionOf, type StoredRecord } from './items.js';
 import { type AccountMeta, readMeta } from './meta.js';
 import { currentView, searchWords, sortedFieldValue, sortedKeyOf } from './record-model.js';
-import { estimatePartitionSizes } from './search.js';
+import { estimatePartitionSizes, partitionTableName } from './search.js';
 import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
 
 export type Driver =
@@ -31,7 +31,7 @@ interface Candidate {
 
 /** Newest-first (or, `forward`, oldest-first) reader of one partition, strictly beyond `after`, page by page (handles empty pages). */
 export async function* readPartition(
-  input: Omit<QueryCommandInput, 'TableName'>,
+  input: Omit<QueryCommandInput, 'TableName'> & { TableName?: string },
   sortKey: string,
   after: string | undefined,
   pageSize: number,
@@ -94,7 +94,7 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
   }
   const readers = [...new Set(driver.names)].map((name) =>
     readPartition(
-      { KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
+      { TableName: partitionTableName(name), KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
       'sk',
       start,
       pageSize,
@@ -133,7 +133,7 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
 export async function probePartition(type: EntityType, accountId: string, name: string, after: string | undefined, limit: number): Promise<{ count: number; exhausted: boolean }> {
   const out = await db().send(
     new QueryCommand({
-      TableName: tableName(),
+      TableName: partitionTableName(name),
       KeyConditionExpression: after ? 'pk = :p AND sk < :after' : 'pk = :p',
       ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name), ...(after ? { ':after': after } : {}) },
       Select: 'COUNT',

@@ -16,8 +16,21 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { controlTableName } from './control.js';
 import { batchGetItems, batchWriteItems, type WriteRequest } from './items.js';
-import { type EntityType, keys } from './table.js';
+import { type EntityType, indexName, keys } from './table.js';
+
+/**
+ * Search entries and their counters live in the control table, not in the records' table: they
+ * are derived from a record by the stream worker, and nothing reacts to them, so they must not
+ * be stream records that the stream's reader passes in every account's line (an ordinary contact
+ * writes about 45 of them; its record and lookups are 3). Reads name the table by partition.
+ */
+export const searchTableName = controlTableName;
+
+const WORD_PARTITION = indexName.word('');
+/** The table that holds an index partition: a search prefix's is the control table, every other (lookups, tags, references) the records' table. */
+export const partitionTableName = (name: string): string => (name.startsWith(WORD_PARTITION) ? searchTableName() : tableName());
 
 export interface SearchSync {
   type: EntityType;
@@ -47,9 +60,9 @@ export async function syncSearchEntries(s: SearchSync): Promise<void> {
   const counted = [...s.put.filter((n) => isSampled(s.id, n)).map((n) => [n, 1] as const), ...s.remove.filter((n) => isSampled(s.id, n)).map((n) => [n, -1] as const)];
   // The counters beside the entries (not after them): no extra round trip on the worker's path.
   await Promise.all([
-    requests.length ? batchWriteItems(requests) : undefined,
+    requests.length ? batchWriteItems(requests, searchTableName()) : undefined,
     ...counted.map(([name, delta]) =>
-      db().send(new UpdateCommand({ TableName: tableName(), Key: keys.partitionCount(s.accountId, s.type, name), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': delta } })),
+      db().send(new UpdateCommand({ TableName: searchTableName(), Key: keys.partitionCount(s.accountId, s.type, name), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': delta } })),
     ),
   ]);
 }
@@ -57,7 +70,7 @@ export async function syncSearchEntries(s: SearchSync): Promise<void> {
 /** Estimated entries of each partition (0 when none was sampled). */
 export async function estimatePartitionSizes(type: EntityType, accountId: string, names: string[]): Promise<Map<string, number>> {
   const unique = [...new Set(names)];
-  const items = unique.length ? await batchGetItems(unique.map((n) => keys.partitionCount(accountId, type, n))) : [];
+  const items = unique.length ? await batchGetItems(unique.map((n) => keys.partitionCount(accountId, type, n)), { table: searchTableName() }) : [];
   const byPk = new Map(items.map((i) => [String(i.pk), Math.max(0, Number(i.n ?? 0)) * COUNT_SAMPLE]));
   return new Map(unique.map((n) => [n, byPk.get(keys.partitionCount(accountId, type, n).pk) ?? 0]));
 }

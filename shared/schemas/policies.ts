@@ -9,7 +9,12 @@
 import type { BindingMode, BindingName, Bindings } from '../config/bindings.js';
 import { ACCOUNT_KEYS } from './keys/account.js';
 import { API_KEY_KEYS } from './keys/api-keys.js';
+import { EVENT_KEYS } from './keys/events.js';
 import { INBOUND_EMAIL_KEYS } from './keys/inbound-emails.js';
+import { RECORD_INDEX_NAMES, RECORD_KEYS } from './keys/records.js';
+
+/** A search prefix's partition (`A#{account}#{type}#x#w#{prefix}`) and its sampled counter's. */
+const SEARCH_PARTITIONS = [RECORD_KEYS.indexPartition, RECORD_KEYS.partitionCount[0]].map((t) => t.replace('{name}', RECORD_INDEX_NAMES.word));
 
 /** One statement: an explicit Allow of `actions` on `resources` (ARN patterns), under `conditions`. */
 export interface PolicyStatement {
@@ -45,6 +50,22 @@ export const ITEM_KINDS = {
   keyUse: { table: 'control', partitions: [API_KEY_KEYS.apiKey[0]], read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], write: ['dynamodb:UpdateItem'] },
   /** Idempotency records of `*-create` calls (shared/db/idempotency-store.ts, Powertools: conditional put, get on conflict, update, delete on failure). */
   idempotency: { table: 'control', partitions: [ACCOUNT_KEYS.idempotency[0]], read: ['dynamodb:GetItem'], write: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  /**
+   * Search entries and their sampled partition counters (shared/db/search.ts): derived from records
+   * by the changes worker, read by the lists that search (a family's list, an export's pages).
+   */
+  searchEntries: { table: 'control', partitions: SEARCH_PARTITIONS, read: ['dynamodb:Query', 'dynamodb:BatchGetItem'], write: ['dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'] },
+  /**
+   * The change log (shared/db/events.ts): its head, entries (the log, per event name, per record),
+   * per-second markers and event-id markers. Appended by the changes worker, read by `events-list`
+   * and webhook replays, its bodies rewritten by an erasure.
+   */
+  changeLog: {
+    table: 'control',
+    partitions: [EVENT_KEYS.eventHead[0], EVENT_KEYS.eventPartition, EVENT_KEYS.eventTypePartition, EVENT_KEYS.eventRecordPartition, EVENT_KEYS.eventSecondPartition, EVENT_KEYS.eventMarker[0]],
+    read: ['dynamodb:GetItem', 'dynamodb:Query'],
+    write: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  },
   /** The installation's cursor signing key (shared/db/cursor.ts), created by the first list request. */
   cursorKey: { table: 'table', partitions: [ACCOUNT_KEYS.system[0]], read: [], write: ['dynamodb:PutItem'] },
   /** The account's inbound address and its owner item, created by the first `inbound-emails-address`. */

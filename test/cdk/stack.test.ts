@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
 import { synthesizeFlat } from '../helpers/cdk-templates.js';
-import { createTableInput, keys, TABLE_DEFINITION } from '../../shared/db/table.js';
+import { createTableInput, indexName, keys, TABLE_DEFINITION } from '../../shared/db/table.js';
 import { createControlTableInput } from '../../shared/db/control.js';
 import type { PolicyStatement } from '../../shared/schemas/policies.js';
 import { refused, requestsOf } from '../../local/iam.js';
@@ -414,14 +414,27 @@ describe('every API function may do what its pipeline does on every call (shared
     expect(refused(policy, requestsOf('DynamoDB', 'PutCommand', { TableName: control, Item: keys.idempotency(account, name, 'k') })) === undefined).toBe(Boolean(op.idempotent));
   });
 
-  it('gives the workers no access to the control table, but the erasure worker its stored answers (contract §18)', () => {
-    const others = WORKERS.filter((w) => w.name !== 'erasureWorker');
+  it('gives the workers only the control table items they use: the erasure worker stored answers and the log, the changes worker the log and search entries, the export worker reads of search entries', () => {
+    const users = ['erasureWorker', 'changes', 'exportWorker'];
+    const others = WORKERS.filter((w) => !users.includes(w.name));
     for (const worker of others) expect(envOf(worker.name)).not.toHaveProperty('CONTROL_TABLE_NAME');
     for (const worker of others) expect(JSON.stringify(statementsOf(worker.name))).not.toContain(`"${controlTableOf()[0]}"`);
-    const erasure = policyData('erasureWorker');
     const control = controlTableOf()[0]!;
-    expect(refused(erasure, update(control, keys.idempotency(account, 'contacts-create', 'k')))).toBeUndefined();
-    expect(refused(erasure, update(control, keys.rateLimit(account)))).toBeDefined();
+    const [erasure, changes, exporter] = users.map((name) => policyData(name));
+    const word = keys.indexEntry(account, 'contact', indexName.word('ada'), '2026-01-01T00:00:00.000Z', 'c1');
+    const logHead = keys.eventHead(account);
+    const query = (pk: string) => requestsOf('DynamoDB', 'QueryCommand', { TableName: control, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk } });
+    const batchPut = (item: Record<string, unknown>) => requestsOf('DynamoDB', 'BatchWriteCommand', { RequestItems: { [control]: [{ PutRequest: { Item: item } }] } });
+    expect(refused(erasure!, update(control, keys.idempotency(account, 'contacts-create', 'k')))).toBeUndefined();
+    expect(refused(erasure!, update(control, keys.eventEntry(keys.eventRecordPartition(account, 'c1'), 3)))).toBeUndefined();
+    expect(refused(erasure!, update(control, keys.rateLimit(account)))).toBeDefined();
+    expect(refused(changes!, batchPut(word))).toBeUndefined();
+    expect(refused(changes!, update(control, logHead))).toBeUndefined();
+    expect(refused(changes!, update(control, keys.rateLimit(account)))).toBeDefined();
+    expect(refused(changes!, update(control, keys.idempotency(account, 'contacts-create', 'k')))).toBeDefined();
+    expect(refused(exporter!, query(word.pk))).toBeUndefined();
+    expect(refused(exporter!, batchPut(word))).toBeDefined();
+    expect(refused(exporter!, query(keys.eventPartition(account)))).toBeDefined();
   });
 });
 

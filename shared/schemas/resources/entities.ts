@@ -116,7 +116,7 @@ function crudOperations(def: EntityDefinition): Record<string, OperationDecl> {
   const label = def.label;
   const article = /^[aeiou]/.test(label) ? 'an' : 'a';
   return {
-    list: { access: 'read', summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def), errors: [`${def.family}.invalid_filter`, `${def.family}.invalid_sort`, `${def.family}.sort_too_large`, `${def.family}.index_building`] },
+    list: { access: 'read', ...(def.search ? { items: { reads: ['searchEntries'] } } : {}), summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def), errors: [`${def.family}.invalid_filter`, `${def.family}.invalid_sort`, `${def.family}.sort_too_large`, `${def.family}.index_building`] },
     get: { access: 'read', summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
     create: { access: 'write', idempotent: true, summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
     update: { access: 'write', summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },

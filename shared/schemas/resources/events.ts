@@ -11,6 +11,7 @@ export const eventsResource = defineResource({
   operations: {
     list: {
       access: 'read',
+      items: { reads: ['changeLog'] },
       summary: "Read the account's change log, oldest first (filters: types, record_id; resumable cursor)",
       description:
         'Every committed change of a contact, company, project or activity (cascades included) is one event, the same one its webhooks receive (same `id`), with `previous_attributes` on updates and the `actor`. Without `cursor` the log starts at `since` (or the oldest retained event). `next_cursor` is never empty: store it and ask again later to get only what happened since; `has_more` is true when further events are already available. A consumer following `next_cursor` sees every event committed after its position exactly once (events become readable within seconds of their change). Events are kept `EVENT_RETENTION_DAYS` (default 30); a cursor whose position has been purged is `events.cursor_expired` (410): re-sync from the lists. Filters must stay the same along a cursor.',

@@ -130,6 +130,7 @@ export const webhooksResource = defineResource({
     replay: {
       access: 'write',
       bindings: { deliveryQueue: 'send' },
+      items: { reads: ['changeLog'] },
       summary: "Send an endpoint the log's events of a time range again, as new deliveries",
       description:
         'Every retained event of the account whose `timestamp` is in [`since`, `until`) (`until` defaults to now), whose name the endpoint subscribes to (and within `types`), is sent to the endpoint as a new delivery — including events raised while it was disabled or before it existed. The body is the event as first raised (same `id`), so receivers dedupe by it. Returns `{ queued: n }`. An inactive endpoint is `webhooks.endpoint_inactive`: enable it first.',
