@@ -278,6 +278,7 @@ export class CrmStack extends Stack {
     // ---- Outputs --------------------------------------------------------------------------
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL: POST <ApiUrl>api/<operation>' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'TABLE_NAME for `npm run token`' });
+    new CfnOutput(this, 'ControlTableName', { value: this.controlTable.tableName, description: '--control for `npm run move-derived-items` (docs/deploy.md, "Upgrading a stack")' });
     new CfnOutput(this, 'DeliveryQueueUrl', { value: this.deliveryQueue.queueUrl });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'Subscribe to receive alarms' });
     new CfnOutput(this, 'InboundRuleSetName', { value: inbound.ruleSet.receiptRuleSetName, description: 'Activate it once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });

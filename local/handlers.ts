@@ -4,9 +4,11 @@
  * topology (local/iam.ts): every AWS SDK call it makes is checked against that function's policy.
  */
 import { FUNCTIONS } from '../functions/topology.js';
+import { installFairGate } from './fair-gate.js';
 import { asFunction, installIamEnforcement } from './iam.js';
 
 installIamEnforcement();
+installFairGate();
 
 const loaded = new Map<string, Promise<unknown>>();
 

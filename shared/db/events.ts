@@ -23,6 +23,7 @@ import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
 import { cancellationCodes, queryAll, type TransactItem, writeUnlessRefused } from './items.js';
 import { type EntityType, eventSk, keys, TABLE_DEFINITION } from './table.js';
+import { backoff } from '../backoff.js';
 
 /** One event to append: its id, name, record and body (the webhook body, byte for byte). */
 export interface LogAppend {
@@ -80,7 +81,7 @@ async function reading<T>(fn: () => Promise<T>): Promise<T> {
       return await fn();
     } catch (error) {
       if ((error as Error).name !== 'TransactionConflictException' || Date.now() >= deadline) throw error;
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 10 * 2 ** attempt)));
+      await backoff(attempt, 10, 250);
     }
   }
 }
@@ -96,7 +97,6 @@ export async function readHead(accountId: string): Promise<LogHead> {
 /** At most this many events per transaction: 4 items each, plus the head and a second's marker (the limit is 100 items). */
 export const EVENTS_PER_TRANSACTION = 24;
 const MAX_ATTEMPTS = 200;
-const backoffMs = (attempt: number) => Math.random() * Math.min(200, 4 * 2 ** attempt);
 
 /** The transaction that moves the head from `head` and writes `events` at the positions after it (pure). */
 export function planAppend(accountId: string, head: LogHead, events: LogAppend[], now: Date, retentionSeconds: number): TransactItem[] {
@@ -185,7 +185,7 @@ export async function appendEvents(accountId: string, events: LogAppend[], opts:
         continue;
       }
       if (++attempt >= MAX_ATTEMPTS) throw error;
-      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+      await backoff(attempt, 4, 200);
     }
   }
   return appended;

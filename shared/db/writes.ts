@@ -16,6 +16,7 @@ import type { IndexedCustom } from './record-model.js';
 import type { TrashItem } from './trash.js';
 import { deletionItem } from './events.js';
 import type { Actor } from '../schemas/events.js';
+import { backoff } from '../backoff.js';
 
 export interface EntityModel {
   type: EntityType;
@@ -136,7 +137,7 @@ export async function createRecord(model: EntityModel, args: CreateArgs): Promis
       const codes = error instanceof WriteConflict ? cancellationCodes((error as Error).cause) : undefined;
       const onlyConflict = codes !== undefined && codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
       if (!onlyConflict || attempt >= 8) throw error;
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(250, 10 * 2 ** attempt)));
+      await backoff(attempt, 10, 250);
     }
   }
 }

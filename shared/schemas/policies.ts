@@ -107,6 +107,16 @@ export interface ResourceArns {
 /** The `dynamodb:LeadingKeys` pattern of a partition template (`A#{account}#rl` → `A#*#rl`). */
 export const leadingKeyPattern = (template: string): string => template.replace(/\{[^}]*\}/g, '*');
 
+/** A partition template as a pattern: the account and the type are one key part each, any other placeholder any text. */
+const templatePattern = (template: string): RegExp =>
+  new RegExp(`^${template.split(/(\{[^}]*\})/).map((part) => (/^\{(account|type)\}$/.test(part) ? '[^#]+' : part.startsWith('{') ? '.*' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('')}$`);
+
+/**
+ * Whether a partition key value is one of an item kind's partitions. Stricter than the grant's
+ * `dynamodb:LeadingKeys` wildcard (`*` spans `#`): a tag's partition is never a search prefix's.
+ */
+export const inPartitionsOf = (kind: ItemKind, pk: string): boolean => ITEM_KINDS[kind].partitions.some((t) => templatePattern(t).test(pk));
+
 const leadingKeys = (kind: ItemKind): PolicyStatement['conditions'] => {
   const patterns = ITEM_KINDS[kind].partitions.map(leadingKeyPattern);
   const operator = patterns.some((p) => p.includes('*')) ? 'ForAllValues:StringLike' : 'ForAllValues:StringEquals';

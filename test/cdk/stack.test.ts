@@ -571,7 +571,7 @@ describe('alarms and outputs', () => {
 
   it('outputs the API URL, the table name and the queue URL', () => {
     const outputs = Object.keys(dev.outputs);
-    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'DeliveryQueueUrl']));
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'ControlTableName', 'DeliveryQueueUrl']));
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * One account's bulk work never delays another's webhooks or search (contract §4, §6): the
  * local stack (one DynamoDB Local, every worker in this process), account A batch-creates 1,000 contacts,
- * then, while A's backlog is worked on, account B creates contacts one after the other and waits
- * for its webhook and for search to find it. The stream only routes; the changes queue (FIFO, one group per account) gives A's
+ * and while A writes, then while A's backlog is worked on, account B creates contacts one after the
+ * other and waits for its webhook and for search to find it. The stream only routes; the changes queue (FIFO, one group per account) gives A's
  * backlog one consumer and B another, and A holds at most its share of the worker's item slots
  * (docs/performance.md, "Fairness").
  */
@@ -66,21 +66,31 @@ describe('a quiet account next to a bulk-writing one', () => {
     for (let n = 0; n < 4; n++) alone.push(await probe(n));
     alone.shift(); // the first one warms the handlers up
 
-    // A's bulk, as in the issue: 1,000 contacts in ten batch-creates, then B's contacts right after.
-    for (let call = 0; call < BULK_CALLS; call++) {
-      const items = Array.from({ length: 100 }, (_, i) => ({ first_name: `Bulk${call}x${i}`, last_name: 'Importer', email: `bulk${call}.${i}@a.example`, phone: `+1 (555) ${100 + call}-${1000 + i}` }));
-      const { results } = await ok<{ results: Array<{ ok: boolean }> }>('contacts-batch-create', { items }, A);
-      expect(results.every((r) => r.ok)).toBe(true);
-    }
+    // A's bulk, as in the issue: 1,000 contacts in ten batch-creates, two at a time; B probes while
+    // A writes (B's own calls then share DynamoDB Local with A's: the local fair gate) and after.
+    let nextCall = 0;
+    const writers = Array.from({ length: 2 }, async () => {
+      for (let call = nextCall++; call < BULK_CALLS; call = nextCall++) {
+        const items = Array.from({ length: 100 }, (_, i) => ({ first_name: `Bulk${call}x${i}`, last_name: 'Importer', email: `bulk${call}.${i}@a.example`, phone: `+1 (555) ${100 + call}-${1000 + i}` }));
+        const { results } = await ok<{ results: Array<{ ok: boolean }> }>('contacts-batch-create', { items }, A);
+        expect(results.every((r) => r.ok)).toBe(true);
+      }
+    });
+    let writing = true;
+    const written = Promise.all(writers).finally(() => (writing = false));
+    const busy: Array<{ delivery: number; search: number }> = [];
+    while (writing) busy.push(await probe(200 + busy.length));
+    await written;
+    const whileWriting = busy.length;
+    expect(whileWriting, 'probes while A writes').toBeGreaterThan(0);
     const lastOfA = () => ok<{ items: unknown[] }>('contacts-list', { search: `Bulk${BULK_CALLS - 1}x99` }, A);
     // A's backlog is there: its last contact is not searchable yet.
     expect((await lastOfA()).items).toHaveLength(0);
     // B probes while A's backlog drains.
-    const busy: Array<{ delivery: number; search: number }> = [];
     for (let n = 0; n < 6; n++) busy.push(await probe(100 + n));
     const lastProbeAt = Date.now();
     const report = (xs: typeof busy) => `webhook ${xs.map((x) => x.delivery).join(' ')} / search ${xs.map((x) => x.search).join(' ')}`;
-    originalLog(`fairness: B alone: ${report(alone)}\nfairness: B beside A's bulk: ${report(busy)}`);
+    originalLog(`fairness: B alone: ${report(alone)}\nfairness: B beside A's bulk (the first ${whileWriting} while A writes): ${report(busy)}`);
     expect(receiver.at('/b').every((r) => r.verified)).toBe(true);
     // A's backlog was visible while B probed: its line came before B's last probe ended.
     const behindAt = logged.find((l) => l.line.includes(A.accountId) && l.line.includes('behind'))?.at;

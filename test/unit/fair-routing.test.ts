@@ -1,6 +1,6 @@
 /**
  * The stream's routing to the changes queue (shared/stream/route.ts) and the worker's fair slots
- * (shared/stream/fair-slots.ts): every record change is routed once, in its account's order, in
+ * (shared/db/fair-slots.ts): every record change is routed once, in its account's order, in
  * messages within SQS's limits; a freed slot goes to the waiting accounts in turn.
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -8,7 +8,8 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RECORD_SK, TABLE_DEFINITION } from '../../shared/db/table.js';
-import { FairSlots } from '../../shared/stream/fair-slots.js';
+import { FairSlots } from '../../shared/db/fair-slots.js';
+import { accountOfCall } from '../../local/fair-gate.js';
 import { type ChangesMessage, MAX_MESSAGE_BYTES, MAX_MESSAGE_RECORDS, planMessages } from '../../shared/stream/route.js';
 
 /** A stream record of a contact of `account` (or an item that is not a record: `other`). */
@@ -143,5 +144,23 @@ describe('FairSlots', () => {
     expect(slots.state.held).toEqual({ A: 5 });
     for (let n = 1; n < 6; n++) (await a[n]!)();
     expect(slots.state.busy).toBe(0);
+  });
+});
+
+describe('accountOfCall (local mode\'s DynamoDB gate, local/fair-gate.ts, groups calls by it)', () => {
+  const a = '0b5c9d0e-0000-4000-8000-000000000001';
+  it('finds the account of every kind of call, marshalled as the client sends it', () => {
+    const calls: unknown[] = [
+      { TableName: 't', Key: marshall({ pk: `A#${a}#contact#1`, sk: 'R' }) },
+      { TableName: 't', KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: marshall({ ':p': `A#${a}#contact#x#w#ada` }) },
+      { RequestItems: { t: [{ PutRequest: { Item: marshall({ pk: `A#${a}#ev`, sk: '1' }) } }] } },
+      { TransactItems: [{ Update: { TableName: 't', Key: marshall({ pk: `A#${a}#evh`, sk: 'H' }), UpdateExpression: 'SET x = :x' } }] },
+      { RequestItems: { t: { Keys: [marshall({ pk: `A#${a}`, sk: 'META' })] } } },
+    ];
+    for (const call of calls) expect(accountOfCall(call)).toBe(a);
+  });
+  it('groups calls without an account apart', () => {
+    expect(accountOfCall({ TableName: 't', Key: marshall({ pk: 'TOKEN#abc', sk: 'TOKEN' }) })).toBeUndefined();
+    expect(accountOfCall({ TableName: 't', Key: marshall({ pk: 'SYSTEM', sk: 'CURSOR_KEY' }) })).toBeUndefined();
   });
 });

@@ -22,6 +22,7 @@ import { NAMED_TARGETS, notFoundOf, type RecordFamily, storeOfType, toApi } from
 import { inParallel, type Reference, referencesTo } from './referencing.js';
 import { applyUpdate } from './update.js';
 import { updateOptimistic } from './optimistic.js';
+import { backoff } from '../../backoff.js';
 
 /** Records re-pointed per stream record of a merge (one chunk). */
 export const MERGE_CHUNK = 250;
@@ -54,7 +55,6 @@ function takenFrom(fam: RecordFamily, primary: Record<string, unknown>, secondar
 
 /** Attempts of a merge that lost a race to a write of either record (each attempt reads both again). */
 export const MERGE_ATTEMPTS = 12;
-const backoffMs = (attempt: number) => Math.random() * Math.min(200, 5 * 2 ** attempt);
 
 /** One attempt of a merge lost a race: the primary or the secondary changed after it was read. */
 class StaleMerge extends Error {}
@@ -80,7 +80,7 @@ export async function merge(fam: RecordFamily, ctx: OperationContext, primaryId:
     } catch (error) {
       if (!(error instanceof StaleMerge)) throw error;
       if (attempt >= MERGE_ATTEMPTS) throw new ApiError(`${family}.conflict`, `the ${def.label}s are being changed by other requests; retry the merge`, undefined, { cause: error });
-      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+      await backoff(attempt, 5, 200);
     }
   }
 }

@@ -9,6 +9,7 @@
 import type { StoredRecord, TransactItem } from '../../db/items.js';
 import { type Change, type LostRace, type RecordStore, WriteConflict } from '../../db/record-store.js';
 import type { Actor } from '../../schemas/events.js';
+import { backoff } from '../../backoff.js';
 
 /**
  * Lost races are tried again after a full-jitter back-off (2 ms doubling to a 250 ms ceiling):
@@ -16,7 +17,6 @@ import type { Actor } from '../../schemas/events.js';
  * what contention on one record reaches in practice.
  */
 const MAX_CONFLICT_RETRIES = 40;
-const backoffMs = (attempt: number) => Math.random() * Math.min(250, 2 * 2 ** attempt);
 
 export interface OptimisticUpdate {
   accountId: string;
@@ -38,7 +38,7 @@ async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
       return await attempt();
     } catch (error) {
       if (!(error instanceof WriteConflict) || i >= MAX_CONFLICT_RETRIES) throw error;
-      await new Promise((r) => setTimeout(r, backoffMs(i)));
+      await backoff(i, 2, 250);
     }
   }
 }
@@ -72,10 +72,10 @@ export async function updateOptimistic(store: RecordStore, args: OptimisticUpdat
         lost = error.lost;
         if (attempt >= MAX_CONFLICT_RETRIES) throw error;
       }
-      await new Promise((r) => setTimeout(r, backoffMs(attempt)));
+      await backoff(attempt, 2, 250);
     }
   } finally {
-    // Out of retries (or the decision failed after a lost race): that race's entries, against the record as it is now.
+    // Out of retries, or the re-read failed, after a lost race: that race's entries, against the record as it is now.
     if (lost) await store.withdrawLostRace(args.accountId, args.id, lost);
   }
 }

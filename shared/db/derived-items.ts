@@ -1,0 +1,48 @@
+/**
+ * Moving the derived items (search entries and their counters, the change log) from the records'
+ * table to the control table, where this version keeps them (shared/db/search.ts,
+ * shared/db/events.ts): for a stack deployed before they moved (docs/deploy.md, "Upgrading a
+ * stack"). A parallel Scan of the table; each item in one of those kinds' partitions (the same
+ * patterns as their grants' `dynamodb:LeadingKeys`) is put into the control table, then deleted
+ * from the table. Idempotent: a run that stopped midway is run again.
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inPartitionsOf, type ItemKind } from '../schemas/policies.js';
+import { db } from './client.js';
+import { batchWriteItems } from './items.js';
+import { TABLE_DEFINITION } from './table.js';
+
+/** The kinds of items that live in the control table since they are derived from the records' stream. */
+const DERIVED_KINDS = ['searchEntries', 'changeLog'] as const satisfies readonly ItemKind[];
+
+export const isDerivedItem = (pk: string): boolean => DERIVED_KINDS.some((kind) => inPartitionsOf(kind, pk));
+
+export interface MoveProgress {
+  scanned: number;
+  moved: number;
+}
+
+/** Moves every derived item of `from` to `to`, scanning in `segments` parallel segments; `onPage` after each page. */
+export async function moveDerivedItems(opts: { from: string; to: string; segments?: number; onPage?: (p: MoveProgress) => void }): Promise<MoveProgress> {
+  const total = opts.segments ?? 4;
+  const progress: MoveProgress = { scanned: 0, moved: 0 };
+  const pk = TABLE_DEFINITION.partitionKey;
+  const sk = TABLE_DEFINITION.sortKey;
+  await Promise.all(
+    Array.from({ length: total }, async (_, segment) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await db().send(new ScanCommand({ TableName: opts.from, Segment: segment, TotalSegments: total, ExclusiveStartKey: startKey }));
+        const derived = (out.Items ?? []).filter((item) => isDerivedItem(String(item[pk])));
+        // Put first, then delete: a run stopped between the two leaves a copy, never a loss.
+        if (derived.length) await batchWriteItems(derived.map((Item) => ({ PutRequest: { Item } })), opts.to);
+        if (derived.length) await batchWriteItems(derived.map((item) => ({ DeleteRequest: { Key: { [pk]: item[pk], [sk]: item[sk] } } })), opts.from);
+        progress.scanned += out.ScannedCount ?? 0;
+        progress.moved += derived.length;
+        opts.onPage?.({ ...progress });
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+    }),
+  );
+  return progress;
+}
