@@ -6,8 +6,9 @@
  * batch-creates `contacts` contacts (default 20,000; 100 a call, two calls at a time) over HTTP.
  * Account B has a webhook endpoint on a receiver of this process (127.0.0.1) and, before and
  * while A writes, creates a contact every half second and waits for its webhook and for search to
- * find it. Reported: B's webhook delivery and search freshness (p50, p99, max) alone and beside A,
- * and A's own drain rate (contacts a second from its first call until search finds its last
+ * find it. Reported: B's webhook delivery and search freshness (p50, p99, max) and its own create
+ * call (p99), alone and beside A (all, then split: while A writes, while A's backlog drains), and
+ * A's own drain rate (contacts a second from its first call until search finds its last
  * contact). Writes bench-fairness.json. Only 127.0.0.1 is contacted.
  *
  * Target: B's webhook delivery p99 and search freshness p99 ≤ 2 s while A writes.

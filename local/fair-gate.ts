@@ -13,7 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { FairSlots } from '../shared/db/fair-slots.js';
+import { FairSlots } from '../shared/fair-slots.js';
 import { keys } from '../shared/db/table.js';
 
 const CALLS = 4;

@@ -8,7 +8,7 @@ import { type RecordChange, toRecordChange } from '../db/changes.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';
-import { FairSlots } from '../db/fair-slots.js';
+import { FairSlots } from '../fair-slots.js';
 import { applyProjections } from './fanout.js';
 
 /** How many items' changes one batch works on at once (within the process's slots). */

@@ -1,6 +1,6 @@
 /**
  * The stream's routing to the changes queue (shared/stream/route.ts) and the worker's fair slots
- * (shared/db/fair-slots.ts): every record change is routed once, in its account's order, in
+ * (shared/fair-slots.ts): every record change is routed once, in its account's order, in
  * messages within SQS's limits; a freed slot goes to the waiting accounts in turn.
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -8,7 +8,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RECORD_SK, TABLE_DEFINITION } from '../../shared/db/table.js';
-import { FairSlots } from '../../shared/db/fair-slots.js';
+import { FairSlots } from '../../shared/fair-slots.js';
 import { accountOfCall } from '../../local/fair-gate.js';
 import { type ChangesMessage, MAX_MESSAGE_BYTES, MAX_MESSAGE_RECORDS, planMessages } from '../../shared/stream/route.js';
 
