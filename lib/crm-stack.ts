@@ -284,7 +284,7 @@ export class CrmStack extends Stack {
     new CfnOutput(this, 'InboundRuleSetName', { value: inbound.ruleSet.receiptRuleSetName, description: 'Activate it once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
 
     // ---- Operations -------------------------------------------------------------------------
-    new CrmDashboard(this, 'Dashboard', { stage, api: this.api, functions: this.functions, queues: { delivery: this.deliveryQueue, deliveryDlq: this.deliveryDlq, streamFailures: this.streamFailures, byName: targets.queues }, table: this.table });
+    new CrmDashboard(this, 'Dashboard', { stage, api: this.api, functions: this.functions, queues: { delivery: this.deliveryQueue, deliveryDlq: this.deliveryDlq, streamFailures: this.streamFailures, byName: targets.queues }, table: this.table, controlTable: this.controlTable });
 
     // ---- cdk-nag: findings that are by design (lib/nag.ts; per-function ones in ApiFunction) --
     acknowledge(this.streamFailures, 'AwsSolutions-SQS3', NAG_REASONS.failureQueueIsDlq);

@@ -16,6 +16,8 @@ export interface CrmDashboardProps {
   /** `byName`: every queue of the topology (their backlog: the oldest message's age). */
   queues: { delivery: sqs.IQueue; deliveryDlq: sqs.IQueue; streamFailures: sqs.IQueue; byName?: Readonly<Record<string, sqs.IQueue>> };
   table: dynamodb.ITable;
+  /** The control table (rate limits, key use, idempotency, search entries, the change log). */
+  controlTable?: dynamodb.ITable;
 }
 
 const PERIOD = Duration.minutes(5);
@@ -44,7 +46,7 @@ export class CrmDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: CrmDashboardProps) {
     super(scope, id);
-    const { api, functions, queues, table } = props;
+    const { api, functions, queues, table, controlTable } = props;
     const fns = [...functions.entries()];
     const width = 8;
     const graph = (title: string, left: cloudwatch.IMetric[], extra: Partial<cloudwatch.GraphWidgetProps> = {}) =>
@@ -109,11 +111,19 @@ export class CrmDashboard extends Construct {
       graph('Table capacity', [
         table.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'RCU' }),
         table.metricConsumedWriteCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'WCU' }),
+        ...(controlTable
+          ? [
+              controlTable.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'control RCU' }),
+              controlTable.metricConsumedWriteCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'control WCU (search entries, change log, rate limits)' }),
+            ]
+          : []),
       ]),
       graph('Table throttles and user errors', [
         table.metricThrottledRequestsForOperations({ period: PERIOD, label: 'throttled requests' }),
         table.metricUserErrors({ period: PERIOD, statistic: 'Sum', label: 'user errors (account)' }),
       ]),
+      // A graph of its own: each table's throttle expression names its operations' metrics alike.
+      ...(controlTable ? [graph('Control table throttles', [controlTable.metricThrottledRequestsForOperations({ period: PERIOD, label: 'throttled requests' })])] : []),
       graph('Stream consumer lag (ms)', stream ? [stream.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum', label: 'iterator age' })] : []),
     );
     // Backlogs: the stream router's iterator age and each queue's oldest message (the changes queue: the account furthest behind).

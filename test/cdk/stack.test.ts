@@ -593,6 +593,12 @@ describe('dashboard', () => {
     expect(text).toMatch(new RegExp(`SEARCH\\('\\{${METRICS_NAMESPACE},code,service\\} MetricName=[\\\\"]+${METRIC.apiErrors}`));
   });
 
+  it('graphs both tables\' capacity and throttles (the control table takes the search entries and the change log)', () => {
+    const text = body();
+    for (const id of [tableId(), controlTableOf()[0]!]) expect(text, id).toContain(`"${id}"`);
+    expect(text).toContain('Control table throttles');
+  });
+
   it('counts API errors by code from the log line of every error answer (a metric filter per API function)', () => {
     const filters = ofType(dev.resources, 'AWS::Logs::MetricFilter').map(([, r]) => r.Properties!);
     const apiFunctions = FUNCTIONS.filter((f) => f.trigger.kind === 'http' || f.trigger.kind === 'http-default');
