@@ -34,9 +34,11 @@ export async function moveDerivedItems(opts: { from: string; to: string; segment
       do {
         const out = await db().send(new ScanCommand({ TableName: opts.from, Segment: segment, TotalSegments: total, ExclusiveStartKey: startKey }));
         const derived = (out.Items ?? []).filter((item) => isDerivedItem(String(item[pk])));
-        // Put first, then delete: a run stopped between the two leaves a copy, never a loss.
-        if (derived.length) await batchWriteItems(derived.map((Item) => ({ PutRequest: { Item } })), opts.to);
-        if (derived.length) await batchWriteItems(derived.map((item) => ({ DeleteRequest: { Key: { [pk]: item[pk], [sk]: item[sk] } } })), opts.from);
+        if (derived.length) {
+          // Put first, then delete: a run stopped between the two leaves a copy, never a loss.
+          await batchWriteItems(derived.map((Item) => ({ PutRequest: { Item } })), opts.to);
+          await batchWriteItems(derived.map((item) => ({ DeleteRequest: { Key: { [pk]: item[pk], [sk]: item[sk] } } })), opts.from);
+        }
         progress.scanned += out.ScannedCount ?? 0;
         progress.moved += derived.length;
         opts.onPage?.({ ...progress });
