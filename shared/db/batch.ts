@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { tableName } from './client.js';
 import { batchGetItems, batchGetRecords, batchWriteItems, type StoredRecord, type WriteRequest, writeUnlessRefused } from './items.js';
 import { type EntityType, keys } from './table.js';
-import { type CreateArgs, type EntityModel, newRecordItems } from './writes.js';
+import { type CreateArgs, type EntityModel, newRecordItems, settleIndexed } from './writes.js';
 
 /** Calls of 25 items in flight at once. */
 const PARALLEL_CALLS = 8;
@@ -52,6 +52,10 @@ export async function createRecords(model: EntityModel, records: readonly NewRec
   const made = built.flatMap((b) => (b.made ? [b.made] : []));
   await putItems(made.flatMap((m) => m.entries));
   await putItems(made.map((m) => m.item));
+  for (const [accountId, seen] of custom) {
+    const mine = made.filter((m) => m.record.account_id === accountId).map((m) => ({ id: m.record.id, images: [m.record] }));
+    await settleIndexed(model, accountId, seen, mine);
+  }
   return built.map((b) => b.stored ?? b.made!.record);
 }
 

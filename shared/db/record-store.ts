@@ -109,7 +109,7 @@ export function makeRecordStore(def: EntityDefinition) {
      */
     readForUpdate: (accountId: string, id: string, lost?: LostRace): Promise<UpdateRead | undefined> => readForUpdate(model, accountId, id, lost),
     planUpdate: (accountId: string, read: UpdateRead, change: Change | undefined, now: string, actor?: Actor): PlannedUpdate | undefined => prepareUpdate(model, accountId, read, change, now, actor),
-    writeUpdate: (plan: PlannedUpdate, extra?: TransactItem[]): Promise<StoredRecord> => writeUpdate(plan, extra),
+    writeUpdate: (plan: PlannedUpdate, extra?: TransactItem[]): Promise<StoredRecord> => writeUpdate(model, plan, extra),
     /** After an update's last lost race: the entries it put beside, withdrawn against the record as it is now. */
     withdrawLostRace: (accountId: string, id: string, lost: LostRace): Promise<void> => withdrawLostRace(model, accountId, id, lost),
     /** Deletes a record as read (`readForUpdate`) and its index entries (`extra`: the trash item, meta overrides … of the same transaction); WriteConflict when it changed since. */

@@ -10,12 +10,13 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
-import { cancellationCodes, getRecord, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
+import { batchGetItems, cancellationCodes, getRecord, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
 import { type EntityType, keys, orderKey, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
 import type { IndexedCustom } from './record-model.js';
 import type { TrashItem } from './trash.js';
 import { deletionItem } from './events.js';
 import type { Actor } from '../schemas/events.js';
+import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { backoff } from '../backoff.js';
 
 export interface EntityModel {
@@ -120,7 +121,8 @@ export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'check
 }
 
 export async function createRecord(model: EntityModel, args: CreateArgs): Promise<StoredRecord> {
-  const { record, item, entries } = newRecordItems(model, args, args.now, args.id, await model.indexedCustom(args.accountId));
+  const custom = await model.indexedCustom(args.accountId);
+  const { record, item, entries } = newRecordItems(model, args, args.now, args.id, custom);
   const items: TransactItem[] = [
     ...(args.checks ?? []),
     { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -132,6 +134,7 @@ export async function createRecord(model: EntityModel, args: CreateArgs): Promis
   for (let attempt = 0; ; attempt++) {
     try {
       await guarded(() => transact(items));
+      await settleIndexed(model, args.accountId, custom, [{ id: record.id, images: [record] }]);
       return record;
     } catch (error) {
       const codes = error instanceof WriteConflict ? cancellationCodes((error as Error).cause) : undefined;
@@ -296,13 +299,13 @@ export async function withdrawLostRace(model: EntityModel, accountId: string, id
 }
 
 /** An update decided: the new image and the requests that write it (`planUpdate`). */
-export type PlannedUpdate = ReturnType<typeof planUpdate> & { current: StoredRecord };
+export type PlannedUpdate = ReturnType<typeof planUpdate> & { current: StoredRecord; accountId: string; custom: IndexedCustom };
 
 /** The update of `read` by `change` (pure), or undefined when it would change nothing. */
 export function prepareUpdate(model: EntityModel, accountId: string, read: UpdateRead, change: Change | undefined, now: string, actor?: Actor): PlannedUpdate | undefined {
   const effective = change && effectiveChange(read.current, change);
   if (!effective) return undefined;
-  return { ...planUpdate(model, accountId, read.current, effective, now, actor, read.custom), current: read.current };
+  return { ...planUpdate(model, accountId, read.current, effective, now, actor, read.custom), current: read.current, accountId, custom: read.custom };
 }
 
 /**
@@ -311,7 +314,7 @@ export function prepareUpdate(model: EntityModel, accountId: string, read: Updat
  * entries beside it. Throws WriteConflict (carrying the entries it put) when the record changed
  * since it was read.
  */
-export async function writeUpdate(plan: PlannedUpdate, extra: TransactItem[] = []): Promise<StoredRecord> {
+export async function writeUpdate(model: EntityModel, plan: PlannedUpdate, extra: TransactItem[] = []): Promise<StoredRecord> {
   const { current, next, update, added, removed, beside } = plan;
   if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
   await putBeside(beside.put);
@@ -327,6 +330,7 @@ export async function writeUpdate(plan: PlannedUpdate, extra: TransactItem[] = [
     throw error;
   }
   await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
+  await settleIndexed(model, plan.accountId, plan.custom, [{ id: next.id, images: [current, next] }]);
   return next;
 }
 
@@ -337,6 +341,7 @@ export async function writeUpdate(plan: PlannedUpdate, extra: TransactItem[] = [
  */
 export async function writeDelete(model: EntityModel, accountId: string, read: UpdateRead, extra: TransactItem[], actor?: Actor): Promise<StoredRecord> {
   await guarded(() => transact(deletionItems(model, accountId, read.current, extra, actor, read.custom)));
+  await settleIndexed(model, accountId, read.custom, [{ id: read.current.id, images: [read.current] }]);
   return read.current;
 }
 
@@ -407,5 +412,55 @@ export async function restoreRecord(model: EntityModel, accountId: string, trash
     throw error;
   }
   for (let i = 100; i < items.length; i += 100) await db().send(new TransactWriteCommand({ TransactItems: items.slice(i, i + 100) }));
+  await settleIndexed(model, accountId, custom, [{ id: record.id, images: [record] }]);
   return record;
+}
+
+/** A record a write has just written, and the images whose entries it may have left (as read, as written). */
+export interface Written {
+  id: string;
+  images: readonly Record<string, unknown>[];
+}
+
+/**
+ * After a write: the account's indexed custom fields (contract §17 `indexed`) read again. A write
+ * keeps the entries of the fields it read before it; one turned on since may have had its build
+ * pass this record before the write committed (the build wrote the old value's entry, or none for
+ * a record it did not see yet), and one turned off since may have had its removal pass before the
+ * write put an entry. For such fields each written record's entries are set from the record as it
+ * is now (strongly consistent): the entry of its value put, the entries of the values this write
+ * saw deleted unless a later version wrote them. Again while the fields keep changing (3 rounds
+ * at most: a field turned on and off faster than that is settled by the next write).
+ * Cost: one strongly consistent GetItem of the account's META item per write of a family with
+ * custom fields (none for the others); the record read and the entries only when a field changed.
+ */
+export async function settleIndexed(model: EntityModel, accountId: string, seen: IndexedCustom, written: readonly Written[]): Promise<void> {
+  let known = seen;
+  for (let round = 0; round < 3 && written.length > 0; round++) {
+    const now = await model.indexedCustom(accountId);
+    const changed = [...new Set([...Object.keys(known), ...Object.keys(now)])].filter((f) => known[f] !== now[f]);
+    if (changed.length === 0) return;
+    const stored = new Map(
+      (await batchGetItems(written.map((w) => keys.record(accountId, model.type, w.id)), { consistent: true })).map((i) => [String(i.id), i as StoredRecord]),
+    );
+    const puts: Record<string, unknown>[] = [];
+    const deletes: { Key: Record<string, unknown>; ver: number }[] = [];
+    for (const w of written) {
+      const current = stored.get(w.id);
+      const ver = Math.max(current?.ver ?? 0, ...w.images.map((i) => Number(i.ver ?? 0)));
+      for (const f of changed) {
+        const field = `${CUSTOM_FIELD_PREFIX}${f}`;
+        const entryAt = (r: Record<string, unknown>, type: IndexedCustom[string] | undefined) => (type ? model.sortedEntries(r, { [f]: type })[field] : undefined);
+        const want = current && entryAt(current, now[f]);
+        if (want !== undefined) puts.push(sortedItem(accountId, model.type, field, want, current as StoredRecord & { created_at: string }));
+        const stale = new Set(w.images.flatMap((i) => [entryAt(i, known[f]), entryAt(i, now[f])]).filter((at): at is string => at !== undefined && at !== want));
+        for (const at of stale) deletes.push({ Key: keys.sortedEntry(accountId, model.type, field, at), ver });
+      }
+    }
+    await Promise.all([
+      sendBeside(puts.map((item) => db().send(new PutCommand({ ...versioned('attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', item.ver), Item: item })))),
+      sendBeside(deletes.map(({ Key, ver }) => db().send(new DeleteCommand({ ...versioned('attribute_not_exists(#v) OR #v <= :v', ver), Key })))),
+    ]);
+    known = now;
+  }
 }

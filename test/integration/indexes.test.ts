@@ -267,3 +267,91 @@ describe('updated_at entries (the write stamp, moved beside each write)', () => 
     expect(byName).toEqual([made.id]);
   }, 60_000);
 });
+
+describe('a write racing a change of `indexed` (the build or the removal passes its record before it commits)', () => {
+  const auth = newAccount();
+  let field = '';
+  beforeAll(async () => {
+    field = (await ok<Rec>('custom-fields-create', { entity_type: 'contact', name: 'tier', field_type: 'number' }, auth)).id;
+  });
+
+  /** The sort keys of the field's entries as stored. */
+  const entryKeys = async () => {
+    const out = await db().send(new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.sortedPartition(auth.accountId, 'contact', `custom_fields.${field}`) } }));
+    return (out.Items ?? []).map((i) => String(i.sk)).sort();
+  };
+  const keyOf = (value: number, id: string) => keys.sortedEntry(auth.accountId, 'contact', `custom_fields.${field}`, sortedKeyOf('number', value, id)).sk;
+  /** Turns `indexed` on or off and runs its build (or removal) to its end. */
+  const turn = async (indexed: boolean) => {
+    await ok('custom-fields-update', { id: field, indexed }, auth);
+    expect(await runIndexBuild(await buildOf(auth.accountId), { pageSize: 50 })).toBe('completed');
+  };
+  /**
+   * Runs `during` once, when the first write request whose body holds `marker` is about to reach
+   * DynamoDB: after the write read the indexed fields, before it commits.
+   */
+  async function racing<T>(marker: string, during: () => Promise<void>, write: () => Promise<T>): Promise<T> {
+    let fired = false;
+    const name = `race-${marker}`;
+    db().middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        const writes = 'TransactItems' in input || 'UpdateExpression' in input || ('RequestItems' in input && JSON.stringify(input).includes('PutRequest'));
+        if (!fired && writes && JSON.stringify(input).includes(marker)) {
+          fired = true;
+          await during();
+        }
+        return next(args);
+      },
+      { step: 'build', name },
+    );
+    try {
+      const out = await write();
+      expect(fired).toBe(true);
+      return out;
+    } finally {
+      db().middlewareStack.remove(name);
+    }
+  }
+
+  it('an update that read the fields before they were turned on leaves the entry of its new value, not the build’s of the old one', async () => {
+    const c = await ok<Rec>('contacts-create', { first_name: 'Tier1', custom_fields: { [field]: 1 } }, auth);
+    await racing(keys.record(auth.accountId, 'contact', c.id).pk, () => turn(true), () => ok('contacts-update', { id: c.id, custom_fields: { [field]: 2 } }, auth));
+    expect(await entryKeys()).toEqual([keyOf(2, c.id)]);
+    const found = await ok<Page>('contacts-list', { filter: { field: `custom_fields.${field}`, op: 'eq', value: 2 } }, auth);
+    expect(found.items.map((r) => r.id)).toEqual([c.id]);
+    expect((await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}` } }, auth)).items.map((r) => r.id)).toEqual([c.id]);
+  }, 60_000);
+
+  it('a create that read the fields before they were turned off leaves no entry behind the removal', async () => {
+    const c = await racing('RacerOff', () => turn(false), () => ok<Rec>('contacts-create', { first_name: 'RacerOff', custom_fields: { [field]: 5 } }, auth));
+    expect(c.custom_fields[field]).toBe(5);
+    expect(await entryKeys()).toEqual([]);
+  }, 60_000);
+
+  it('a delete that read the fields before they were turned on leaves no entry of the deleted record', async () => {
+    const gone = await ok<Rec>('contacts-create', { first_name: 'Gone', custom_fields: { [field]: 3 } }, auth);
+    await racing(keys.record(auth.accountId, 'contact', gone.id).pk, () => turn(true), () => ok('contacts-delete', { id: gone.id }, auth));
+    const stored = await entryKeys();
+    expect(stored).toHaveLength(2); // the other two records'
+    expect(stored.some((k) => k.endsWith(gone.id))).toBe(false);
+  }, 60_000);
+
+  it('a create that read the fields before they were turned on gets its entry though the build did not see it', async () => {
+    await turn(false);
+    const c = await racing('RacerOn', () => turn(true), () => ok<Rec>('contacts-create', { first_name: 'RacerOn', custom_fields: { [field]: 9 } }, auth));
+    expect(await entryKeys()).toContain(keyOf(9, c.id));
+    expect(await entryKeys()).toHaveLength(3);
+    const top = await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}`, direction: 'desc' }, limit: 1 }, auth);
+    expect(top.items.map((r) => r.id)).toEqual([c.id]);
+  }, 60_000);
+
+  it('a batch create that read the fields before they were turned on gets the entries of all its records', async () => {
+    await turn(false);
+    const items = [20, 21].map((v) => ({ first_name: `BatchRacer${v}`, custom_fields: { [field]: v } }));
+    await racing('BatchRacer', () => turn(true), () => ok('contacts-batch-create', { items }, auth));
+    const top = await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}`, direction: 'desc' }, limit: 2 }, auth);
+    expect(top.items.map((r) => r.first_name)).toEqual(['BatchRacer21', 'BatchRacer20']);
+    expect(await entryKeys()).toHaveLength(5);
+  }, 60_000);
+});
