@@ -23,9 +23,15 @@ import { inParallel, type Reference, referencesTo } from './referencing.js';
 import { applyUpdate } from './update.js';
 import { updateOptimistic } from './optimistic.js';
 import { backoff } from '../../backoff.js';
+import { optionalEnv } from '../../config/env.js';
 
 /** Records re-pointed per stream record of a merge (one chunk). */
 export const MERGE_CHUNK = 250;
+/** The chunk in use: `CRM_MERGE_CHUNK` (tests move several chunks of fewer links), else MERGE_CHUNK. Read on every use. */
+export const mergeChunk = (): number => {
+  const n = Number(optionalEnv('CRM_MERGE_CHUNK'));
+  return Number.isInteger(n) && n > 0 ? n : MERGE_CHUNK;
+};
 /** Writes in flight at once inside a chunk. */
 const PARALLEL = 16;
 
@@ -185,7 +191,7 @@ export async function repointMerge(change: RecordChange): Promise<void> {
   const primary = await storeOfType(change.type)!.get(change.accountId, merge.primary_id);
   const steps = stepsOf(change.type);
   let { step, after } = merge;
-  let budget = MERGE_CHUNK;
+  let budget = mergeChunk();
   while (step < steps.length && budget > 0) {
     const entries = await repointChunk(steps[step]!, change.accountId, change.type, secondaryId, primary, after, budget);
     budget -= entries.length;
