@@ -32,6 +32,7 @@ import {
   prepareUpdate,
   readForUpdate,
   restoreRecord,
+  settleIndexed,
   type UpdateRead,
   withdrawLostRace,
   writeDelete,
@@ -114,8 +115,15 @@ export function makeRecordStore(def: EntityDefinition) {
     withdrawLostRace: (accountId: string, id: string, lost: LostRace): Promise<void> => withdrawLostRace(model, accountId, id, lost),
     /** Deletes a record as read (`readForUpdate`) and its index entries (`extra`: the trash item, meta overrides … of the same transaction); WriteConflict when it changed since. */
     writeDelete: (accountId: string, read: UpdateRead, extra: TransactItem[], actor?: Actor): Promise<StoredRecord> => writeDelete(model, accountId, read, extra, actor),
-    /** The items of a record's deletion, for another write's transaction (a merge deletes its secondary with the primary's update). */
-    deletionItems: (accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): TransactItem[] => deletionItems(model, accountId, current, extra, actor, lastIndexed.get(accountId)),
+    /**
+     * A record's deletion inside another write's transaction (a merge deletes its secondary with
+     * the primary's update): its `items`, decided on the indexed fields that write read, and
+     * `settle`, to run once that write committed (`settleIndexed`: a field turned on or off meanwhile).
+     */
+    deletion(accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): { items: TransactItem[]; settle: () => Promise<void> } {
+      const custom = lastIndexed.get(accountId) ?? {};
+      return { items: deletionItems(model, accountId, current, extra, actor, custom), settle: () => settleIndexed(model, accountId, custom, [{ id: current.id, images: [current] }]) };
+    },
     /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */
     restore: (accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> =>
       restoreRecord(model, accountId, trashed, fields, now, actor, extra),

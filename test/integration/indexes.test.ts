@@ -354,4 +354,15 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
     expect(top.items.map((r) => r.first_name)).toEqual(['BatchRacer21', 'BatchRacer20']);
     expect(await entryKeys()).toHaveLength(5);
   }, 60_000);
+
+  it('a merge that read the fields before they were turned on leaves no entry of its deleted secondary, and the primary’s of its value', async () => {
+    await turn(false);
+    const primary = await ok<Rec>('contacts-create', { first_name: 'MergeP', custom_fields: { [field]: 30 } }, auth);
+    const secondary = await ok<Rec>('contacts-create', { first_name: 'MergeS', custom_fields: { [field]: 31 } }, auth);
+    const exact = JSON.stringify(keys.record(auth.accountId, 'contact', secondary.id).pk);
+    await racing(exact, () => turn(true), () => ok('contacts-merge', { primary_id: primary.id, secondary_id: secondary.id }, auth));
+    const stored = await entryKeys();
+    expect(stored.some((k) => k.endsWith(secondary.id))).toBe(false);
+    expect(stored).toContain(keyOf(30, primary.id));
+  }, 60_000);
 });

@@ -111,6 +111,7 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
     mergePut(ctx.accountId, type, secondary, primaryNext, actorOf(ctx)),
   ];
   if (Object.keys(sent).length > 0) {
+    let deletion: ReturnType<typeof store.deletion> | undefined;
     // One transaction: the primary's update (guarded by the version read here), the secondary's
     // deletion at the version read here with its trash item, and the merge item.
     const { stored, changed } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
@@ -118,11 +119,13 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
       items: (current, next) => {
         firstTry();
         if (current.ver !== primary.ver) throw new StaleMerge();
-        return store.deletionItems(ctx.accountId, secondary, secondaryItems(next), actorOf(ctx));
+        deletion = store.deletion(ctx.accountId, secondary, secondaryItems(next), actorOf(ctx));
+        return deletion.items;
       },
     });
     // Nothing was written: the primary changed since it was read and holds these values already.
     if (!changed) throw new StaleMerge();
+    await deletion?.settle();
     return toApi(fam, stored, await readMeta(ctx.accountId));
   }
   // Nothing to take from the secondary: its deletion alone, guarded by the primary's version.
