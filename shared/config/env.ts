@@ -10,6 +10,12 @@ export function optionalEnv(name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** A positive integer from the environment, else `fallback` (unset, empty or not a positive integer). */
+export function positiveIntEnv(name: string, fallback: number): number {
+  const n = Number(optionalEnv(name));
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
 export function boolEnv(name: string, fallback: boolean): boolean {
   const value = optionalEnv(name);
   if (value === undefined) return fallback;

@@ -13,6 +13,7 @@
  * Cancel: imports-cancel sets `canceled`; the chunk in hand finishes and saves its counters, and
  * no further chunk starts.
  */
+import { positiveIntEnv } from '../config/env.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { type Readable, Transform } from 'node:stream';
@@ -31,7 +32,7 @@ import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, un
 import { enqueueImport, fileSize, type ImportMessage, openFile } from './storage.js';
 
 export interface ImportWorkerDeps {
-  /** Rows per chunk (default 200). */
+  /** Rows per chunk (default `CRM_IMPORT_CHUNK_ROWS`, else 200: tests run several chunks of fewer rows). */
   chunkSize?: number;
   /** Rows of a chunk applied at once (default 16). */
   concurrency?: number;
@@ -384,7 +385,7 @@ async function countRows(job: ImportItem, def: EntityDefinition): Promise<{ tota
  * comes back and the job resumes from its last finished chunk.
  */
 export async function runImport(message: ImportMessage, deps: ImportWorkerDeps = {}): Promise<RunOutcome> {
-  const opts = { ...DEFAULTS, ...deps };
+  const opts = { ...DEFAULTS, chunkSize: positiveIntEnv('CRM_IMPORT_CHUNK_ROWS', DEFAULTS.chunkSize), ...deps };
   const owner = randomUUID();
   const held = () => ({ owner, mode: 'held' as const, now: Date.now() });
   let job = await getImportItem(message.account_id, message.import_id);

@@ -49,12 +49,13 @@ const API_BUNDLE_LIMIT = 300 * 1024;
  * the §13 upsert claims and the §18 suppression check; with §17's sort-ordered entries they also carry
  * the ordered value encodings, and custom-fields-create the index-build enqueue; exports-create
  * carries the filter parser and, since the data layer's single conditional write (`writeUnlessRefused`),
- * the Update and Delete commands of `@aws-sdk/lib-dynamodb` (314.2 KB); contacts-merge (300.02 KB) the versioned moves of an update's entries;
+ * the Update and Delete commands of `@aws-sdk/lib-dynamodb` (314.2 KB); contacts-merge (302 KB) the versioned moves of an update's entries;
+ * every record write ~2 KB for settling the entries of a custom field turned on or off during the write;
  * erasures-create the SQS client beside the record store. docs/performance.md, "Cold start", says
  * what would bring them under.
  * Splitting the list engine out of the write bundles would bring them back under 300 KB.
  */
-const OVER_TARGET: Record<string, number> = { 'contacts-create': 313, 'contacts-batch-create': 316, 'contacts-batch-upsert': 321, 'custom-fields-create': 309, 'exports-create': 314, 'contacts-merge': 300, 'erasures-create': 337 };
+const OVER_TARGET: Record<string, number> = { 'contacts-create': 316, 'contacts-batch-create': 319, 'contacts-batch-upsert': 324, 'custom-fields-create': 310, 'exports-create': 314, 'contacts-merge': 302, 'erasures-create': 338 };
 const limitOf = (name: string) => (OVER_TARGET[name] !== undefined ? (OVER_TARGET[name]! + 2) * 1024 : API_BUNDLE_LIMIT);
 
 /**

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function service(dataDir: string, env: Record<string, string> = {}): Promise<Service> {
-  const s = await startService({ CRM_DATA_DIR: dataDir, ...env });
+  const s = await startService({ CRM_DATA_DIR: dataDir, CRM_IMPORT_CHUNK_ROWS: '50', ...env });
   started.push(s);
   return s;
 }
@@ -61,8 +61,8 @@ describe.concurrent('local mode after kill -9 of the service and of DynamoDB Loc
   // One kill of `npm start` proves both: the creates acknowledged up to the kill, and the imports it interrupted.
   it('keeps every acknowledged create (four parallel loops up to the kill) and resumes an import killed half-way (an uploaded file and an inline csv), losing no row', async () => {
     const dataDir = newDir();
-    // Two chunks per file (200 rows each, shared/imports/worker.ts): the kill lands after a first chunk, before the last.
-    const ROWS = 300;
+    // Three chunks per file (CRM_IMPORT_CHUNK_ROWS; the product's 200, shared/imports/worker.ts): the kill lands after a first chunk, before the last.
+    const ROWS = 150;
     const csvOf = (tag: string) => ['first_name,email', ...Array.from({ length: ROWS }, (_, i) => `P${i},${tag}-${i}@crash.example`)].join('\n') + '\n';
     const startedAt = Date.now();
     const first = await service(dataDir);

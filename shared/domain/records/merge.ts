@@ -23,15 +23,12 @@ import { inParallel, type Reference, referencesTo } from './referencing.js';
 import { applyUpdate } from './update.js';
 import { updateOptimistic } from './optimistic.js';
 import { backoff } from '../../backoff.js';
-import { optionalEnv } from '../../config/env.js';
+import { positiveIntEnv } from '../../config/env.js';
 
 /** Records re-pointed per stream record of a merge (one chunk). */
 export const MERGE_CHUNK = 250;
 /** The chunk in use: `CRM_MERGE_CHUNK` (tests move several chunks of fewer links), else MERGE_CHUNK. Read on every use. */
-export const mergeChunk = (): number => {
-  const n = Number(optionalEnv('CRM_MERGE_CHUNK'));
-  return Number.isInteger(n) && n > 0 ? n : MERGE_CHUNK;
-};
+export const mergeChunk = (): number => positiveIntEnv('CRM_MERGE_CHUNK', MERGE_CHUNK);
 /** Writes in flight at once inside a chunk. */
 const PARALLEL = 16;
 
