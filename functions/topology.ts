@@ -149,7 +149,7 @@ export const WORKERS: readonly FunctionSpec[] = [
    * Writes an export job's CSV file to the bucket's exports/ prefix in multipart chunks, one job
    * per message. Locally as the import worker (the lease: EXPORT_LEASE_MS).
    */
-  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', exportsBucket: 'write' }, items: { reads: ['searchEntries'] }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
+  { name: 'exportWorker', entry: 'exports/worker.ts', trigger: { kind: 'queue', queue: 'exports', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 120, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', exportsBucket: 'write', exportsQueue: 'send' }, items: { reads: ['searchEntries'] }, timeoutSeconds: 900, memoryMb: 1024, group: 'workers' },
   // --- end exports ---
   /**
    * Erases a person (contract §18), one erasure per message, step by step with its position saved
@@ -161,7 +161,7 @@ export const WORKERS: readonly FunctionSpec[] = [
    * build per message, page by page with its position saved (a crash resumes after the last
    * saved page). Locally as the export worker (the lease: INDEX_BUILD_LEASE_MS).
    */
-  { name: 'indexBuildWorker', entry: 'custom-fields/index-worker.ts', trigger: { kind: 'queue', queue: 'indexBuilds', batchSize: 1, maxConcurrency: 2, local: { concurrency: 1, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write' }, timeoutSeconds: 900, group: 'workers' },
+  { name: 'indexBuildWorker', entry: 'custom-fields/index-worker.ts', trigger: { kind: 'queue', queue: 'indexBuilds', batchSize: 1, maxConcurrency: 2, local: { concurrency: 2, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', indexBuildsQueue: 'send' }, timeoutSeconds: 900, group: 'workers' },
   /** Parses a received email (SES → S3 → here) and logs it on the matching contacts. */
   { name: 'inbound', entry: 'inbound/process.ts', trigger: { kind: 'object', bucket: 'inbound', prefix: 'inbound/', batchSize: 5, maxConcurrency: 5 }, bindings: { table: 'write', inboundBucket: 'read', inboundDomain: 'read' }, timeoutSeconds: 60, group: 'workers' },
 ];

@@ -35,6 +35,8 @@ interface Job<S extends string> {
   account_id: string;
   created_at: string;
   status: S;
+  /** Until when (epoch ms) the worker that took the job holds it; 0 or past when none does. */
+  lease_until?: number;
 }
 
 export function jobStore<T extends Job<S>, A extends string, S extends string = T['status']>(k: JobKeys & { activeIdAttr: A }) {
@@ -146,5 +148,15 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
     await db().send(new DeleteCommand({ TableName: tableName(), Key: k.active(accountId, id) }));
   }
 
-  return { insert, get, query, update, markActive, listActive, clearActive };
+  /**
+   * How many of the account's jobs other than `except` a worker holds now (marked active, with a
+   * lease that has not run out): what a job queue's per-account cap counts (shared/http/job-handler.ts).
+   */
+  async function heldOthers(accountId: string, except: string, now: number = Date.now()): Promise<number> {
+    const ids = (await listActive()).filter((m) => m.account_id === accountId && m[k.activeIdAttr] !== except).map((m) => m[k.activeIdAttr]);
+    const jobs = await Promise.all(ids.map((id) => get(accountId, id)));
+    return jobs.filter((j) => (j?.lease_until ?? 0) > now).length;
+  }
+
+  return { insert, get, query, update, markActive, listActive, clearActive, heldOthers };
 }

@@ -14,7 +14,17 @@ export interface JobQueueHandler<M> {
   run: (message: M, context?: Remaining) => Promise<unknown>;
   /** What `run` throws when another worker holds the job's lease: the message comes back later. */
   leaseHeld: abstract new (...args: never[]) => Error;
+  /**
+   * Fairness between accounts: at most `perAccount` jobs of one account run at once, below the
+   * queue's concurrency (checked in test/unit/job-fairness.test.ts), so another account's job
+   * always finds a free worker. A message whose account already has that many jobs held by
+   * workers (`held`: the others, not this one) is sent again after DEFER_SECONDS (`defer`).
+   */
+  fair?: { perAccount: number; held: (message: M) => Promise<number>; defer: (message: M, delaySeconds: number) => Promise<void> };
 }
+
+/** How long a job put back by its account's cap waits before its message is delivered again. */
+export const DEFER_SECONDS = 5;
 
 /**
  * The worker of a job queue (imports, exports, erasures, index builds: SQS, batch size 1,
@@ -32,6 +42,11 @@ export const jobQueueHandler =
         continue;
       }
       try {
+        if (spec.fair && (await spec.fair.held(message)) >= spec.fair.perAccount) {
+          await spec.fair.defer(message, DEFER_SECONDS);
+          logger.info(`${spec.job} waits: its account already runs ${spec.fair.perAccount} at once`, spec.logKeys(message));
+          continue;
+        }
         const outcome = await spec.run(message, context);
         logger.debug(`${spec.job} message handled`, { ...spec.logKeys(message), outcome });
       } catch (error) {

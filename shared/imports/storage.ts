@@ -58,13 +58,15 @@ export function jobMessages<K extends string>(idField: K, queueUrl: () => string
       return undefined;
     },
     enqueue: (message: JobMessage<K>) => sendQueueMessage(queueUrl(), JSON.stringify(message)),
+    /** Sends the message again, delivered after `delaySeconds` (a job put back by its queue's per-account cap). */
+    defer: (message: JobMessage<K>, delaySeconds: number) => sendQueueMessage(queueUrl(), JSON.stringify(message), delaySeconds),
   };
 }
 
 /** The import queue's message: which job to work on. */
 export type ImportMessage = JobMessage<'import_id'>;
-export const { parse: parseImportMessage, enqueue: enqueueImport } = jobMessages('import_id', importsQueueUrl);
+export const { parse: parseImportMessage, enqueue: enqueueImport, defer: deferImport } = jobMessages('import_id', importsQueueUrl);
 
-export async function sendQueueMessage(queueUrl: string, body: string): Promise<void> {
-  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+export async function sendQueueMessage(queueUrl: string, body: string, delaySeconds?: number): Promise<void> {
+  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) }));
 }
