@@ -57,5 +57,3 @@ export const updateExportItem = (accountId: string, id: string, set: Partial<Exp
 export const markExportActive = store.markActive;
 export const listActiveExports = store.listActive;
 export const clearActiveExport = store.clearActive;
-/** The account's other jobs of this kind a worker holds now (the queue's per-account cap). */
-export const heldExports = store.heldOthers;

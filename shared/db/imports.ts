@@ -115,5 +115,3 @@ export async function redactRowError(accountId: string, importId: string, rowNum
 export const markImportActive = store.markActive;
 export const listActiveImports = store.listActive;
 export const clearActiveImport = store.clearActive;
-/** The account's other jobs of this kind a worker holds now (the queue's per-account cap). */
-export const heldImports = store.heldOthers;

@@ -48,5 +48,3 @@ export const getIndexBuild = store.get;
 export const updateIndexBuild = (accountId: string, id: string, set: Partial<IndexBuildItem>, cond: JobCondition<IndexBuildStatus>, add?: Record<string, number>) => store.update(accountId, id, set, cond, add);
 export const listActiveIndexBuilds = store.listActive;
 export const clearActiveIndexBuild = store.clearActive;
-/** The account's other jobs of this kind a worker holds now (the queue's per-account cap). */
-export const heldIndexBuilds = store.heldOthers;

@@ -5,8 +5,8 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { isConditionFailure, queryPartition } from './items.js';
-import { TABLE_DEFINITION } from './table.js';
+import { batchGetItems, isConditionFailure, queryPartition, writeUnlessRefused } from './items.js';
+import { keys, TABLE_DEFINITION } from './table.js';
 
 type Key = { pk: string; sk: string };
 
@@ -35,8 +35,6 @@ interface Job<S extends string> {
   account_id: string;
   created_at: string;
   status: S;
-  /** Until when (epoch ms) the worker that took the job holds it; 0 or past when none does. */
-  lease_until?: number;
 }
 
 export function jobStore<T extends Job<S>, A extends string, S extends string = T['status']>(k: JobKeys & { activeIdAttr: A }) {
@@ -148,15 +146,38 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
     await db().send(new DeleteCommand({ TableName: tableName(), Key: k.active(accountId, id) }));
   }
 
-  /**
-   * How many of the account's jobs other than `except` a worker holds now (marked active, with a
-   * lease that has not run out): what a job queue's per-account cap counts (shared/http/job-handler.ts).
-   */
-  async function heldOthers(accountId: string, except: string, now: number = Date.now()): Promise<number> {
-    const ids = (await listActive()).filter((m) => m.account_id === accountId && m[k.activeIdAttr] !== except).map((m) => m[k.activeIdAttr]);
-    const jobs = await Promise.all(ids.map((id) => get(accountId, id)));
-    return jobs.filter((j) => (j?.lease_until ?? 0) > now).length;
-  }
+  return { insert, get, query, update, markActive, listActive, clearActive };
+}
 
-  return { insert, get, query, update, markActive, listActive, clearActive, heldOthers };
+/**
+ * Takes one of the account's `places` on `queue` for `job` until `until` (epoch ms), or finds the
+ * one it already holds (its message delivered again, or its worker dead and the job resumed):
+ * the place's number, or undefined when every place is held by the account's other jobs. A place
+ * that ran out (a worker that died without giving it back) is free again.
+ */
+export async function takeJobPlace(accountId: string, queue: string, job: string, places: number, until: number, now: number = Date.now()): Promise<number | undefined> {
+  const all = Array.from({ length: places }, (_, i) => keys.jobPlace(accountId, queue, String(i)));
+  const held = new Map((await batchGetItems(all, { consistent: true })).map((i) => [String(i.sk), i]));
+  const own = all.find((k) => held.get(k.sk)?.job === job);
+  if (own) return Number(own.sk);
+  for (const k of all) {
+    const current = held.get(k.sk);
+    if (current && Number(current.until) > now) continue;
+    const put = {
+      TableName: tableName(),
+      Item: { ...k, job, until },
+      ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
+      ExpressionAttributeNames: { '#u': 'until' },
+      ExpressionAttributeValues: { ':now': now },
+    };
+    if (await writeUnlessRefused({ Put: put })) return Number(k.sk);
+  }
+  return undefined;
+}
+
+/** Gives back the place `job` holds (once it is not running: done, handed over, or failed). */
+export async function releaseJobPlace(accountId: string, queue: string, place: number, job: string): Promise<void> {
+  await writeUnlessRefused({
+    Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ConditionExpression: '#j = :j', ExpressionAttributeNames: { '#j': 'job' }, ExpressionAttributeValues: { ':j': job } },
+  });
 }

@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { releaseJobPlace, takeJobPlace } from '../db/jobs.js';
 import { logger } from './logger.js';
 
 type Remaining = Pick<Context, 'getRemainingTimeInMillis'>;
@@ -14,17 +15,31 @@ export interface JobQueueHandler<M> {
   run: (message: M, context?: Remaining) => Promise<unknown>;
   /** What `run` throws when another worker holds the job's lease: the message comes back later. */
   leaseHeld: abstract new (...args: never[]) => Error;
-  /**
-   * Fairness between accounts: at most `perAccount` jobs of one account run at once, below the
-   * queue's concurrency (checked in test/unit/job-fairness.test.ts), so another account's job
-   * always finds a free worker. A message whose account already has that many jobs held by
-   * workers (`held`: the others, not this one) is sent again after DEFER_SECONDS (`defer`).
-   */
-  fair?: { perAccount: number; held: (message: M) => Promise<number>; defer: (message: M, delaySeconds: number) => Promise<void> };
+  /** Fairness between accounts (see JobFairness). */
+  fair?: JobFairness<M>;
+}
+
+/**
+ * Fairness between accounts on a job queue: one account's jobs hold at most `perAccount` of the
+ * queue's workers at once, below the queue's concurrency (test/unit/job-fairness.test.ts), so
+ * another account's job always finds a free worker. Before it runs, a job takes one of its
+ * account's places on the queue (`takeJobPlace`, shared/db/jobs.ts: a few items per account,
+ * whatever its number of queued jobs), and gives it back once it no longer runs; when all are
+ * held by the account's other jobs, its message is sent again after DEFER_SECONDS (`defer`).
+ */
+export interface JobFairness<M> {
+  /** The queue's name in its places' keys. */
+  queue: string;
+  perAccount: number;
+  /** The message's account and job. */
+  of: (message: M) => { accountId: string; jobId: string };
+  defer: (message: M, delaySeconds: number) => Promise<void>;
 }
 
 /** How long a job put back by its account's cap waits before its message is delivered again. */
 export const DEFER_SECONDS = 5;
+/** How long a place is held at most: Lambda's longest invocation and a minute (a worker that died frees it then). */
+const PLACE_HELD_MS = 16 * 60_000;
 
 /**
  * The worker of a job queue (imports, exports, erasures, index builds: SQS, batch size 1,
@@ -41,18 +56,28 @@ export const jobQueueHandler =
         logger.error(`malformed ${spec.job} message dropped`, { messageId: record.messageId });
         continue;
       }
+      const job = spec.fair?.of(message);
+      let place: number | undefined;
+      let running = false;
       try {
-        if (spec.fair && (await spec.fair.held(message)) >= spec.fair.perAccount) {
-          await spec.fair.defer(message, DEFER_SECONDS);
-          logger.info(`${spec.job} waits: its account already runs ${spec.fair.perAccount} at once`, spec.logKeys(message));
-          continue;
+        if (spec.fair && job) {
+          place = await takeJobPlace(job.accountId, spec.fair.queue, job.jobId, spec.fair.perAccount, Date.now() + PLACE_HELD_MS);
+          if (place === undefined) {
+            await spec.fair.defer(message, DEFER_SECONDS);
+            logger.info(`${spec.job} waits: its account already runs ${spec.fair.perAccount} at once`, spec.logKeys(message));
+            continue;
+          }
         }
         const outcome = await spec.run(message, context);
         logger.debug(`${spec.job} message handled`, { ...spec.logKeys(message), outcome });
       } catch (error) {
-        if (error instanceof spec.leaseHeld) logger.info(`${spec.job} is being worked on elsewhere; message returns later`, spec.logKeys(message));
+        // Another worker runs the job: its place stays its own.
+        running = error instanceof spec.leaseHeld;
+        if (running) logger.info(`${spec.job} is being worked on elsewhere; message returns later`, spec.logKeys(message));
         else logger.error(`${spec.job} message failed`, { ...spec.logKeys(message), error: error as Error });
         failed.push(record.messageId);
+      } finally {
+        if (place !== undefined && !running && spec.fair && job) await releaseJobPlace(job.accountId, spec.fair.queue, place, job.jobId).catch(() => undefined);
       }
     }
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };

@@ -30,7 +30,7 @@ import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
 import { deferImport, enqueueImport, fileSize, type ImportMessage, openFile } from './storage.js';
-import { heldImports } from '../db/imports.js';
+import type { JobFairness } from '../http/job-handler.js';
 
 export interface ImportWorkerDeps {
   /** Rows per chunk (default `CRM_IMPORT_CHUNK_ROWS`, else 200: tests run several chunks of fewer rows). */
@@ -52,7 +52,7 @@ export type RunOutcome = 'completed' | 'failed' | 'canceled' | 'handed_over' | '
 export const IMPORT_LEASE_MS = 120_000;
 
 /** Two of an account's imports run at once (the queue runs 4 locally, 5 deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const importFairness = { perAccount: 2, held: (m: ImportMessage) => heldImports(m.account_id, m.import_id), defer: deferImport };
+export const importFairness: JobFairness<ImportMessage> = { queue: 'imports', perAccount: 2, of: (m) => ({ accountId: m.account_id, jobId: m.import_id }), defer: deferImport };
 
 const DEFAULTS = { chunkSize: 200, concurrency: 16, handOverMs: 90_000, leaseMs: IMPORT_LEASE_MS };
 

@@ -9,15 +9,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { finishDefinitionIndex, getDefinitionItem } from '../db/custom-fields.js';
-import { clearActiveIndexBuild, getIndexBuild, heldIndexBuilds, type IndexBuildItem, updateIndexBuild } from '../db/index-builds.js';
+import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, updateIndexBuild } from '../db/index-builds.js';
 import { familyOf } from '../domain/records/family.js';
 import { entityByType } from '../schemas/entities/index.js';
 import { deferIndexBuild, type IndexBuildMessage } from './storage.js';
+import type { JobFairness } from '../http/job-handler.js';
 
 /** How long a worker holds a build between two saved pages. */
 export const INDEX_BUILD_LEASE_MS = 60_000;
 /** One of an account's builds runs at once (the queue runs 2 locally and deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const indexBuildFairness = { perAccount: 1, held: (m: IndexBuildMessage) => heldIndexBuilds(m.account_id, m.build_id), defer: deferIndexBuild };
+export const indexBuildFairness: JobFairness<IndexBuildMessage> = { queue: 'indexBuilds', perAccount: 1, of: (m) => ({ accountId: m.account_id, jobId: m.build_id }), defer: deferIndexBuild };
 /** Records (or entries) a page handles. */
 const PAGE_SIZE = 500;
 

@@ -8,13 +8,13 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexBuildHandler } from '../../functions/custom-fields/index-worker.js';
+import { erasureHandler } from '../../functions/erasures/worker.js';
 import { exportHandler } from '../../functions/exports/worker.js';
 import { importHandler } from '../../functions/imports/worker.js';
 import { functionByName } from '../../functions/topology.js';
 import { asFunction } from '../../local/iam.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
-import { updateImportItem } from '../../shared/db/imports.js';
 import { DEFER_SECONDS } from '../../shared/http/job-handler.js';
 import { importFairness } from '../../shared/imports/worker.js';
 import { newAccount, ok } from '../helpers/api.js';
@@ -42,7 +42,12 @@ afterAll(async () => {
   await queue?.stop();
 });
 
-const worker = asFunction(functionByName('importWorker')!, importHandler());
+let open: () => void = () => undefined;
+const opened = new Promise<void>((resolve) => (open = resolve));
+const workerOf = (deps: Parameters<typeof importHandler>[0] = {}) => asFunction(functionByName('importWorker')!, importHandler(deps));
+const worker = workerOf();
+/** Workers busy with long imports: each waits after its first chunk until `open` is called. */
+const busyWorker = workerOf({ afterApply: () => opened });
 const eventOf = (accountId: string, id: string) => ({ Records: [{ messageId: `m-${id}`, body: JSON.stringify({ account_id: accountId, import_id: id }) }] }) as unknown as SQSEvent;
 const deliveriesOf = (id: string) => delivered.filter((d) => d.body.import_id === id);
 
@@ -57,10 +62,9 @@ describe('job queues between accounts', () => {
     const theirs = await ok<Job>('imports-create', { object_type: 'contacts', csv }, b);
     await waitFor(() => (delivered.length >= 4 ? true : undefined), 10_000, 'the four queued messages');
 
-    // Two workers hold A's first two imports.
-    for (const j of mine.slice(0, 2)) {
-      expect(await updateImportItem(a.accountId, j.id, { status: 'processing', lease_owner: 'another-worker', lease_until: Date.now() + 60_000 }, { statusIn: ['queued'] })).toBeDefined();
-    }
+    // Two workers run A's first two imports (held after their first chunk).
+    const running = mine.slice(0, 2).map((j) => busyWorker(eventOf(a.accountId, j.id)));
+    await waitFor(async () => ((await Promise.all(mine.slice(0, 2).map((j) => ok<Job>('imports-get', { id: j.id }, a)))).every((j) => j.status === 'processing') ? true : undefined), 10_000, 'two running imports');
     const third = mine[2]!;
     const putBackAt = Date.now();
     expect(await worker(eventOf(a.accountId, third.id))).toEqual({ batchItemFailures: [] });
@@ -74,18 +78,21 @@ describe('job queues between accounts', () => {
     const again = await waitFor(() => deliveriesOf(third.id)[1], (DEFER_SECONDS + 10) * 1000, 'the put-back message');
     expect(again.at - putBackAt).toBeGreaterThanOrEqual(DEFER_SECONDS * 1000 - 500);
 
-    // One of A's running imports ends (its lease released): the third runs.
-    expect(await updateImportItem(a.accountId, mine[0]!.id, { lease_until: 0 }, { statusIn: ['processing'] })).toBeDefined();
+    // A's running imports end and give their places back: the third runs.
+    open();
+    expect(await Promise.all(running)).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
     expect(await worker(eventOf(a.accountId, third.id))).toEqual({ batchItemFailures: [] });
     expect(await ok<Job>('imports-get', { id: third.id }, a)).toMatchObject({ status: 'completed', processed_rows: 1 });
   }, 60_000);
 
-  it('counts held jobs with the grants the export and index-build workers have (a message of a job that is gone is dropped, not failed)', async () => {
+  it('takes and gives back places with the grants the export, index-build and erasure workers have (a message of a job that is gone is dropped, not failed)', async () => {
     const a = newAccount();
     const exportWorker = asFunction(functionByName('exportWorker')!, exportHandler());
     const indexWorker = asFunction(functionByName('indexBuildWorker')!, indexBuildHandler());
     const one = (body: Record<string, string>) => ({ Records: [{ messageId: 'm', body: JSON.stringify({ account_id: a.accountId, ...body }) }] }) as unknown as SQSEvent;
     expect(await exportWorker(one({ export_id: 'gone' }))).toEqual({ batchItemFailures: [] });
     expect(await indexWorker(one({ build_id: 'gone' }))).toEqual({ batchItemFailures: [] });
+    const erasureWorker = asFunction(functionByName('erasureWorker')!, erasureHandler());
+    expect(await erasureWorker(one({ erasure_id: 'gone' }))).toEqual({ batchItemFailures: [] });
   });
 });

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { functionByName } from '../../functions/topology.js';
+import { erasureFairness } from '../../shared/erasures/worker.js';
 import { exportFairness } from '../../shared/exports/worker.js';
 import { importFairness } from '../../shared/imports/worker.js';
 import { indexBuildFairness } from '../../shared/indexing/worker.js';
@@ -13,6 +14,7 @@ describe('job queues: per-account caps below the queue’s concurrency', () => {
     ['importWorker', importFairness.perAccount],
     ['exportWorker', exportFairness.perAccount],
     ['indexBuildWorker', indexBuildFairness.perAccount],
+    ['erasureWorker', erasureFairness.perAccount],
   ] as const)('%s', (name, perAccount) => {
     const trigger = functionByName(name)!.trigger;
     if (trigger.kind !== 'queue') throw new Error(`${name} is not queue-fed`);

@@ -14,6 +14,11 @@ export const ACCOUNT_KEYS = defineKeys({
   idempotentAnswerOfRecordPartition: `${ACCOUNT}#idr#{recordId}`,
   /** Installation-wide secrets (the cursor signing key). */
   system: ['SYSTEM', '{name}'],
+  /**
+   * An account's places on a job queue (imports, exports, erasures, index builds): at most the
+   * queue's per-account cap of them, each held by one job until `until` (shared/http/job-handler.ts).
+   */
+  jobPlace: [`${ACCOUNT}#jp#{queue}`, '{place}'],
 });
 
 /** Attribute names of the per-account META item (see shared/db/meta.ts). */
@@ -34,4 +39,4 @@ export const ACCOUNT_META_ATTRIBUTES = defineKeys({
 });
 
 /** Record data in the account's items (contract §18): a stored idempotent answer holds the record it created. */
-export const ACCOUNT_PERSONAL = personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false });
+export const ACCOUNT_PERSONAL = personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false, jobPlace: false });
