@@ -5,8 +5,8 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, isConditionFailure, queryPartition, writeUnlessRefused } from './items.js';
-import { keys, TABLE_DEFINITION } from './table.js';
+import { isConditionFailure, queryPartition } from './items.js';
+import { TABLE_DEFINITION } from './table.js';
 
 type Key = { pk: string; sk: string };
 
@@ -147,37 +147,4 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
   }
 
   return { insert, get, query, update, markActive, listActive, clearActive };
-}
-
-/**
- * Takes one of the account's `places` on `queue` for `job` until `until` (epoch ms), or finds the
- * one it already holds (its message delivered again, or its worker dead and the job resumed):
- * the place's number, or undefined when every place is held by the account's other jobs. A place
- * that ran out (a worker that died without giving it back) is free again.
- */
-export async function takeJobPlace(accountId: string, queue: string, job: string, places: number, until: number, now: number = Date.now()): Promise<number | undefined> {
-  const all = Array.from({ length: places }, (_, i) => keys.jobPlace(accountId, queue, String(i)));
-  const held = new Map((await batchGetItems(all, { consistent: true })).map((i) => [String(i.sk), i]));
-  const own = all.find((k) => held.get(k.sk)?.job === job);
-  if (own) return Number(own.sk);
-  for (const k of all) {
-    const current = held.get(k.sk);
-    if (current && Number(current.until) > now) continue;
-    const put = {
-      TableName: tableName(),
-      Item: { ...k, job, until },
-      ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
-      ExpressionAttributeNames: { '#u': 'until' },
-      ExpressionAttributeValues: { ':now': now },
-    };
-    if (await writeUnlessRefused({ Put: put })) return Number(k.sk);
-  }
-  return undefined;
-}
-
-/** Gives back the place `job` holds (once it is not running: done, handed over, or failed). */
-export async function releaseJobPlace(accountId: string, queue: string, place: number, job: string): Promise<void> {
-  await writeUnlessRefused({
-    Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ConditionExpression: '#j = :j', ExpressionAttributeNames: { '#j': 'job' }, ExpressionAttributeValues: { ':j': job } },
-  });
 }

@@ -443,24 +443,22 @@ export async function settleIndexed(model: EntityModel, accountId: string, seen:
     const stored = new Map(
       (await batchGetItems(written.map((w) => keys.record(accountId, model.type, w.id)), { consistent: true })).map((i) => [String(i.id), i as StoredRecord]),
     );
-    const puts: Record<string, unknown>[] = [];
-    const deletes: { Key: Record<string, unknown>; ver: number }[] = [];
-    for (const w of written) {
-      const current = stored.get(w.id);
-      const ver = Math.max(current?.ver ?? 0, ...w.images.map((i) => Number(i.ver ?? 0)));
-      for (const f of changed) {
-        const field = `${CUSTOM_FIELD_PREFIX}${f}`;
-        const entryAt = (r: Record<string, unknown>, type: IndexedCustom[string] | undefined) => (type ? model.sortedEntries(r, { [f]: type })[field] : undefined);
-        const want = current && entryAt(current, now[f]);
-        if (want !== undefined) puts.push(sortedItem(accountId, model.type, field, want, current as StoredRecord & { created_at: string }));
-        const stale = new Set(w.images.flatMap((i) => [entryAt(i, known[f]), entryAt(i, now[f])]).filter((at): at is string => at !== undefined && at !== want));
-        for (const at of stale) deletes.push({ Key: keys.sortedEntry(accountId, model.type, field, at), ver });
-      }
-    }
-    await Promise.all([
-      sendBeside(puts.map((item) => db().send(new PutCommand({ ...versioned('attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', item.ver), Item: item })))),
-      sendBeside(deletes.map(({ Key, ver }) => db().send(new DeleteCommand({ ...versioned('attribute_not_exists(#v) OR #v <= :v', ver), Key })))),
-    ]);
+    await Promise.all(
+      written.map((w) => {
+        const current = stored.get(w.id);
+        const ver = Math.max(current?.ver ?? 0, ...w.images.map((i) => Number(i.ver ?? 0)));
+        const puts: BesideEntry[] = [];
+        const stale = new Map<string, Record<string, unknown>>();
+        for (const f of changed) {
+          const field = `${CUSTOM_FIELD_PREFIX}${f}`;
+          const entryAt = (r: Record<string, unknown>, type: IndexedCustom[string] | undefined) => (type ? model.sortedEntries(r, { [f]: type })[field] : undefined);
+          const want = current && entryAt(current, now[f]);
+          if (want !== undefined) puts.push({ field, item: sortedItem(accountId, model.type, field, want, current as StoredRecord & { created_at: string }) });
+          for (const i of w.images) for (const at of [entryAt(i, known[f]), entryAt(i, now[f])]) if (at !== undefined && at !== want) stale.set(`${field}\u0000${at}`, keys.sortedEntry(accountId, model.type, field, at));
+        }
+        return Promise.all([putBeside(puts), deleteBeside([...stale.values()], 'attribute_not_exists(#v) OR #v <= :v', ver)]);
+      }),
+    );
     known = now;
   }
 }

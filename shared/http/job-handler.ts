@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { releaseJobPlace, takeJobPlace } from '../db/jobs.js';
+import { releaseJobPlace, takeJobPlace } from '../db/job-places.js';
 import { logger } from './logger.js';
 
 type Remaining = Pick<Context, 'getRemainingTimeInMillis'>;
@@ -23,7 +23,7 @@ export interface JobQueueHandler<M> {
  * Fairness between accounts on a job queue: one account's jobs hold at most `perAccount` of the
  * queue's workers at once, below the queue's concurrency (test/unit/job-fairness.test.ts), so
  * another account's job always finds a free worker. Before it runs, a job takes one of its
- * account's places on the queue (`takeJobPlace`, shared/db/jobs.ts: a few items per account,
+ * account's places on the queue (`takeJobPlace`, shared/db/job-places.ts: a few items per account,
  * whatever its number of queued jobs), and gives it back once it no longer runs; when all are
  * held by the account's other jobs, its message is sent again after DEFER_SECONDS (`defer`).
  */
