@@ -365,4 +365,15 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
     expect(stored.some((k) => k.endsWith(secondary.id))).toBe(false);
     expect(stored).toContain(keyOf(30, primary.id));
   }, 60_000);
+
+  it('a restore that read the fields before they were turned on gets the entry of its record back', async () => {
+    await turn(false);
+    const back = await ok<Rec>('contacts-create', { first_name: 'Restored', custom_fields: { [field]: 40 } }, auth);
+    await ok('contacts-delete', { id: back.id }, auth);
+    // The build does not see the trashed record; the restore read the fields before the change.
+    await racing(JSON.stringify(keys.record(auth.accountId, 'contact', back.id).pk), () => turn(true), () => ok('contacts-restore', { id: back.id }, auth));
+    expect(await entryKeys()).toContain(keyOf(40, back.id));
+    const top = await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}`, direction: 'desc' }, limit: 1 }, auth);
+    expect(top.items.map((r) => r.id)).toEqual([back.id]);
+  }, 60_000);
 });
