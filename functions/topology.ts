@@ -155,7 +155,7 @@ export const WORKERS: readonly FunctionSpec[] = [
    * Erases a person (contract §18), one erasure per message, step by step with its position saved
    * (a crash resumes at the step it was in). Locally as the export worker (the lease: ERASURE_LEASE_MS).
    */
-  { name: 'erasureWorker', entry: 'erasures/worker.ts', trigger: { kind: 'queue', queue: 'erasures', batchSize: 1, maxConcurrency: 5, local: { concurrency: 2, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send', erasuresQueue: 'send', exportsBucket: 'erase', importsBucket: 'erase', inboundBucket: 'erase' }, items: { reads: ['idempotency', 'changeLog'], writes: ['idempotency', 'changeLog'] }, timeoutSeconds: 900, group: 'workers' },
+  { name: 'erasureWorker', entry: 'erasures/worker.ts', trigger: { kind: 'queue', queue: 'erasures', batchSize: 1, maxConcurrency: 5, local: { concurrency: 4, visibilityTimeoutSeconds: 60, extendWhileHandling: true } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send', erasuresQueue: 'send', exportsBucket: 'erase', importsBucket: 'erase', inboundBucket: 'erase' }, items: { reads: ['idempotency', 'changeLog'], writes: ['idempotency', 'changeLog'] }, timeoutSeconds: 900, group: 'workers' },
   /**
    * Applies a change of a custom field's `indexed` to the existing records (contract §17), one
    * build per message, page by page with its position saved (a crash resumes after the last

@@ -35,8 +35,8 @@ import type { JobFairness } from '../http/job-handler.js';
 
 export const ERASURE_LEASE_MS = 60_000;
 
-/** One of an account's erasures runs at once (the queue runs 2 locally, 5 deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const erasureFairness: JobFairness<ErasureMessage> = { queue: 'erasures', perAccount: 1, of: (m) => ({ accountId: m.account_id, jobId: m.erasure_id }), defer: deferErasure };
+/** Two of an account's erasures run at once (the queue runs 4 locally, 5 deployed: functions/topology.ts; shared/http/job-handler.ts). */
+export const erasureFairness: JobFairness<ErasureMessage> = { queue: 'erasures', perAccount: 2, of: (m) => ({ accountId: m.account_id, jobId: m.erasure_id }), defer: deferErasure };
 
 export interface ErasureWorkerDeps {
   /** Called after each step's end is saved (tests inject crashes here). */

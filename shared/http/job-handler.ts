@@ -21,8 +21,9 @@ export interface JobQueueHandler<M> {
 
 /**
  * Fairness between accounts on a job queue: one account's jobs hold at most `perAccount` of the
- * queue's workers at once, below the queue's concurrency (test/unit/job-fairness.test.ts), so
- * another account's job always finds a free worker. Before it runs, a job takes one of its
+ * queue's workers at once, below the queue's concurrency (test/unit/job-fairness.test.ts), so one
+ * busy account leaves the other workers to other accounts (a share, not a reservation: several
+ * busy accounts together can still hold them all). Before it runs, a job takes one of its
  * account's places on the queue (`takeJobPlace`, shared/db/job-places.ts: a few items per account,
  * whatever its number of queued jobs), and gives it back once it no longer runs; when all are
  * held by the account's other jobs, its message is sent again after DEFER_SECONDS (`defer`).
@@ -64,7 +65,7 @@ export const jobQueueHandler =
           place = await takeJobPlace(job.accountId, spec.fair.queue, job.jobId, spec.fair.perAccount, Date.now() + PLACE_HELD_MS);
           if (place === undefined) {
             await spec.fair.defer(message, DEFER_SECONDS);
-            logger.info(`${spec.job} waits: its account already runs ${spec.fair.perAccount} at once`, spec.logKeys(message));
+            logger.debug(`${spec.job} waits: its account already runs ${spec.fair.perAccount} at once`, spec.logKeys(message));
             continue;
           }
         }

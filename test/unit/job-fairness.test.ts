@@ -1,6 +1,6 @@
 /**
  * The job queues' per-account caps (shared/http/job-handler.ts) stay below what each queue runs at
- * once, locally and deployed (functions/topology.ts): another account's job always finds a worker.
+ * once, locally and deployed (functions/topology.ts): one busy account leaves workers to the others.
  */
 import { describe, expect, it } from 'vitest';
 import { functionByName } from '../../functions/topology.js';
