@@ -329,8 +329,8 @@ export async function writeUpdate(model: EntityModel, plan: PlannedUpdate, extra
     if (error instanceof WriteConflict) throw new WriteConflict({ put: beside.put, ver: next.ver });
     throw error;
   }
-  await deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver);
-  await settleIndexed(model, plan.accountId, plan.custom, [{ id: next.id, images: [current, next] }]);
+  // Both after the write and independent of each other: one round trip, not two.
+  await Promise.all([deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver), settleIndexed(model, plan.accountId, plan.custom, [{ id: next.id, images: [current, next] }])]);
   return next;
 }
 

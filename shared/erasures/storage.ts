@@ -4,4 +4,4 @@ import { bindingEnv } from '../config/bindings.js';
 import { type JobMessage, jobMessages } from '../imports/storage.js';
 
 export type ErasureMessage = JobMessage<'erasure_id'>;
-export const { parse: parseErasureMessage, enqueue: enqueueErasure, defer: deferErasure } = jobMessages('erasure_id', () => requireEnv(bindingEnv('erasuresQueue')));
+export const { parse: parseErasureMessage, enqueue: enqueueErasure, fairness: erasureQueueFairness } = jobMessages('erasure_id', () => requireEnv(bindingEnv('erasuresQueue')));

@@ -30,13 +30,12 @@ import { logChanges } from '../stream/change-log.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
-import { deferErasure, type ErasureMessage } from './storage.js';
-import type { JobFairness } from '../http/job-handler.js';
+import { type ErasureMessage, erasureQueueFairness } from './storage.js';
 
 export const ERASURE_LEASE_MS = 60_000;
 
 /** Two of an account's erasures run at once (the queue runs 4 locally, 5 deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const erasureFairness: JobFairness<ErasureMessage> = { queue: 'erasures', perAccount: 2, of: (m) => ({ accountId: m.account_id, jobId: m.erasure_id }), defer: deferErasure };
+export const erasureFairness = erasureQueueFairness('erasures', 2);
 
 export interface ErasureWorkerDeps {
   /** Called after each step's end is saved (tests inject crashes here). */

@@ -29,4 +29,4 @@ export const fileUpload = {
 
 /** The export queue's message: which job to work on. */
 export type ExportMessage = JobMessage<'export_id'>;
-export const { parse: parseExportMessage, enqueue: enqueueExport, defer: deferExport } = jobMessages('export_id', exportsQueueUrl);
+export const { parse: parseExportMessage, enqueue: enqueueExport, fairness: exportQueueFairness } = jobMessages('export_id', exportsQueueUrl);

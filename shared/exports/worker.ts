@@ -26,8 +26,7 @@ import { list } from '../domain/records/list.js';
 import { exportColumns, recordCells } from '../imports/mapping.js';
 import { EXPORT_ENTITIES } from '../schemas/exports.js';
 import { customField } from '../schemas/entities/index.js';
-import { deferExport, type ExportMessage, exportKeyOf, fileUpload } from './storage.js';
-import type { JobFairness } from '../http/job-handler.js';
+import { type ExportMessage, exportKeyOf, exportQueueFairness, fileUpload } from './storage.js';
 
 export interface ExportWorkerDeps {
   /** Records read per list page (default 100, the list's maximum). */
@@ -46,7 +45,7 @@ export const EXPORT_LEASE_MS = 120_000;
 /** Attempts (first run and restarts after a crash) before the job fails. */
 export const MAX_EXPORT_ATTEMPTS = 3;
 /** One of an account's exports runs at once (the queue runs 2 locally, 5 deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const exportFairness: JobFairness<ExportMessage> = { queue: 'exports', perAccount: 1, of: (m) => ({ accountId: m.account_id, jobId: m.export_id }), defer: deferExport };
+export const exportFairness = exportQueueFairness('exports', 1);
 
 const DEFAULTS = { pageSize: 100, partBytes: MIN_PART_BYTES, leaseMs: EXPORT_LEASE_MS };
 /** Progress is saved (and the lease renewed) at most this often, and with every part. */

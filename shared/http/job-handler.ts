@@ -57,28 +57,31 @@ export const jobQueueHandler =
         logger.error(`malformed ${spec.job} message dropped`, { messageId: record.messageId });
         continue;
       }
-      const job = spec.fair?.of(message);
-      let place: number | undefined;
-      let running = false;
+      const fair = spec.fair;
+      /** Gives back the job's place on the queue, once taken. */
+      let release: (() => Promise<void>) | undefined;
+      let runningElsewhere = false;
       try {
-        if (spec.fair && job) {
-          place = await takeJobPlace(job.accountId, spec.fair.queue, job.jobId, spec.fair.perAccount, Date.now() + PLACE_HELD_MS);
+        if (fair) {
+          const { accountId, jobId } = fair.of(message);
+          const place = await takeJobPlace(accountId, fair.queue, jobId, fair.perAccount, Date.now() + PLACE_HELD_MS);
           if (place === undefined) {
-            await spec.fair.defer(message, DEFER_SECONDS);
-            logger.debug(`${spec.job} waits: its account already runs ${spec.fair.perAccount} at once`, spec.logKeys(message));
+            await fair.defer(message, DEFER_SECONDS);
+            logger.debug(`${spec.job} waits: its account already runs ${fair.perAccount} at once`, spec.logKeys(message));
             continue;
           }
+          release = () => releaseJobPlace(accountId, fair.queue, place, jobId);
         }
         const outcome = await spec.run(message, context);
         logger.debug(`${spec.job} message handled`, { ...spec.logKeys(message), outcome });
       } catch (error) {
         // Another worker runs the job: its place stays its own.
-        running = error instanceof spec.leaseHeld;
-        if (running) logger.info(`${spec.job} is being worked on elsewhere; message returns later`, spec.logKeys(message));
+        runningElsewhere = error instanceof spec.leaseHeld;
+        if (runningElsewhere) logger.info(`${spec.job} is being worked on elsewhere; message returns later`, spec.logKeys(message));
         else logger.error(`${spec.job} message failed`, { ...spec.logKeys(message), error: error as Error });
         failed.push(record.messageId);
       } finally {
-        if (place !== undefined && !running && spec.fair && job) await releaseJobPlace(job.accountId, spec.fair.queue, place, job.jobId).catch(() => undefined);
+        if (release && !runningElsewhere) await release().catch(() => undefined);
       }
     }
     return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };

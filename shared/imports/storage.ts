@@ -10,6 +10,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { optionalEnv, requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
 import { objectSize, openObject, presignedPutUrl, putObject } from '../db/objects.js';
+import type { JobFairness } from '../http/job-handler.js';
 
 let sqsClient: { endpoint: string | undefined; client: SQSClient } | undefined;
 
@@ -58,14 +59,19 @@ export function jobMessages<K extends string>(idField: K, queueUrl: () => string
       return undefined;
     },
     enqueue: (message: JobMessage<K>) => sendQueueMessage(queueUrl(), JSON.stringify(message)),
-    /** Sends the message again, delivered after `delaySeconds` (a job put back by its queue's per-account cap). */
-    defer: (message: JobMessage<K>, delaySeconds: number) => sendQueueMessage(queueUrl(), JSON.stringify(message), delaySeconds),
+    /** The queue's per-account cap (shared/http/job-handler.ts): `queue` names its places, a job put back is sent again after a delay. */
+    fairness: (queue: string, perAccount: number): JobFairness<JobMessage<K>> => ({
+      queue,
+      perAccount,
+      of: (m) => ({ accountId: m.account_id, jobId: m[idField] }),
+      defer: (m, delaySeconds) => sendQueueMessage(queueUrl(), JSON.stringify(m), delaySeconds),
+    }),
   };
 }
 
 /** The import queue's message: which job to work on. */
 export type ImportMessage = JobMessage<'import_id'>;
-export const { parse: parseImportMessage, enqueue: enqueueImport, defer: deferImport } = jobMessages('import_id', importsQueueUrl);
+export const { parse: parseImportMessage, enqueue: enqueueImport, fairness: importQueueFairness } = jobMessages('import_id', importsQueueUrl);
 
 export async function sendQueueMessage(queueUrl: string, body: string, delaySeconds?: number): Promise<void> {
   await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}) }));

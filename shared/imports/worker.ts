@@ -29,8 +29,7 @@ import { companyEntity, contactEntity, customField, type Entity, type EntityDefi
 import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
-import { deferImport, enqueueImport, fileSize, type ImportMessage, openFile } from './storage.js';
-import type { JobFairness } from '../http/job-handler.js';
+import { enqueueImport, fileSize, importQueueFairness, type ImportMessage, openFile } from './storage.js';
 
 export interface ImportWorkerDeps {
   /** Rows per chunk (default `CRM_IMPORT_CHUNK_ROWS`, else 200: tests run several chunks of fewer rows). */
@@ -52,7 +51,7 @@ export type RunOutcome = 'completed' | 'failed' | 'canceled' | 'handed_over' | '
 export const IMPORT_LEASE_MS = 120_000;
 
 /** Two of an account's imports run at once (the queue runs 4 locally, 5 deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const importFairness: JobFairness<ImportMessage> = { queue: 'imports', perAccount: 2, of: (m) => ({ accountId: m.account_id, jobId: m.import_id }), defer: deferImport };
+export const importFairness = importQueueFairness('imports', 2);
 
 const DEFAULTS = { chunkSize: 200, concurrency: 16, handOverMs: 90_000, leaseMs: IMPORT_LEASE_MS };
 

@@ -4,4 +4,4 @@ import { requireEnv } from '../config/env.js';
 import { type JobMessage, jobMessages } from '../imports/storage.js';
 
 export type IndexBuildMessage = JobMessage<'build_id'>;
-export const { parse: parseIndexBuildMessage, enqueue: enqueueIndexBuild, defer: deferIndexBuild } = jobMessages('build_id', () => requireEnv(bindingEnv('indexBuildsQueue')));
+export const { parse: parseIndexBuildMessage, enqueue: enqueueIndexBuild, fairness: indexBuildQueueFairness } = jobMessages('build_id', () => requireEnv(bindingEnv('indexBuildsQueue')));

@@ -12,13 +12,12 @@ import { finishDefinitionIndex, getDefinitionItem } from '../db/custom-fields.js
 import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, updateIndexBuild } from '../db/index-builds.js';
 import { familyOf } from '../domain/records/family.js';
 import { entityByType } from '../schemas/entities/index.js';
-import { deferIndexBuild, type IndexBuildMessage } from './storage.js';
-import type { JobFairness } from '../http/job-handler.js';
+import { type IndexBuildMessage, indexBuildQueueFairness } from './storage.js';
 
 /** How long a worker holds a build between two saved pages. */
 export const INDEX_BUILD_LEASE_MS = 60_000;
 /** One of an account's builds runs at once (the queue runs 2 locally and deployed: functions/topology.ts; shared/http/job-handler.ts). */
-export const indexBuildFairness: JobFairness<IndexBuildMessage> = { queue: 'indexBuilds', perAccount: 1, of: (m) => ({ accountId: m.account_id, jobId: m.build_id }), defer: deferIndexBuild };
+export const indexBuildFairness = indexBuildQueueFairness('indexBuilds', 1);
 /** Records (or entries) a page handles. */
 const PAGE_SIZE = 500;
 
