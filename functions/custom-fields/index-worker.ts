@@ -1,6 +1,6 @@
 import { jobQueueHandler } from '../../shared/http/job-handler.js';
 import { parseIndexBuildMessage } from '../../shared/indexing/storage.js';
-import { IndexBuildLeaseHeld, indexBuildFairness, type IndexBuildWorkerDeps, runIndexBuild } from '../../shared/indexing/worker.js';
+import { indexBuildFairness, type IndexBuildWorkerDeps, runIndexBuild } from '../../shared/indexing/worker.js';
 
 /**
  * The index-build worker: a message names one build of a custom field's sort-ordered entries
@@ -8,6 +8,6 @@ import { IndexBuildLeaseHeld, indexBuildFairness, type IndexBuildWorkerDeps, run
  * settings (tests stop builds).
  */
 export const indexBuildHandler = (deps: IndexBuildWorkerDeps = {}) =>
-  jobQueueHandler({ job: 'index build', parse: parseIndexBuildMessage, logKeys: (m) => ({ buildId: m.build_id }), run: (m) => runIndexBuild(m, deps), leaseHeld: IndexBuildLeaseHeld, fair: indexBuildFairness });
+  jobQueueHandler({ job: 'index build', parse: parseIndexBuildMessage, logKeys: (m) => ({ buildId: m.build_id }), run: (m) => runIndexBuild(m, deps), fair: indexBuildFairness });
 
 export const handler = indexBuildHandler();

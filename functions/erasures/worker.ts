@@ -1,11 +1,11 @@
-import { erasureFairness, ErasureLeaseHeld, type ErasureWorkerDeps, runErasure } from '../../shared/erasures/worker.js';
+import { erasureFairness, type ErasureWorkerDeps, runErasure } from '../../shared/erasures/worker.js';
 import { parseErasureMessage } from '../../shared/erasures/storage.js';
 import { jobQueueHandler } from '../../shared/http/job-handler.js';
 import { logger } from '../../shared/http/logger.js';
 
 /** The erasure worker: a failure leaves the message; the erasure resumes at its saved step. */
 export const erasureHandler = (deps: ErasureWorkerDeps = {}) =>
-  jobQueueHandler({ job: 'erasure', parse: parseErasureMessage, logKeys: (m) => ({ erasureId: m.erasure_id }), run: (m) => runErasure(m, deps), leaseHeld: ErasureLeaseHeld, fair: erasureFairness });
+  jobQueueHandler({ job: 'erasure', parse: parseErasureMessage, logKeys: (m) => ({ erasureId: m.erasure_id }), run: (m) => runErasure(m, deps), fair: erasureFairness });
 
 /**
  * Local mode's crash drill (test/integration/erasure-crash.test.ts): with

@@ -1,5 +1,5 @@
 import { parseExportMessage } from '../../shared/exports/storage.js';
-import { ExportLeaseHeld, exportFairness, type ExportWorkerDeps, runExport } from '../../shared/exports/worker.js';
+import { exportFairness, type ExportWorkerDeps, runExport } from '../../shared/exports/worker.js';
 import { jobQueueHandler } from '../../shared/http/job-handler.js';
 
 /**
@@ -7,6 +7,6 @@ import { jobQueueHandler } from '../../shared/http/job-handler.js';
  * `deps` replaces the worker's settings (tests inject crashes).
  */
 export const exportHandler = (deps: ExportWorkerDeps = {}) =>
-  jobQueueHandler({ job: 'export', parse: parseExportMessage, logKeys: (m) => ({ exportId: m.export_id }), run: (m) => runExport(m, deps), leaseHeld: ExportLeaseHeld, fair: exportFairness });
+  jobQueueHandler({ job: 'export', parse: parseExportMessage, logKeys: (m) => ({ exportId: m.export_id }), run: (m) => runExport(m, deps), fair: exportFairness });
 
 export const handler = exportHandler();

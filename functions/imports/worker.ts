@@ -1,6 +1,6 @@
 import { jobQueueHandler } from '../../shared/http/job-handler.js';
 import { parseImportMessage } from '../../shared/imports/storage.js';
-import { importFairness, type ImportWorkerDeps, LeaseHeld, runImport } from '../../shared/imports/worker.js';
+import { importFairness, type ImportWorkerDeps, runImport } from '../../shared/imports/worker.js';
 
 /**
  * The import worker: applies a job's rows chunk by chunk and, when the invocation runs short of
@@ -13,7 +13,6 @@ export const importHandler = (deps: ImportWorkerDeps = {}) =>
     parse: parseImportMessage,
     logKeys: (m) => ({ importId: m.import_id }),
     run: (m, context) => runImport(m, { remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined, ...deps }),
-    leaseHeld: LeaseHeld,
     fair: importFairness,
   });
 

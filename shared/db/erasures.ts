@@ -44,6 +44,8 @@ export type ErasureCondition = JobCondition<ErasureStatus>;
 export const getErasureItem = store.get;
 export const queryErasures = store.query;
 export const updateErasureItem = (accountId: string, id: string, set: Partial<ErasureItem>, cond: ErasureCondition) => store.update(accountId, id, set, cond);
+/** Takes an erasure for one worker (shared/db/jobs.ts `lease`). */
+export const leaseErasure = store.lease;
 export const listActiveErasures = store.listActive;
 export const clearActiveErasure = store.clearActive;
 

@@ -53,6 +53,9 @@ export const queryExports = store.query;
 export const updateExportItem = (accountId: string, id: string, set: Partial<ExportItem>, cond: ExportCondition, add: Partial<Record<'attempts', number>> = {}) =>
   store.update(accountId, id, set, cond, add as Record<string, number>);
 
+/** Takes a job for one worker (shared/db/jobs.ts `lease`). */
+export const leaseExport = store.lease;
+
 /** Queued jobs' markers (see `keys.activeExport`). */
 export const markExportActive = store.markActive;
 export const listActiveExports = store.listActive;

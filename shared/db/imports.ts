@@ -69,6 +69,8 @@ export const getImportItem = store.get;
 export const queryImports = store.query;
 /** Sets fields of a job when the condition holds; the job as written, or undefined (missing, or the condition failed). */
 export const updateImportItem = (accountId: string, id: string, set: Partial<ImportItem>, cond: ImportCondition) => store.update(accountId, id, set, cond);
+/** Takes a job for one worker (shared/db/jobs.ts `lease`). */
+export const leaseImport = store.lease;
 
 /** Writes row errors (one item per row: writing a row's error again overwrites it). */
 export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {

@@ -46,5 +46,7 @@ export const insertIndexBuild = async (item: IndexBuildItem) => {
 };
 export const getIndexBuild = store.get;
 export const updateIndexBuild = (accountId: string, id: string, set: Partial<IndexBuildItem>, cond: JobCondition<IndexBuildStatus>, add?: Record<string, number>) => store.update(accountId, id, set, cond, add);
+/** Takes a build for one worker (shared/db/jobs.ts `lease`). */
+export const leaseIndexBuild = store.lease;
 export const listActiveIndexBuilds = store.listActive;
 export const clearActiveIndexBuild = store.clearActive;

@@ -10,9 +10,8 @@
  * deliveries' index, its stored answers' index, its inbound emails' index, its reference index)
  * or by the account's export and import jobs (a list bounded by the account's jobs); never a scan.
  */
-import { randomUUID } from 'node:crypto';
 import type { RecordChange } from '../db/changes.js';
-import { type ErasureItem, getErasureItem, markErased, updateErasureItem, clearActiveErasure } from '../db/erasures.js';
+import { clearActiveErasure, type ErasureItem, getErasureItem, leaseErasure, markErased } from '../db/erasures.js';
 import { recordEntries, rewriteEntryBody } from '../db/events.js';
 import { queryExports, updateExportItem } from '../db/exports.js';
 import { answersOfRecord, eraseAnswer } from '../db/idempotency-store.js';
@@ -44,9 +43,6 @@ export interface ErasureWorkerDeps {
   beforeSave?: (step: string) => void | Promise<void>;
   leaseMs?: number;
 }
-
-/** Another worker holds the job's lease: the message must come back later. */
-export class ErasureLeaseHeld extends Error {}
 
 interface Person {
   accountId: string;
@@ -270,31 +266,27 @@ export const STEPS: readonly Step[] = [
 
 /** Works on one erasure until it is completed. Throws on unexpected errors: the message comes back and the erasure resumes. */
 export async function runErasure(message: ErasureMessage, deps: ErasureWorkerDeps = {}): Promise<'completed' | 'skipped'> {
-  const leaseMs = deps.leaseMs ?? ERASURE_LEASE_MS;
-  const owner = randomUUID();
   const job = await getErasureItem(message.account_id, message.erasure_id);
-  if (!job) return 'skipped';
-  if (job.status === 'completed') {
-    await clearActiveErasure(job.account_id, job.id);
+  const lease = job && (await leaseErasure(job, { running: 'pending', leaseMs: deps.leaseMs ?? ERASURE_LEASE_MS }));
+  if (!lease) {
+    if (job) await clearActiveErasure(job.account_id, job.id);
     return 'skipped';
   }
-  const taken = await updateErasureItem(job.account_id, job.id, { lease_owner: owner, lease_until: Date.now() + leaseMs }, { statusIn: ['pending'], lease: { owner, mode: 'take', now: Date.now() } });
-  if (!taken) throw new ErasureLeaseHeld(`erasure ${job.id} is being worked on by another worker`);
   const { values, email } = await contactValues(job.account_id, job.contact_id);
-  const person: Person = { accountId: job.account_id, contactId: job.contact_id, values, email, job: taken };
-  let current = taken;
-  for (let i = current.position; i < STEPS.length; i++) {
+  const person: Person = { accountId: job.account_id, contactId: job.contact_id, values, email, job: lease.job };
+  for (let i = lease.job.position; i < STEPS.length; i++) {
     const step = STEPS[i]!;
     const counts = await step.run(person);
     await deps.beforeSave?.(step.name);
-    const removed = { ...current.removed };
+    const removed = { ...lease.job.removed };
     for (const [k, v] of Object.entries(counts) as [RemovedKind, number][]) removed[k] += v;
-    const saved = await updateErasureItem(job.account_id, job.id, { position: i + 1, removed, lease_until: Date.now() + leaseMs }, { statusIn: ['pending'], position: i, lease: { owner, mode: 'held', now: Date.now() } });
-    if (!saved) throw new ErasureLeaseHeld(`erasure ${job.id} was taken over by another worker`);
-    current = saved;
+    if (!(await lease.save({ position: i + 1, removed }, { position: i }))) {
+      await lease.lost();
+      return 'skipped';
+    }
     await deps.afterStep?.(step.name);
   }
-  const done = await updateErasureItem(job.account_id, job.id, { status: 'completed', completed_at: new Date().toISOString(), lease_until: 0 }, { statusIn: ['pending'], position: STEPS.length, lease: { owner, mode: 'held', now: Date.now() } });
+  const done = await lease.end({ status: 'completed', completed_at: new Date().toISOString() }, { position: STEPS.length });
   await clearActiveErasure(job.account_id, job.id);
   return done ? 'completed' : 'skipped';
 }

@@ -14,9 +14,9 @@
  * starts again at 0). After MAX_EXPORT_ATTEMPTS interrupted attempts the job fails with a
  * reason. So a truncated file is never marked completed.
  */
-import { randomUUID } from 'node:crypto';
 import { stringify } from 'csv-stringify/sync';
-import { type ExportItem, getExportItem, updateExportItem } from '../db/exports.js';
+import { type ExportItem, type ExportStatus, getExportItem, leaseExport } from '../db/exports.js';
+import type { JobLease } from '../db/jobs.js';
 import { batchGetRecords } from '../db/items.js';
 import { MIN_PART_BYTES, type UploadedPart } from '../db/objects.js';
 import type { OperationContext } from '../domain/context.js';
@@ -51,57 +51,41 @@ const DEFAULTS = { pageSize: 100, partBytes: MIN_PART_BYTES, leaseMs: EXPORT_LEA
 /** Progress is saved (and the lease renewed) at most this often, and with every part. */
 const SAVE_EVERY_MS = 500;
 
-/** Another worker holds the job's lease: this message must come back later, in case that worker dies. */
-export class ExportLeaseHeld extends Error {}
-
 /** RFC 4180: CRLF between records; quotes around a cell with a comma, a quote, CR or LF. */
 const csv = (rows: string[][]) => stringify(rows, { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
 const BOM = '\uFEFF';
 
-async function fail(job: ExportItem, reason: string, owner: string): Promise<ExportOutcome> {
-  const now = new Date().toISOString();
-  const out = await updateExportItem(job.account_id, job.id, { status: 'failed', failure_reason: reason, completed_at: now, updated_at: now, lease_until: 0 }, { statusIn: ['processing'], lease: { owner, mode: 'held', now: Date.now() } });
-  return out ? 'failed' : 'skipped';
-}
-
 /** Works on one job until its file is complete (or the job failed). Throws on unexpected errors: the message comes back and the job restarts. */
 export async function runExport(message: ExportMessage, deps: ExportWorkerDeps = {}): Promise<ExportOutcome> {
   const opts = { ...DEFAULTS, ...deps };
-  const owner = randomUUID();
   const job = await getExportItem(message.account_id, message.export_id);
-  if (!job || (job.status !== 'queued' && job.status !== 'processing')) return 'skipped';
-  const now = new Date().toISOString();
-  const lease = { lease_owner: owner, lease_until: Date.now() + opts.leaseMs, updated_at: now };
-  const taken =
-    job.status === 'queued'
-      ? await updateExportItem(job.account_id, job.id, { status: 'processing', ...lease }, { statusIn: ['queued'] }, { attempts: 1 })
-      : await updateExportItem(job.account_id, job.id, lease, { statusIn: ['processing'], lease: { owner, mode: 'take', now: Date.now() } }, { attempts: 1 });
-  if (!taken) {
-    const current = await getExportItem(message.account_id, message.export_id);
-    if (current?.status === 'processing') throw new ExportLeaseHeld(`export ${message.export_id} is being worked on by another worker`);
-    return 'skipped';
-  }
+  const lease = job && (await leaseExport(job, { running: 'processing', from: 'queued', set: { updated_at: new Date().toISOString() }, add: { attempts: 1 }, leaseMs: opts.leaseMs }));
+  if (!lease) return 'skipped';
+  const taken = lease.job;
   if (taken.upload_id) await fileUpload.abort(taken.object_key, taken.upload_id).catch(() => undefined);
-  if (taken.attempts > MAX_EXPORT_ATTEMPTS) return fail(taken, `the export was interrupted ${MAX_EXPORT_ATTEMPTS} times before its file was complete; create it again`, owner);
+  if (taken.attempts > MAX_EXPORT_ATTEMPTS) {
+    const now = new Date().toISOString();
+    const failed = await lease.end({ status: 'failed', failure_reason: `the export was interrupted ${MAX_EXPORT_ATTEMPTS} times before its file was complete; create it again`, completed_at: now, updated_at: now });
+    return failed ? 'failed' : 'skipped';
+  }
   try {
-    return await work(taken, opts, owner);
+    return await work(lease, opts);
   } catch (error) {
-    // Let the queue's next delivery take over at once (best effort; otherwise the lease runs out).
-    await updateExportItem(job.account_id, job.id, { lease_until: 0 }, { statusIn: ['processing'], lease: { owner, mode: 'held', now: Date.now() } }).catch(() => undefined);
+    // Let the queue's next delivery take over at once (otherwise the lease runs out).
+    await lease.release();
     throw error;
   }
 }
 
-async function work(job: ExportItem, opts: typeof DEFAULTS & ExportWorkerDeps, owner: string): Promise<ExportOutcome> {
-  const held = () => ({ owner, mode: 'held' as const, now: Date.now() });
+async function work(lease: JobLease<ExportItem, ExportStatus>, opts: typeof DEFAULTS & ExportWorkerDeps): Promise<ExportOutcome> {
+  const job = lease.job;
   const lost = async (): Promise<ExportOutcome> => {
-    const current = await getExportItem(job.account_id, job.id);
-    if (current?.status === 'processing') throw new ExportLeaseHeld(`export ${job.id} was taken over by another worker`);
+    await lease.lost();
     return 'skipped';
   };
   const key = job.object_key || exportKeyOf(job.account_id, job.id);
   const uploadId = await fileUpload.start(key);
-  const started = await updateExportItem(job.account_id, job.id, { upload_id: uploadId, processed_rows: 0, total_rows: null, updated_at: new Date().toISOString(), lease_until: Date.now() + opts.leaseMs }, { statusIn: ['processing'], lease: held() });
+  const started = await lease.save({ upload_id: uploadId, processed_rows: 0, total_rows: null, updated_at: new Date().toISOString() });
   if (!started) {
     await fileUpload.abort(key, uploadId).catch(() => undefined);
     return lost();
@@ -158,7 +142,7 @@ async function work(job: ExportItem, opts: typeof DEFAULTS & ExportWorkerDeps, o
     if (partSent) await sendPart();
     await opts.afterPage?.({ rows, parts: parts.length });
     if (partSent || Date.now() - savedAt >= SAVE_EVERY_MS) {
-      const saved = await updateExportItem(job.account_id, job.id, { processed_rows: rows, updated_at: new Date().toISOString(), lease_until: Date.now() + opts.leaseMs }, { statusIn: ['processing'], lease: held() });
+      const saved = await lease.save({ processed_rows: rows, updated_at: new Date().toISOString() });
       if (!saved) {
         await uploading?.catch(() => undefined);
         await fileUpload.abort(key, uploadId).catch(() => undefined);
@@ -173,11 +157,6 @@ async function work(job: ExportItem, opts: typeof DEFAULTS & ExportWorkerDeps, o
   await fileUpload.complete(key, uploadId, parts);
 
   const now = new Date().toISOString();
-  const done = await updateExportItem(
-    job.account_id,
-    job.id,
-    { status: 'completed', total_rows: rows, processed_rows: rows, completed_at: now, updated_at: now, lease_until: 0 },
-    { statusIn: ['processing'], lease: held() },
-  );
+  const done = await lease.end({ status: 'completed', total_rows: rows, processed_rows: rows, completed_at: now, updated_at: now });
   return done ? 'completed' : lost();
 }

@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { releaseJobPlace, takeJobPlace } from '../db/job-places.js';
+import { LeaseHeld } from '../db/jobs.js';
 import { logger } from './logger.js';
 
 type Remaining = Pick<Context, 'getRemainingTimeInMillis'>;
@@ -13,8 +14,6 @@ export interface JobQueueHandler<M> {
   logKeys: (message: M) => Record<string, string>;
   /** Works on the job; `context` is the invocation's, when Lambda gave one. */
   run: (message: M, context?: Remaining) => Promise<unknown>;
-  /** What `run` throws when another worker holds the job's lease: the message comes back later. */
-  leaseHeld: abstract new (...args: never[]) => Error;
   /** Fairness between accounts (see JobFairness). */
   fair?: JobFairness<M>;
 }
@@ -45,7 +44,9 @@ const PLACE_HELD_MS = 16 * 60_000;
 /**
  * The worker of a job queue (imports, exports, erasures, index builds: SQS, batch size 1,
  * ReportBatchItemFailures). A message names one job; a failure leaves the message in the queue
- * and the job resumes from its saved position (shared/db/jobs.ts); a malformed message is dropped.
+ * and the job resumes from its saved position (shared/db/jobs.ts), as does a job whose lease
+ * another worker holds (LeaseHeld: the message comes back in case that worker dies); a malformed
+ * message is dropped.
  */
 export const jobQueueHandler =
   <M>(spec: JobQueueHandler<M>) =>
@@ -76,7 +77,7 @@ export const jobQueueHandler =
         logger.debug(`${spec.job} message handled`, { ...spec.logKeys(message), outcome });
       } catch (error) {
         // Another worker runs the job: its place stays its own.
-        runningElsewhere = error instanceof spec.leaseHeld;
+        runningElsewhere = error instanceof LeaseHeld;
         if (runningElsewhere) logger.info(`${spec.job} is being worked on elsewhere; message returns later`, spec.logKeys(message));
         else logger.error(`${spec.job} message failed`, { ...spec.logKeys(message), error: error as Error });
         failed.push(record.messageId);

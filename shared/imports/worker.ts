@@ -14,11 +14,12 @@
  * no further chunk starts.
  */
 import { positiveIntEnv } from '../config/env.js';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { type Readable, Transform } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { getImportItem, type ImportItem, putRowErrors, type RowErrorItem, updateImportItem } from '../db/imports.js';
+import { getImportItem, type ImportItem, type ImportStatus, leaseImport, putRowErrors, type RowErrorItem } from '../db/imports.js';
+import type { JobLease } from '../db/jobs.js';
 import type { StoredRecord } from '../db/items.js';
 import type { OperationContext } from '../domain/context.js';
 import { listDefinitions } from '../domain/custom-fields.js';
@@ -54,12 +55,6 @@ export const IMPORT_LEASE_MS = 120_000;
 export const importFairness = importQueueFairness('imports', 2);
 
 const DEFAULTS = { chunkSize: 200, concurrency: 16, handOverMs: 90_000, leaseMs: IMPORT_LEASE_MS };
-
-/**
- * Another worker holds the job's lease (a second delivery of its message): this message must
- * come back later (the queue redelivers it), in case that worker dies.
- */
-export class LeaseHeld extends Error {}
 
 /** A file that is not such a CSV: the job fails with this reason. */
 class FileProblem extends Error {}
@@ -356,10 +351,9 @@ class JobRun {
 
 }
 
-async function fail(job: ImportItem, reason: string, owner: string): Promise<RunOutcome> {
+async function fail(lease: JobLease<ImportItem, ImportStatus>, reason: string): Promise<RunOutcome> {
   const now = new Date().toISOString();
-  const set = { status: 'failed' as const, failure_reason: reason, completed_at: now, updated_at: now, lease_until: 0 };
-  const out = await updateImportItem(job.account_id, job.id, set, { statusIn: ['processing'], lease: { owner, mode: 'held', now: Date.now() } });
+  const out = await lease.end({ status: 'failed', failure_reason: reason, completed_at: now, updated_at: now });
   return out ? 'failed' : 'skipped';
 }
 
@@ -389,59 +383,43 @@ async function countRows(job: ImportItem, def: EntityDefinition): Promise<{ tota
  */
 export async function runImport(message: ImportMessage, deps: ImportWorkerDeps = {}): Promise<RunOutcome> {
   const opts = { ...DEFAULTS, chunkSize: positiveIntEnv('CRM_IMPORT_CHUNK_ROWS', DEFAULTS.chunkSize), ...deps };
-  const owner = randomUUID();
-  const held = () => ({ owner, mode: 'held' as const, now: Date.now() });
-  let job = await getImportItem(message.account_id, message.import_id);
-  if (!job || (job.status !== 'queued' && job.status !== 'processing')) return 'skipped';
+  const found = await getImportItem(message.account_id, message.import_id);
   const now = new Date().toISOString();
-  const lease = { lease_owner: owner, lease_until: Date.now() + opts.leaseMs };
-  const taken =
-    job.status === 'queued'
-      ? await updateImportItem(job.account_id, job.id, { status: 'processing', started_at: now, updated_at: now, ...lease }, { statusIn: ['queued'] })
-      : await updateImportItem(job.account_id, job.id, lease, { statusIn: ['processing'], lease: { owner, mode: 'take', now: Date.now() } });
-  if (!taken) {
-    const current = await getImportItem(message.account_id, message.import_id);
-    if (current?.status === 'processing') throw new LeaseHeld(`import ${message.import_id} is being worked on by another worker`);
-    return 'skipped';
-  }
-  job = taken;
+  const lease = found && (await leaseImport(found, { running: 'processing', from: 'queued', started: { started_at: now, updated_at: now }, leaseMs: opts.leaseMs }));
+  if (!lease) return 'skipped';
   try {
-    return await work(job, message, opts, owner);
+    return await work(lease, message, opts);
   } catch (error) {
-    // Let the queue's next delivery take over at once (best effort; otherwise the lease runs out).
-    await updateImportItem(job.account_id, job.id, { lease_until: 0 }, { statusIn: ['processing', 'canceled'], lease: held() }).catch(() => undefined);
+    // Let the queue's next delivery take over at once (otherwise the lease runs out).
+    await lease.release(['processing', 'canceled']);
     throw error;
   }
 }
 
-async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerDeps & typeof DEFAULTS, owner: string): Promise<RunOutcome> {
-  const held = () => ({ owner, mode: 'held' as const, now: Date.now() });
+async function work(lease: JobLease<ImportItem, ImportStatus>, message: ImportMessage, opts: ImportWorkerDeps & typeof DEFAULTS): Promise<RunOutcome> {
+  let job = lease.job;
   /**
    * A conditional write of the job failed: it was canceled or finished (done), or another worker
-   * took it over (this message must come back in case that worker dies).
+   * took it over (LeaseHeld: this message must come back in case that worker dies).
    */
-  const lost = async (): Promise<RunOutcome> => {
-    const current = await getImportItem(job.account_id, job.id);
-    if (current?.status === 'processing') throw new LeaseHeld(`import ${job.id} was taken over by another worker`);
-    return current?.status === 'canceled' ? 'canceled' : 'skipped';
-  };
+  const lost = async (): Promise<RunOutcome> => ((await lease.lost()) === 'canceled' ? 'canceled' : 'skipped');
   const def = entityOf(job.object_type);
 
   let mapping: HeaderMapping;
   try {
     const size = await fileSize(job.object_key);
-    if (size === undefined) return await fail(job, 'the file is missing', owner);
-    if (size > MAX_FILE_BYTES) return await fail(job, 'the file is larger than 50 MB', owner);
+    if (size === undefined) return await fail(lease, 'the file is missing');
+    if (size > MAX_FILE_BYTES) return await fail(lease, 'the file is larger than 50 MB');
     const counted = await countRows(job, def);
     mapping = counted.mapping;
     if (job.total_rows === null) {
       const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped.slice(0, MAX_UNMAPPED_LISTED).map((h) => (h.length > MAX_HEADER_SHOWN ? `${h.slice(0, MAX_HEADER_SHOWN - 3)}...` : h)), updated_at: new Date().toISOString(), chunk_time: new Date().toISOString() };
-      const saved = await updateImportItem(job.account_id, job.id, set, { statusIn: ['processing'], position: job.position, lease: held() });
+      const saved = await lease.save(set, { position: job.position });
       if (!saved) return lost();
       job = saved;
     }
   } catch (error) {
-    if (error instanceof FileProblem) return fail(job, error.message, owner);
+    if (error instanceof FileProblem) return fail(lease, error.message);
     throw error;
   }
 
@@ -457,9 +435,7 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
     const result = await run.applyChunk(chunkOf, job.chunk_time ?? new Date().toISOString());
     if (result.errors.length) await putRowErrors(job.account_id, job.id, result.errors);
     await opts.afterApply?.({ firstRow: position + 2, lastRow: end + 1 });
-    const saved = await updateImportItem(
-      job.account_id,
-      job.id,
+    const saved = await lease.save(
       {
         position: end,
         processed_rows: job.processed_rows + chunkOf.rows,
@@ -467,11 +443,10 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
         updated_count: job.updated_count + result.updated,
         error_count: job.error_count + result.errors.length,
         updated_at: new Date().toISOString(),
-        lease_until: Date.now() + opts.leaseMs,
         chunk_time: new Date().toISOString(),
       },
       // A chunk applied while the job was canceled still counts (its rows stay applied).
-      { statusIn: ['processing', 'canceled'], position, lease: held() },
+      { statusIn: ['processing', 'canceled'], position },
     );
     if (!saved) return false;
     job = saved;
@@ -522,7 +497,7 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
         if (!(await submit())) return await stopped();
         if (opts.remainingMs && opts.remainingMs() < opts.handOverMs) {
           if (!(await settle())) return await stopped();
-          await updateImportItem(job.account_id, job.id, { lease_until: 0 }, { statusIn: ['processing'], lease: held() });
+          await lease.release();
           await enqueueImport(message);
           return 'handed_over';
         }
@@ -531,10 +506,10 @@ async function work(job: ImportItem, message: ImportMessage, opts: ImportWorkerD
     if ((chunkEnd > submittedEnd || chunk.length) && !(await submit())) return await stopped();
     if (!(await settle())) return await stopped();
   } catch (error) {
-    if (error instanceof FileProblem) return fail(job, error.message, owner);
+    if (error instanceof FileProblem) return fail(lease, error.message);
     throw error;
   }
   const now = new Date().toISOString();
-  const done = await updateImportItem(job.account_id, job.id, { status: 'completed', completed_at: now, updated_at: now, lease_until: 0 }, { statusIn: ['processing'], position, lease: held() });
+  const done = await lease.end({ status: 'completed', completed_at: now, updated_at: now }, { position });
   return done ? 'completed' : lost();
 }
