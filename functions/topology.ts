@@ -7,10 +7,12 @@
  * API operations come from the registry (functions/operations.ts): trigger `http`, table access
  * from `access`, other bindings from the entry. The functions below are the rest.
  */
-import type { Bindings } from '../shared/config/bindings.js';
+import type { Bindings, QueueName } from '../shared/config/bindings.js';
 import type { ItemKind, ItemUse } from '../shared/schemas/policies.js';
 import type { Family } from '../shared/errors.js';
 import { type OperationEntry, operations } from './operations.js';
+
+export type { QueueName };
 
 /** What runs a function. */
 export type Trigger =
@@ -30,17 +32,6 @@ export type Trigger =
   | { kind: 'object'; bucket: 'inbound'; prefix: string; batchSize: number; maxConcurrency: number };
 
 export type TriggerKind = Trigger['kind'];
-
-/** The service's queues that trigger functions. */
-export type QueueName = 'delivery' | 'imports' | 'exports' | 'erasures' | 'indexBuilds' | 'changes';
-
-/**
- * How each queue orders its messages: `fifo` queues hand out a message group's messages in order
- * and never more than one batch of a group at a time (the changes queue: one group per account, so
- * one account's backlog holds one consumer and the others are served beside it). The CDK app
- * (lib/crm-stack.ts) and local mode (local/resources.ts, local/queue-worker.ts) build them alike.
- */
-export const QUEUE_ORDER: Record<QueueName, 'standard' | 'fifo'> = { delivery: 'standard', imports: 'standard', exports: 'standard', erasures: 'standard', indexBuilds: 'standard', changes: 'fifo' };
 
 /*
  * Local mode (local/triggers.ts: one adapter per trigger kind) runs each function as its trigger

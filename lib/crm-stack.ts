@@ -11,7 +11,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTIONS, type FunctionSpec, QUEUE_ORDER, type QueueName } from '../functions/topology.js';
+import { FUNCTIONS, type FunctionSpec, type QueueName } from '../functions/topology.js';
+import { QUEUES } from '../shared/config/bindings.js';
 import { CONTROL_TABLE_DEFINITION, createControlTableInput } from '../shared/db/control.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { DEFAULT_RATE_LIMIT } from '../shared/domain/rate-limit.js';
@@ -98,13 +99,13 @@ export class CrmStack extends Stack {
       deadLetterQueue: { queue: this.deliveryDlq, maxReceiveCount: 5 },
     });
     this.streamFailures = new sqs.Queue(this, 'StreamFailures', { ...queueDefaults, retentionPeriod: Duration.days(14) });
-    // Record changes, one message group per account (QUEUE_ORDER: fifo; shared/stream/route.ts):
+    // Record changes, one message group per account (QUEUES: fifo; shared/stream/route.ts):
     // high-throughput FIFO (deduplication and throughput per group).
     const fifo = { fifo: true, deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP, fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID } as const;
     this.changesDlq = new sqs.Queue(this, 'ChangesDlq', { ...queueDefaults, ...fifo, retentionPeriod: Duration.days(14) });
     this.changesQueue = new sqs.Queue(this, 'ChangesQueue', {
       ...queueDefaults,
-      ...(QUEUE_ORDER.changes === 'fifo' ? fifo : {}),
+      ...(QUEUES.changes.order === 'fifo' ? fifo : {}),
       visibilityTimeout: Duration.seconds(consumerTimeout(props.topology ?? FUNCTIONS, 'changes') * 6),
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.changesDlq, maxReceiveCount: 10 },
@@ -159,12 +160,12 @@ export class CrmStack extends Stack {
     });
 
     // ---- Functions: the topology (functions/topology.ts), one nested stack per group ----------
+    const queues: Record<QueueName, sqs.IQueue> = { delivery: this.deliveryQueue, imports: imports.queue, ...jobs, changes: this.changesQueue };
     const resources: ServiceResources = {
       rateLimit: rateLimit.valueAsString,
       table: this.table,
       controlTable: this.controlTable,
-      deliveryQueue: this.deliveryQueue,
-      changesQueue: this.changesQueue,
+      queues,
       secretsKey: this.webhookSecretsKey,
       importsBucket: imports.bucket,
       importsBucketArn: imports.bucketArn,
@@ -172,16 +173,12 @@ export class CrmStack extends Stack {
         importsBucket: `arn:<AWS::Partition>:s3:::crm-imports-<AWS::AccountId>-<AWS::Region>-${imports.node.addr.slice(0, 8)}`,
         inboundBucket: `arn:<AWS::Partition>:s3:::crm-inbound-<AWS::AccountId>-<AWS::Region>-${inbound.node.addr.slice(0, 8)}`,
       },
-      importsQueue: imports.queue,
-      exportsQueue: jobs.exports,
-      erasuresQueue: jobs.erasures,
-      indexBuildsQueue: jobs.indexBuilds,
       inbound: { bucketName: inbound.bucketName, bucketArn: inbound.bucketArn, domain: inbound.domain },
     };
     const targets: TriggerTargets = {
       api: this.api,
       table: this.table,
-      queues: { delivery: this.deliveryQueue, imports: imports.queue, exports: jobs.exports, erasures: jobs.erasures, indexBuilds: jobs.indexBuilds, changes: this.changesQueue },
+      queues,
       streamFailures: this.streamFailures,
       inboundEvents: inbound.queue,
     };

@@ -15,7 +15,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { FunctionSpec } from '../functions/topology.js';
-import { bindingEnv } from '../shared/config/bindings.js';
+import { bindingEnv, QUEUE_NAMES, queueBinding } from '../shared/config/bindings.js';
 import { CONTROL_TABLE_DEFINITION } from '../shared/db/control.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { type PolicyStatement, policyOf, type ResourceArns } from '../shared/schemas/policies.js';
@@ -54,17 +54,11 @@ const queueNameOf = (url: string) => url.replace(/\/+$/, '').split('/').pop() ??
 /** The ARNs of the local resources, from the variables the bindings set (local/resources.ts). */
 export function localArns(env: NodeJS.ProcessEnv = process.env): ResourceArns {
   const table = env[bindingEnv('table')] ?? '';
-  const queue = (binding: 'deliveryQueue' | 'changesQueue' | 'importsQueue' | 'exportsQueue' | 'erasuresQueue' | 'indexBuildsQueue', fallback: string) => queueArn(queueNameOf(env[bindingEnv(binding)] ?? fallback));
   return {
     table: tableArn(table),
     tableIndexes: createTableInput(table).GlobalSecondaryIndexes.map((index) => `${tableArn(table)}/index/${index.IndexName}`),
     control: tableArn(env[bindingEnv('control')] ?? ''),
-    deliveryQueue: queue('deliveryQueue', LOCAL_QUEUES.delivery),
-    changesQueue: queue('changesQueue', LOCAL_QUEUES.changes),
-    importsQueue: queue('importsQueue', LOCAL_QUEUES.imports),
-    exportsQueue: queue('exportsQueue', LOCAL_QUEUES.exports),
-    erasuresQueue: queue('erasuresQueue', LOCAL_QUEUES.erasures),
-    indexBuildsQueue: queue('indexBuildsQueue', LOCAL_QUEUES.indexBuilds),
+    queues: Object.fromEntries(QUEUE_NAMES.map((q) => [q, queueArn(queueNameOf(env[bindingEnv(queueBinding(q))] ?? LOCAL_QUEUES[q]))])) as ResourceArns['queues'],
     importsBucket: bucketArn(env[bindingEnv('importsBucket')] ?? env[bindingEnv('exportsBucket')] ?? LOCAL_BUCKETS.imports),
     inboundBucket: bucketArn(env[bindingEnv('inboundBucket')] ?? LOCAL_BUCKETS.inbound),
     secretsKey: keyArn(env[bindingEnv('secretsKey')] ?? 'local'),

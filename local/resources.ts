@@ -6,14 +6,14 @@
  */
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type FunctionSpec, QUEUE_ORDER, type QueueName } from '../functions/topology.js';
-import { type BindingName, bindingEnv } from '../shared/config/bindings.js';
+import type { FunctionSpec } from '../functions/topology.js';
+import { type BindingName, bindingEnv, QUEUE_NAMES, type QueueBinding, type QueueName, queueOfBinding, QUEUES } from '../shared/config/bindings.js';
 import { controlTableNameFor } from '../shared/db/control.js';
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-/** Every queue of the topology and its local name. */
-export const LOCAL_QUEUES: Record<QueueName, string> = { delivery: 'crm-webhook-deliveries', imports: 'crm-imports', exports: 'crm-exports', erasures: 'crm-erasures', indexBuilds: 'crm-index-builds', changes: 'crm-changes.fifo' };
+/** Every queue of the service and its local name (shared/config/bindings.ts). */
+export const LOCAL_QUEUES = Object.fromEntries(QUEUE_NAMES.map((q) => [q, QUEUES[q].local])) as Record<QueueName, string>;
 
 /** The buckets: import and export files (`imports/`, `exports/`) and raw inbound mail (`inbound/`). */
 export const LOCAL_BUCKETS = { imports: 'crm-imports', inbound: 'crm-inbound' } as const;
@@ -38,29 +38,29 @@ export interface LocalResources {
  * local key when WEBHOOK_SECRET_KEY_ID is unset (shared/db/secret-box.ts), the rate limit is
  * CRM_RATE_LIMIT or its default (shared/domain/rate-limit.ts).
  */
-export const LOCAL_BINDINGS: { [B in BindingName]: (r: LocalResources) => string | undefined } = {
+const LOCAL_BINDINGS: { [B in Exclude<BindingName, QueueBinding>]: (r: LocalResources) => string | undefined } = {
   table: (r) => r.tableName,
   control: (r) => controlTableNameFor(r.tableName),
-  deliveryQueue: (r) => r.queueUrls.delivery,
-  changesQueue: (r) => r.queueUrls.changes,
   secretsKey: () => undefined,
   importsBucket: (r) => r.buckets.imports,
-  importsQueue: (r) => r.queueUrls.imports,
   // The imports bucket's `exports/` prefix, as deployed.
   exportsBucket: (r) => r.buckets.imports,
-  exportsQueue: (r) => r.queueUrls.exports,
-  erasuresQueue: (r) => r.queueUrls.erasures,
-  indexBuildsQueue: (r) => r.queueUrls.indexBuilds,
   inboundBucket: (r) => r.buckets.inbound,
   inboundDomain: () => process.env[bindingEnv('inboundDomain')] ?? 'inbound.localhost',
   rateLimit: () => undefined,
+};
+
+/** A binding's local value: a queue's URL, or LOCAL_BINDINGS. */
+const localValue = (binding: BindingName, r: LocalResources): string | undefined => {
+  const queue = queueOfBinding(binding);
+  return queue ? r.queueUrls[queue] : LOCAL_BINDINGS[binding as Exclude<BindingName, QueueBinding>](r);
 };
 
 /** The variables of every binding the functions declare, set to the local resources. */
 export function bindingEnvironment(functions: readonly FunctionSpec[], r: LocalResources): Record<string, string> {
   const env: Record<string, string> = {};
   for (const binding of new Set(functions.flatMap((f) => Object.keys(f.bindings) as BindingName[]))) {
-    const value = LOCAL_BINDINGS[binding](r);
+    const value = localValue(binding, r);
     if (value !== undefined) env[bindingEnv(binding)] = value;
   }
   return env;
@@ -100,7 +100,7 @@ export async function createLocalResources(
   opts: Omit<LocalResources, 'queueUrls' | 'buckets'>,
 ): Promise<LocalResources> {
   const queueUrls = {} as Record<QueueName, string>;
-  for (const [queue, name] of Object.entries(LOCAL_QUEUES) as [QueueName, string][]) queueUrls[queue] = await ensureQueue(opts.awsEndpoint, name, QUEUE_ORDER[queue]);
+  for (const [queue, name] of Object.entries(LOCAL_QUEUES) as [QueueName, string][]) queueUrls[queue] = await ensureQueue(opts.awsEndpoint, name, QUEUES[queue].order);
   for (const bucket of new Set(Object.values(LOCAL_BUCKETS))) await ensureBucket(opts.awsEndpoint, bucket);
   const resources: LocalResources = { ...opts, queueUrls, buckets: { ...LOCAL_BUCKETS } };
   Object.assign(process.env, { DYNAMODB_ENDPOINT: opts.dynamoEndpoint, AWS_ENDPOINT_URL_SQS: opts.awsEndpoint, AWS_ENDPOINT_URL_S3: opts.awsEndpoint }, bindingEnvironment(functions, resources));

@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, S3Event, ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { FUNCTIONS, type FunctionSpec, QUEUE_ORDER, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
+import { FUNCTIONS, type FunctionSpec, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
+import { QUEUES } from '../shared/config/bindings.js';
 import { loadHandler } from './handlers.js';
 import { type QueueWorker, type QueueWorkerOptions, startQueueWorker, toLambdaRecord } from './queue-worker.js';
 import type { LocalResources } from './resources.js';
@@ -54,7 +55,7 @@ export function startQueueTrigger(
 ): QueueWorker {
   const { batchSize, maxConcurrency, local = {} } = spec.trigger;
   const groupBy = local.groupBy;
-  const fifo = QUEUE_ORDER[spec.trigger.queue] === 'fifo';
+  const fifo = QUEUES[spec.trigger.queue].order === 'fifo';
   return startQueueWorker({
     endpoint: opts.endpoint,
     queueUrl: opts.queueUrl,

@@ -4,7 +4,42 @@
  * (local/resources.ts) sets the same variables to its local resources; the code reads them through
  * `bindingEnv`. A binding's name, modes and variable are spelled here only.
  */
+
+/**
+ * The service's queues. Each is a queue in the stack and in local mode (`local`: its local name),
+ * and a `send` binding `<name>Queue` whose variable is its URL (`env`); the functions it triggers
+ * name it in their trigger. `fifo` queues hand out a message group's messages in order and never
+ * more than one batch of a group at a time (the changes queue: one group per account, so one
+ * account's backlog holds one consumer and the others are served beside it).
+ */
+export const QUEUES = {
+  /** Webhook deliveries: the delivery worker consumes it; a failed attempt re-enqueues itself with a delay. */
+  delivery: { env: 'DELIVERY_QUEUE_URL', order: 'standard', local: 'crm-webhook-deliveries' },
+  /** Record changes, one message group per account: the stream routes to it, the changes worker consumes it. */
+  changes: { env: 'CHANGES_QUEUE_URL', order: 'fifo', local: 'crm-changes.fifo' },
+  /** Import jobs (contract §10). */
+  imports: { env: 'IMPORTS_QUEUE_URL', order: 'standard', local: 'crm-imports' },
+  /** Export jobs (contract §16). */
+  exports: { env: 'EXPORTS_QUEUE_URL', order: 'standard', local: 'crm-exports' },
+  /** Erasure jobs (contract §18). */
+  erasures: { env: 'ERASURES_QUEUE_URL', order: 'standard', local: 'crm-erasures' },
+  /** Index builds (contract §17: a custom field's `indexed` changed). */
+  indexBuilds: { env: 'INDEX_BUILDS_QUEUE_URL', order: 'standard', local: 'crm-index-builds' },
+} as const satisfies Record<string, { env: string; order: 'standard' | 'fifo'; local: string }>;
+
+export type QueueName = keyof typeof QUEUES;
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+/** A queue's binding: `deliveryQueue`, `importsQueue`, … */
+export type QueueBinding = `${QueueName}Queue`;
+export const queueBinding = <Q extends QueueName>(queue: Q): `${Q}Queue` => `${queue}Queue`;
+/** The queue a binding names, when it is a queue's. */
+export const queueOfBinding = (binding: string): QueueName | undefined => QUEUE_NAMES.find((q) => queueBinding(q) === binding);
+
+type QueueBindings = { [Q in QueueName as `${Q}Queue`]: { env: (typeof QUEUES)[Q]['env']; modes: readonly ['send'] } };
+const QUEUE_BINDINGS = Object.fromEntries(QUEUE_NAMES.map((q) => [queueBinding(q), { env: QUEUES[q].env, modes: ['send'] as const }])) as QueueBindings;
+
 export const BINDINGS = {
+  ...QUEUE_BINDINGS,
   /** The single table (`read`: Get/Query/BatchGet; `write`: also Put/Update/Delete/BatchWrite). */
   table: { env: 'TABLE_NAME', modes: ['read', 'write'] },
   /**
@@ -14,26 +49,12 @@ export const BINDINGS = {
    * (shared/schemas/policies.ts).
    */
   control: { env: 'CONTROL_TABLE_NAME', modes: ['write'] },
-  /** The webhook delivery queue (send only; the delivery worker consumes it through its trigger). */
-  deliveryQueue: { env: 'DELIVERY_QUEUE_URL', modes: ['send'] },
-  /** The record-change queue (FIFO, one message group per account: the stream routes to it, the changes worker consumes it). */
-  changesQueue: { env: 'CHANGES_QUEUE_URL', modes: ['send'] },
   /** The KMS key of webhook signing secrets. */
   secretsKey: { env: 'WEBHOOK_SECRET_KEY_ID', modes: ['encrypt', 'decrypt', 'encrypt-decrypt'] },
   /** The import files bucket, `imports/` prefix only (`write`: put and get; `read`: get; `erase`: get and delete). */
   importsBucket: { env: 'IMPORTS_BUCKET', modes: ['read', 'write', 'erase'] },
-  /** The import job queue. */
-  importsQueue: { env: 'IMPORTS_QUEUE_URL', modes: ['send'] },
-  // --- exports (contract §16) ---
   /** The export files: the imports bucket's `exports/` prefix only (`write`: multipart put and abort; `read`: get, for presigned downloads; `erase`: delete). */
   exportsBucket: { env: 'EXPORTS_BUCKET', modes: ['read', 'write', 'erase'] },
-  /** The export job queue. */
-  exportsQueue: { env: 'EXPORTS_QUEUE_URL', modes: ['send'] },
-  // --- end exports ---
-  /** The erasure job queue (contract §18). */
-  erasuresQueue: { env: 'ERASURES_QUEUE_URL', modes: ['send'] },
-  /** The index-build queue (contract §17: a custom field's `indexed` changed). */
-  indexBuildsQueue: { env: 'INDEX_BUILDS_QUEUE_URL', modes: ['send'] },
   /** The raw inbound mail bucket, `inbound/` prefix only (`read`: get; `erase`: delete). */
   inboundBucket: { env: 'INBOUND_BUCKET', modes: ['read', 'erase'] },
   /** The inbound mail domain (configuration, no grant). */

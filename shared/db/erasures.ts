@@ -10,7 +10,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import type { ErasureStatus, Removed } from '../schemas/erasures.js';
 import { db, tableName } from './client.js';
 import { batchGetItems, cancellationCodes } from './items.js';
-import { type JobCondition, jobStore } from './jobs.js';
+import { jobStore } from './jobs.js';
 import { keys } from './table.js';
 
 export interface ErasureItem {
@@ -40,13 +40,12 @@ const store = jobStore<ErasureItem, 'erasure_id'>({
   activeIdAttr: 'erasure_id',
 });
 
-export type ErasureCondition = JobCondition<ErasureStatus>;
 export const getErasureItem = store.get;
 export const queryErasures = store.query;
-export const updateErasureItem = (accountId: string, id: string, set: Partial<ErasureItem>, cond: ErasureCondition) => store.update(accountId, id, set, cond);
 /** Takes an erasure for one worker (shared/db/jobs.ts `lease`). */
 export const leaseErasure = store.lease;
-export const listActiveErasures = store.listActive;
+/** Local mode's recovery of lost messages (shared/imports/recover.ts): a pending erasure is a running job. */
+export const erasureRecovery = store.recoverable({ running: 'pending' });
 export const clearActiveErasure = store.clearActive;
 
 /**

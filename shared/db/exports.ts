@@ -55,8 +55,8 @@ export const updateExportItem = (accountId: string, id: string, set: Partial<Exp
 
 /** Takes a job for one worker (shared/db/jobs.ts `lease`). */
 export const leaseExport = store.lease;
+/** Local mode's recovery of lost messages (shared/imports/recover.ts). */
+export const exportRecovery = store.recoverable({ queued: 'queued', running: 'processing' });
 
 /** Queued jobs' markers (see `keys.activeExport`). */
 export const markExportActive = store.markActive;
-export const listActiveExports = store.listActive;
-export const clearActiveExport = store.clearActive;

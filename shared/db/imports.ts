@@ -71,6 +71,8 @@ export const queryImports = store.query;
 export const updateImportItem = (accountId: string, id: string, set: Partial<ImportItem>, cond: ImportCondition) => store.update(accountId, id, set, cond);
 /** Takes a job for one worker (shared/db/jobs.ts `lease`). */
 export const leaseImport = store.lease;
+/** Local mode's recovery of lost messages (shared/imports/recover.ts). */
+export const importRecovery = store.recoverable({ queued: 'queued', running: 'processing' });
 
 /** Writes row errors (one item per row: writing a row's error again overwrites it). */
 export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {
@@ -115,5 +117,3 @@ export async function redactRowError(accountId: string, importId: string, rowNum
 
 /** Queued jobs' markers (see `keys.activeImport`). */
 export const markImportActive = store.markActive;
-export const listActiveImports = store.listActive;
-export const clearActiveImport = store.clearActive;

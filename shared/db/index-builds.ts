@@ -3,7 +3,7 @@
  * existing records. One item per build, moved by the job store's conditional updates (status,
  * saved position, the worker's lease: shared/db/jobs.ts), and a marker while it runs.
  */
-import { type JobCondition, jobStore } from './jobs.js';
+import { jobStore } from './jobs.js';
 import { keys } from './table.js';
 import type { FieldType } from '../schemas/filter.js';
 
@@ -45,8 +45,9 @@ export const insertIndexBuild = async (item: IndexBuildItem) => {
   await store.markActive(item.account_id, item.id);
 };
 export const getIndexBuild = store.get;
-export const updateIndexBuild = (accountId: string, id: string, set: Partial<IndexBuildItem>, cond: JobCondition<IndexBuildStatus>, add?: Record<string, number>) => store.update(accountId, id, set, cond, add);
 /** Takes a build for one worker (shared/db/jobs.ts `lease`). */
 export const leaseIndexBuild = store.lease;
+/** Local mode's recovery of lost messages (shared/imports/recover.ts). */
+export const indexBuildRecovery = store.recoverable({ running: 'processing' });
 export const listActiveIndexBuilds = store.listActive;
 export const clearActiveIndexBuild = store.clearActive;

@@ -238,5 +238,22 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
     };
   }
 
-  return { insert, get, query, update, lease, markActive, listActive, clearActive };
+  /**
+   * What local mode's recovery (shared/imports/recover.ts) needs of the family: its marked jobs,
+   * each one's state (`queued`: not started; `processing`: `running`, it may hold a lease; else
+   * ended), a running job's lease released, an ended job's marker cleared.
+   */
+  function recoverable(states: { queued?: S; running: S }) {
+    return {
+      listActive: async () => (await listActive()).map((m) => ({ account_id: m.account_id, id: m[k.activeIdAttr] })),
+      get: async (accountId: string, id: string): Promise<{ status: 'queued' | 'processing' | 'ended' } | undefined> => {
+        const job = await get(accountId, id);
+        return job && { status: job.status === states.running ? 'processing' : job.status === states.queued ? 'queued' : 'ended' };
+      },
+      releaseLease: (accountId: string, id: string) => update(accountId, id, { lease_until: 0 } as Partial<T>, { statusIn: [states.running] }),
+      clearActive,
+    };
+  }
+
+  return { insert, get, query, update, lease, markActive, listActive, clearActive, recoverable };
 }

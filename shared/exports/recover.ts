@@ -4,18 +4,8 @@
  * its file again (a new multipart upload; the interrupted one is aborted), so no truncated file
  * is ever marked completed.
  */
-import { clearActiveExport, getExportItem, listActiveExports, updateExportItem } from '../db/exports.js';
+import { exportRecovery } from '../db/exports.js';
 import { recoverJobs } from '../imports/recover.js';
 import { enqueueExport } from './storage.js';
 
-export const recoverExports = (opts: { releaseLeases?: boolean } = {}) =>
-  recoverJobs(
-    {
-      listActive: async () => (await listActiveExports()).map((m) => ({ account_id: m.account_id, id: m.export_id })),
-      get: getExportItem,
-      releaseLease: (accountId, id) => updateExportItem(accountId, id, { lease_until: 0 }, { statusIn: ['processing'] }),
-      clearActive: clearActiveExport,
-      enqueue: (account_id, export_id) => enqueueExport({ account_id, export_id }),
-    },
-    opts,
-  );
+export const recoverExports = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...exportRecovery, enqueue: (account_id, export_id) => enqueueExport({ account_id, export_id }) }, opts);

@@ -2,18 +2,20 @@
  * Re-queues jobs whose queue message is gone. Local mode's queue lives in memory, so a restart
  * with a data directory (even after a crash) loses the messages of queued and running jobs;
  * contract §7 wants them carried out after it. Each queued job left a marker
- * (`keys.activeImport`, `keys.activeExport`); a job still `queued` or `processing` is queued
+ * (`keys.activeImport`, `keys.activeExport`, …; the job store's `recoverable`: shared/db/jobs.ts);
+ * a job still `queued` or `processing` is queued
  * again (the worker's lease makes a second message harmless: an import resumes after its last
  * saved chunk, an export starts its file again), and the markers of jobs that have ended are
  * removed.
  */
-import { clearActiveImport, getImportItem, listActiveImports, updateImportItem } from '../db/imports.js';
+import { importRecovery } from '../db/imports.js';
 import { enqueueImport } from './storage.js';
 
 /** What recovery needs of a job family (its data-layer store and its queue). */
 export interface RecoverableJobs {
   listActive(): Promise<Array<{ account_id: string; id: string }>>;
-  get(accountId: string, id: string): Promise<{ status: string } | undefined>;
+  /** The job's state: `queued` (not started), `processing` (running: it may hold a lease), or ended. */
+  get(accountId: string, id: string): Promise<{ status: 'queued' | 'processing' | 'ended' } | undefined>;
   releaseLease(accountId: string, id: string): Promise<unknown>;
   clearActive(accountId: string, id: string): Promise<void>;
   enqueue(accountId: string, id: string): Promise<void>;
@@ -41,14 +43,4 @@ export async function recoverJobs(jobs: RecoverableJobs, opts: { releaseLeases?:
   return { requeued, cleared };
 }
 
-export const recoverImports = (opts: { releaseLeases?: boolean } = {}) =>
-  recoverJobs(
-    {
-      listActive: async () => (await listActiveImports()).map((m) => ({ account_id: m.account_id, id: m.import_id })),
-      get: getImportItem,
-      releaseLease: (accountId, id) => updateImportItem(accountId, id, { lease_until: 0 }, { statusIn: ['processing'] }),
-      clearActive: clearActiveImport,
-      enqueue: (account_id, import_id) => enqueueImport({ account_id, import_id }),
-    },
-    opts,
-  );
+export const recoverImports = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...importRecovery, enqueue: (account_id, import_id) => enqueueImport({ account_id, import_id }) }, opts);

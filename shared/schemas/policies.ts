@@ -6,7 +6,7 @@
  * (lib/bindings.ts) and local mode checks every AWS SDK call of the function against the same
  * statements (local/iam.ts), so both come from one source. Pure: no AWS library.
  */
-import type { BindingMode, BindingName, Bindings } from '../config/bindings.js';
+import { type BindingMode, type BindingName, type Bindings, type QueueBinding, type QueueName, queueBinding, queueOfBinding } from '../config/bindings.js';
 import { ACCOUNT_KEYS } from './keys/account.js';
 import { API_KEY_KEYS } from './keys/api-keys.js';
 import { EVENT_KEYS } from './keys/events.js';
@@ -92,12 +92,8 @@ export interface ResourceArns {
   /** Every index of the table (`<table>/index/<name>`). */
   tableIndexes: readonly string[];
   control: string;
-  deliveryQueue: string;
-  changesQueue: string;
-  importsQueue: string;
-  exportsQueue: string;
-  erasuresQueue: string;
-  indexBuildsQueue: string;
+  /** Every queue (shared/config/bindings.ts `QUEUES`). */
+  queues: Record<QueueName, string>;
   /** The imports bucket (import files under `imports/`, export files under `exports/`). */
   importsBucket: string;
   inboundBucket: string;
@@ -148,29 +144,26 @@ type BindingPolicy<B extends BindingName> = (mode: BindingMode<B>, arns: Resourc
 
 const prefix = (bucketArn: string, p: string) => `${bucketArn}/${p}*`;
 
-/** One policy per binding kind: exactly the access its mode names (a new binding kind does not compile without one). */
-const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
+/** A queue's binding: send to that queue (its consumers receive through their trigger). */
+const queuePolicy = (queue: QueueName, a: ResourceArns): PolicyStatement[] => [{ sid: sidOf(queueBinding(queue), 'send'), actions: ['sqs:SendMessage'], resources: [a.queues[queue]] }];
+
+/** One policy per binding kind but the queues': exactly the access its mode names (a new binding kind does not compile without one). */
+const BINDING_POLICIES: { [B in Exclude<BindingName, QueueBinding>]: BindingPolicy<B> } = {
   table: (mode, a) => [
     { sid: 'TableRead', actions: TABLE_READ_ACTIONS, resources: [a.table, ...a.tableIndexes] },
     ...(mode === 'write' ? [{ sid: 'TableWrite', actions: TABLE_WRITE_ACTIONS, resources: [a.table] }] : []),
   ],
   // The control table's grants are per kind of item (itemStatements).
   control: () => [],
-  deliveryQueue: (_mode, a) => [{ sid: 'DeliveryQueueSend', actions: ['sqs:SendMessage'], resources: [a.deliveryQueue] }],
-  changesQueue: (_mode, a) => [{ sid: 'ChangesQueueSend', actions: ['sqs:SendMessage'], resources: [a.changesQueue] }],
   // webhooks-create decrypts the secret of its own stored idempotent result on a retry; the delivery worker signs.
   secretsKey: (mode, a) => [{ sid: 'SecretsKey', actions: [...(mode !== 'decrypt' ? ['kms:Encrypt'] : []), ...(mode !== 'encrypt' ? ['kms:Decrypt'] : [])], resources: [a.secretsKey] }],
   // HeadObject is authorized as GetObject.
   // `erase` (the erasure worker, contract §18): read a file to find a person's email in it, delete it.
   importsBucket: (mode, a) => [{ sid: 'ImportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:GetObject'] : mode === 'erase' ? ['s3:GetObject', 's3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, IMPORT_FILES_PREFIX)] }],
-  importsQueue: (_mode, a) => [{ sid: 'ImportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.importsQueue] }],
   // The worker writes the file as a multipart upload (PutObject covers create, part and complete) and aborts an interrupted one;
   // the read operations presign downloads (a presigned GET is authorized as the signer's GetObject).
   // `erase` (the erasure worker, contract §18): delete an export file of contacts.
   exportsBucket: (mode, a) => [{ sid: 'ExportFiles', actions: mode === 'write' ? ['s3:PutObject', 's3:AbortMultipartUpload'] : mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.importsBucket, EXPORT_FILES_PREFIX)] }],
-  exportsQueue: (_mode, a) => [{ sid: 'ExportsQueueSend', actions: ['sqs:SendMessage'], resources: [a.exportsQueue] }],
-  erasuresQueue: (_mode, a) => [{ sid: 'ErasuresQueueSend', actions: ['sqs:SendMessage'], resources: [a.erasuresQueue] }],
-  indexBuildsQueue: (_mode, a) => [{ sid: 'IndexBuildsQueueSend', actions: ['sqs:SendMessage'], resources: [a.indexBuildsQueue] }],
   // `erase` (the erasure worker, contract §18): delete the raw messages of the emails it deletes.
   inboundBucket: (mode, a) => [{ sid: 'InboundMail', actions: mode === 'erase' ? ['s3:DeleteObject'] : ['s3:GetObject'], resources: [prefix(a.inboundBucket, INBOUND_PREFIX)] }],
   inboundDomain: () => [],
@@ -181,7 +174,8 @@ const BINDING_POLICIES: { [B in BindingName]: BindingPolicy<B> } = {
 export function policyOf(subject: PolicySubject, arns: ResourceArns): PolicyStatement[] {
   const statements: PolicyStatement[] = [];
   for (const [name, mode] of Object.entries(subject.bindings) as [BindingName, string][]) {
-    statements.push(...(BINDING_POLICIES[name] as BindingPolicy<BindingName>)(mode as never, arns));
+    const queue = queueOfBinding(name);
+    statements.push(...(queue ? queuePolicy(queue, arns) : (BINDING_POLICIES[name as Exclude<BindingName, QueueBinding>] as BindingPolicy<BindingName>)(mode as never, arns)));
   }
   return [...statements, ...itemStatements(subject, arns)].filter((s) => s.actions.length > 0);
 }
