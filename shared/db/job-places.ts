@@ -1,9 +1,11 @@
 /**
  * An account's places on a job queue (imports, exports, erasures, index builds): what keeps one
- * account to a share of a queue's workers (shared/http/job-handler.ts). Apart from the job store
- * (jobs.ts) so that only the job workers' bundles carry it.
+ * account to a share of a queue's workers (shared/http/job-handler.ts), and the account's jobs
+ * waiting for one (woken one by one as places are given back). Apart from the job store (jobs.ts)
+ * so that only the job workers' bundles carry it.
  */
-import { tableName } from './client.js';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
 import { batchGetItems, writeUnlessRefused } from './items.js';
 import { keys } from './table.js';
 
@@ -38,4 +40,30 @@ export async function releaseJobPlace(accountId: string, queue: string, place: n
   await writeUnlessRefused({
     Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ConditionExpression: '#j = :j', ExpressionAttributeNames: { '#j': 'job' }, ExpressionAttributeValues: { ':j': job } },
   });
+}
+
+/** Notes that `job` waits for one of the account's places on `queue` (once per job, however often it is put back). */
+export async function waitForJobPlace(accountId: string, queue: string, job: string): Promise<void> {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.jobWaiting(accountId, queue, job), job } }));
+}
+
+/** `job` waits no more (it took a place). */
+export async function stopWaitingForJobPlace(accountId: string, queue: string, job: string): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.jobWaiting(accountId, queue, job) }));
+}
+
+/**
+ * Takes one of the account's waiting jobs off the list, to wake it for the place just given back:
+ * its id, or undefined when none waits. Two callers never take the same one (a conditional delete).
+ */
+export async function takeWaitingJob(accountId: string, queue: string): Promise<string | undefined> {
+  const { pk, sk } = keys.jobWaiting(accountId, queue, '');
+  const out = await db().send(
+    new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p AND begins_with(sk, :w)', ExpressionAttributeValues: { ':p': pk, ':w': sk }, ConsistentRead: true, Limit: 5 }),
+  );
+  for (const item of out.Items ?? []) {
+    const taken = await writeUnlessRefused({ Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk }, ConditionExpression: 'attribute_exists(pk)' } });
+    if (taken) return String(item.job);
+  }
+  return undefined;
 }

@@ -143,12 +143,15 @@ async function redactDeliveries(accountId: string, recordId: string): Promise<nu
 /**
  * What an activity erased with the contact leaves, before it is deleted: its marker (the stream
  * worker logs and delivers its deletion, and anything still in flight, redacted), then its
- * history and deliveries redacted. Adds to `counts`.
+ * history and deliveries redacted. Adds to `counts` (safe for activities erased at once).
  */
 const eraseActivity = (p: Person, counts: Counts) => async (activityId: string) => {
   await markErased(p.accountId, activityId, p.job.id);
-  counts.events = (counts.events ?? 0) + (await redactEvents(p.accountId, activityId));
-  counts.deliveries = (counts.deliveries ?? 0) + (await redactDeliveries(p.accountId, activityId));
+  // Counted after each await: several activities are erased at once (purgeOnlyLinked).
+  const events = await redactEvents(p.accountId, activityId);
+  counts.events = (counts.events ?? 0) + events;
+  const deliveries = await redactDeliveries(p.accountId, activityId);
+  counts.deliveries = (counts.deliveries ?? 0) + deliveries;
 };
 
 export const STEPS: readonly Step[] = [

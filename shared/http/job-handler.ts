@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { releaseJobPlace, takeJobPlace } from '../db/job-places.js';
+import { releaseJobPlace, stopWaitingForJobPlace, takeJobPlace, takeWaitingJob, waitForJobPlace } from '../db/job-places.js';
 import { LeaseHeld } from '../db/jobs.js';
 import { logger } from './logger.js';
 
@@ -24,8 +24,12 @@ export interface JobQueueHandler<M> {
  * busy account leaves the other workers to other accounts (a share, not a reservation: several
  * busy accounts together can still hold them all). Before it runs, a job takes one of its
  * account's places on the queue (`takeJobPlace`, shared/db/job-places.ts: a few items per account,
- * whatever its number of queued jobs), and gives it back once it no longer runs; when all are
- * held by the account's other jobs, its message is sent again after DEFER_SECONDS (`defer`).
+ * whatever its number of queued jobs), and gives it back once it no longer runs. When all are
+ * held by the account's other jobs, it is noted as waiting and its message is sent again after
+ * DEFER_SECONDS (`defer`); a job that gives its place back wakes one waiting job of its account at
+ * once (`wake`: its message sent again without delay), so a freed place does not idle until a
+ * put-back message comes back. The put-back message stays: it runs the job if the wake is lost
+ * (a duplicate finds the job running or ended).
  */
 export interface JobFairness<M> {
   /** The queue's name in its places' keys. */
@@ -34,6 +38,8 @@ export interface JobFairness<M> {
   /** The message's account and job. */
   of: (message: M) => { accountId: string; jobId: string };
   defer: (message: M, delaySeconds: number) => Promise<void>;
+  /** Sends a job's message again at once (a waiting job, woken for a place given back). */
+  wake: (accountId: string, jobId: string) => Promise<void>;
 }
 
 /** How long a job put back by its account's cap waits before its message is delivered again. */
@@ -65,13 +71,26 @@ export const jobQueueHandler =
       try {
         if (fair) {
           const { accountId, jobId } = fair.of(message);
-          const place = await takeJobPlace(accountId, fair.queue, jobId, fair.perAccount, Date.now() + PLACE_HELD_MS);
+          const take = () => takeJobPlace(accountId, fair.queue, jobId, fair.perAccount, Date.now() + PLACE_HELD_MS);
+          let place = await take();
           if (place === undefined) {
-            await fair.defer(message, DEFER_SECONDS);
-            logger.debug(`${spec.job} waits: its account already runs ${fair.perAccount} at once`, spec.logKeys(message));
-            continue;
+            // Noted as waiting first, then tried again: a place given back in between is not missed.
+            await waitForJobPlace(accountId, fair.queue, jobId);
+            place = await take();
+            if (place === undefined) {
+              await fair.defer(message, DEFER_SECONDS);
+              logger.debug(`${spec.job} waits: its account already runs ${fair.perAccount} at once`, spec.logKeys(message));
+              continue;
+            }
           }
-          release = () => releaseJobPlace(accountId, fair.queue, place, jobId);
+          // No longer waiting (it may have been, when an earlier delivery was put back).
+          await stopWaitingForJobPlace(accountId, fair.queue, jobId);
+          const held = place;
+          release = async () => {
+            await releaseJobPlace(accountId, fair.queue, held, jobId);
+            const next = await takeWaitingJob(accountId, fair.queue);
+            if (next) await fair.wake(accountId, next);
+          };
         }
         const outcome = await spec.run(message, context);
         logger.debug(`${spec.job} message handled`, { ...spec.logKeys(message), outcome });

@@ -65,6 +65,7 @@ export function jobMessages<K extends string>(idField: K, queueUrl: () => string
       perAccount,
       of: (m) => ({ accountId: m.account_id, jobId: m[idField] }),
       defer: (m, delaySeconds) => sendQueueMessage(queueUrl(), JSON.stringify(m), delaySeconds),
+      wake: (accountId, jobId) => sendQueueMessage(queueUrl(), JSON.stringify({ account_id: accountId, [idField]: jobId })),
     }),
   };
 }

@@ -283,6 +283,21 @@ describe('erasures (contract §18)', () => {
     expect((await call<Results>('contacts-batch-create', { items: [{ first_name: 'C', email: upper }, { first_name: 'D' }] })).results.map((r) => r.ok)).toEqual([false, true]);
   }, 120_000);
 
+  it('erases a contact’s many activities several at once, counting every one and every event of theirs', async () => {
+    const contact = await call<Rec>('contacts-create', { first_name: 'Many', email: `many${randomUUID().slice(0, 8)}@example.com` });
+    const n = 9;
+    const made = await call<{ results: { ok: boolean; record: Rec }[] }>('activities-batch-create', { items: Array.from({ length: n }, (_, i) => ({ type: 'note', subject: `n${i}`, contact_ids: [contact.id] })) });
+    const ids = made.results.map((r) => r.record.id);
+    // Every activity.created is in the change log before the erasure reads it.
+    await stack.poller.drain();
+    const erasure = await call<{ id: string }>('erasures-create', { contact_id: contact.id });
+    const done = await completed(erasure.id);
+    expect(done.removed.activities).toBe(n);
+    // contact.created and each activity.created, none lost between activities erased together.
+    expect(done.removed.events).toBeGreaterThanOrEqual(1 + n);
+    for (const id of ids) expect((await raw('activities-get', { id })).error?.code).toBe('activities.not_found');
+  }, 120_000);
+
   it('resumes a crashed erasure at its saved step: completed once, contact.erased once', async () => {
     // This test drives the worker itself: the stack's erasure worker is stopped (its messages wait).
     await stack.erasures.worker.stop();

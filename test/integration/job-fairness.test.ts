@@ -1,7 +1,8 @@
 /**
  * Fairness of the job queues between accounts (shared/http/job-handler.ts): an account that
  * already has `perAccount` jobs held by workers gets its next one put back on the queue (sent
- * again after DEFER_SECONDS), so another account's job finds a free worker at once. Against
+ * again after DEFER_SECONDS, and woken at once when a place is given back), so another account's
+ * job finds a free worker at once. Against
  * DynamoDB Local and an in-process fauxqs, with the import worker as the topology runs it (its
  * grants enforced by local IAM).
  */
@@ -78,9 +79,13 @@ describe('job queues between accounts', () => {
     const again = await waitFor(() => deliveriesOf(third.id)[1], (DEFER_SECONDS + 10) * 1000, 'the put-back message');
     expect(again.at - putBackAt).toBeGreaterThanOrEqual(DEFER_SECONDS * 1000 - 500);
 
-    // A's running imports end and give their places back: the third runs.
+    // A's running imports end and give their places back: the waiting third is woken at once (its
+    // message sent again without waiting for a put-back), once, and runs.
     open();
+    const releasedAt = Date.now();
     expect(await Promise.all(running)).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+    const woken = await waitFor(() => deliveriesOf(third.id)[2], DEFER_SECONDS * 1000, 'the woken message');
+    expect(woken.at - releasedAt).toBeLessThan(DEFER_SECONDS * 1000);
     expect(await worker(eventOf(a.accountId, third.id))).toEqual({ batchItemFailures: [] });
     expect(await ok<Job>('imports-get', { id: third.id }, a)).toMatchObject({ status: 'completed', processed_rows: 1 });
   }, 60_000);

@@ -29,6 +29,9 @@ export async function purge(fam: RecordFamily, accountId: string, id: string): P
   return Boolean(live) || trashed;
 }
 
+/** Activities purged at once by `purgeOnlyLinked` (each its own items: a contact's many activities do not queue one by one). */
+const PURGE_AT_ONCE = 4;
+
 /** The links of a record besides `to` `refId` (every reference field of its family). */
 function otherLinks(fam: RecordFamily, record: Record<string, unknown>, target: string, refId: string): number {
   let n = 0;
@@ -44,8 +47,8 @@ function otherLinks(fam: RecordFamily, record: Record<string, unknown>, target: 
  * Deletes (for good, not to the trash) the activities linked to the record and to no other
  * record: those whose reference index names it (it is live), and those its deletion's cascade
  * unlinked (it is in the trash). The cascade's records are removed too (no restore follows).
- * `before` runs before each deletion (an erasure marks the activity and redacts its history).
- * Returns how many were deleted.
+ * `before` runs before each deletion (an erasure marks the activity and redacts its history),
+ * for up to PURGE_AT_ONCE activities at once. Returns how many were deleted.
  */
 export async function purgeOnlyLinked(accountId: string, target: EntityType, refId: string, before?: (id: string) => Promise<void>): Promise<number> {
   const fam = familyOf(activityEntity as EntityDefinition);
@@ -53,11 +56,17 @@ export async function purgeOnlyLinked(accountId: string, target: EntityType, ref
   const cascades = await readCascadeRecords(accountId, target, refId, 1000);
   for (const c of cascades) if (c.type === fam.def.type) candidates.add(c.id);
   let deleted = 0;
-  for (const id of candidates) {
-    const current = await fam.store.get(accountId, id);
-    if (!current || otherLinks(fam, current, target, refId) > 0) continue;
-    await before?.(id);
-    if (await purge(fam, accountId, id)) deleted++;
+  // Each activity is its own items: PURGE_AT_ONCE of them at a time.
+  const ids = [...candidates];
+  for (let i = 0; i < ids.length; i += PURGE_AT_ONCE) {
+    await Promise.all(
+      ids.slice(i, i + PURGE_AT_ONCE).map(async (id) => {
+        const current = await fam.store.get(accountId, id);
+        if (!current || otherLinks(fam, current, target, refId) > 0) return;
+        await before?.(id);
+        if (await purge(fam, accountId, id)) deleted++;
+      }),
+    );
   }
   await deleteCascadeRecords(cascades);
   return deleted;

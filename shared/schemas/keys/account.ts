@@ -19,6 +19,8 @@ export const ACCOUNT_KEYS = defineKeys({
    * queue's per-account cap of them, each held by one job until `until` (shared/http/job-handler.ts).
    */
   jobPlace: [`${ACCOUNT}#jp#{queue}`, '{place}'],
+  /** A job of the account waiting for one of its places on a queue: the next place given back wakes it. */
+  jobWaiting: [`${ACCOUNT}#jp#{queue}`, 'w#{job}'],
 });
 
 /** Attribute names of the per-account META item (see shared/db/meta.ts). */
@@ -39,4 +41,4 @@ export const ACCOUNT_META_ATTRIBUTES = defineKeys({
 });
 
 /** Record data in the account's items (contract §18): a stored idempotent answer holds the record it created. */
-export const ACCOUNT_PERSONAL = personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false, jobPlace: false });
+export const ACCOUNT_PERSONAL = personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false, jobPlace: false, jobWaiting: false });
