@@ -105,7 +105,7 @@ export class CrmStack extends Stack {
     this.changesDlq = new sqs.Queue(this, 'ChangesDlq', { ...queueDefaults, ...fifo, retentionPeriod: Duration.days(14) });
     this.changesQueue = new sqs.Queue(this, 'ChangesQueue', {
       ...queueDefaults,
-      ...(QUEUES.changes.order === 'fifo' ? fifo : {}),
+      ...(QUEUES.changes === 'fifo' ? fifo : {}),
       visibilityTimeout: Duration.seconds(consumerTimeout(props.topology ?? FUNCTIONS, 'changes') * 6),
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.changesDlq, maxReceiveCount: 10 },

@@ -7,13 +7,13 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { FunctionSpec } from '../functions/topology.js';
-import { type BindingName, bindingEnv, QUEUE_NAMES, type QueueBinding, type QueueName, queueOfBinding, QUEUES } from '../shared/config/bindings.js';
+import { type BindingName, bindingEnv, type QueueBinding, type QueueName, queueOfBinding, QUEUES } from '../shared/config/bindings.js';
 import { controlTableNameFor } from '../shared/db/control.js';
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-/** Every queue of the service and its local name (shared/config/bindings.ts). */
-export const LOCAL_QUEUES = Object.fromEntries(QUEUE_NAMES.map((q) => [q, QUEUES[q].local])) as Record<QueueName, string>;
+/** Every queue of the service (shared/config/bindings.ts) and its local name. */
+export const LOCAL_QUEUES: Record<QueueName, string> = { delivery: 'crm-webhook-deliveries', changes: 'crm-changes.fifo', imports: 'crm-imports', exports: 'crm-exports', erasures: 'crm-erasures', indexBuilds: 'crm-index-builds' };
 
 /** The buckets: import and export files (`imports/`, `exports/`) and raw inbound mail (`inbound/`). */
 export const LOCAL_BUCKETS = { imports: 'crm-imports', inbound: 'crm-inbound' } as const;
@@ -100,7 +100,7 @@ export async function createLocalResources(
   opts: Omit<LocalResources, 'queueUrls' | 'buckets'>,
 ): Promise<LocalResources> {
   const queueUrls = {} as Record<QueueName, string>;
-  for (const [queue, name] of Object.entries(LOCAL_QUEUES) as [QueueName, string][]) queueUrls[queue] = await ensureQueue(opts.awsEndpoint, name, QUEUES[queue].order);
+  for (const [queue, name] of Object.entries(LOCAL_QUEUES) as [QueueName, string][]) queueUrls[queue] = await ensureQueue(opts.awsEndpoint, name, QUEUES[queue]);
   for (const bucket of new Set(Object.values(LOCAL_BUCKETS))) await ensureBucket(opts.awsEndpoint, bucket);
   const resources: LocalResources = { ...opts, queueUrls, buckets: { ...LOCAL_BUCKETS } };
   Object.assign(process.env, { DYNAMODB_ENDPOINT: opts.dynamoEndpoint, AWS_ENDPOINT_URL_SQS: opts.awsEndpoint, AWS_ENDPOINT_URL_S3: opts.awsEndpoint }, bindingEnvironment(functions, resources));

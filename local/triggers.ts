@@ -55,7 +55,7 @@ export function startQueueTrigger(
 ): QueueWorker {
   const { batchSize, maxConcurrency, local = {} } = spec.trigger;
   const groupBy = local.groupBy;
-  const fifo = QUEUES[spec.trigger.queue].order === 'fifo';
+  const fifo = QUEUES[spec.trigger.queue] === 'fifo';
   return startQueueWorker({
     endpoint: opts.endpoint,
     queueUrl: opts.queueUrl,

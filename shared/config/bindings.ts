@@ -6,26 +6,15 @@
  */
 
 /**
- * The service's queues. Each is a queue in the stack and in local mode (`local`: its local name),
- * and a `send` binding `<name>Queue` whose variable is its URL (`env`); the functions it triggers
- * name it in their trigger. `fifo` queues hand out a message group's messages in order and never
- * more than one batch of a group at a time (the changes queue: one group per account, so one
- * account's backlog holds one consumer and the others are served beside it).
+ * The service's queues, each with its order. Each is a queue in the stack and in local mode
+ * (local/resources.ts names it), and a `send` binding `<name>Queue` whose variable is its URL
+ * (`<NAME>_QUEUE_URL`); the functions it triggers name it in their trigger. `fifo` queues hand
+ * out a message group's messages in order and never more than one batch of a group at a time (the
+ * changes queue: one group per account, so one account's backlog holds one consumer and the
+ * others are served beside it). `delivery`: webhook deliveries; `changes`: record changes, routed
+ * by the stream; `imports`, `exports`, `erasures`, `indexBuilds`: jobs (contract §10, §16, §18, §17).
  */
-export const QUEUES = {
-  /** Webhook deliveries: the delivery worker consumes it; a failed attempt re-enqueues itself with a delay. */
-  delivery: { env: 'DELIVERY_QUEUE_URL', order: 'standard', local: 'crm-webhook-deliveries' },
-  /** Record changes, one message group per account: the stream routes to it, the changes worker consumes it. */
-  changes: { env: 'CHANGES_QUEUE_URL', order: 'fifo', local: 'crm-changes.fifo' },
-  /** Import jobs (contract §10). */
-  imports: { env: 'IMPORTS_QUEUE_URL', order: 'standard', local: 'crm-imports' },
-  /** Export jobs (contract §16). */
-  exports: { env: 'EXPORTS_QUEUE_URL', order: 'standard', local: 'crm-exports' },
-  /** Erasure jobs (contract §18). */
-  erasures: { env: 'ERASURES_QUEUE_URL', order: 'standard', local: 'crm-erasures' },
-  /** Index builds (contract §17: a custom field's `indexed` changed). */
-  indexBuilds: { env: 'INDEX_BUILDS_QUEUE_URL', order: 'standard', local: 'crm-index-builds' },
-} as const satisfies Record<string, { env: string; order: 'standard' | 'fifo'; local: string }>;
+export const QUEUES = { delivery: 'standard', changes: 'fifo', imports: 'standard', exports: 'standard', erasures: 'standard', indexBuilds: 'standard' } as const satisfies Record<string, 'standard' | 'fifo'>;
 
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -35,8 +24,8 @@ export const queueBinding = <Q extends QueueName>(queue: Q): `${Q}Queue` => `${q
 /** The queue a binding names, when it is a queue's. */
 export const queueOfBinding = (binding: string): QueueName | undefined => QUEUE_NAMES.find((q) => queueBinding(q) === binding);
 
-type QueueBindings = { [Q in QueueName as `${Q}Queue`]: { env: (typeof QUEUES)[Q]['env']; modes: readonly ['send'] } };
-const QUEUE_BINDINGS = Object.fromEntries(QUEUE_NAMES.map((q) => [queueBinding(q), { env: QUEUES[q].env, modes: ['send'] as const }])) as QueueBindings;
+type QueueBindings = { [Q in QueueName as `${Q}Queue`]: { env: string; modes: readonly ['send'] } };
+const QUEUE_BINDINGS = Object.fromEntries(QUEUE_NAMES.map((q) => [queueBinding(q), { env: `${q.replace(/[A-Z]/g, '_$&').toUpperCase()}_QUEUE_URL`, modes: ['send'] as const }])) as QueueBindings;
 
 export const BINDINGS = {
   ...QUEUE_BINDINGS,

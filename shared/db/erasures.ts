@@ -10,6 +10,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import type { ErasureStatus, Removed } from '../schemas/erasures.js';
 import { db, tableName } from './client.js';
 import { batchGetItems, cancellationCodes } from './items.js';
+import { leaseJob, type LeaseTerms, recoverableJobs } from './job-lease.js';
 import { jobStore } from './jobs.js';
 import { keys } from './table.js';
 
@@ -42,10 +43,10 @@ const store = jobStore<ErasureItem, 'erasure_id'>({
 
 export const getErasureItem = store.get;
 export const queryErasures = store.query;
-/** Takes an erasure for one worker (shared/db/jobs.ts `lease`). */
-export const leaseErasure = store.lease;
+/** Takes an erasure for one worker (shared/db/job-lease.ts). */
+export const leaseErasure = (job: ErasureItem, terms: LeaseTerms<ErasureItem, ErasureStatus>) => leaseJob(store, job, terms);
 /** Local mode's recovery of lost messages (shared/imports/recover.ts): a pending erasure is a running job. */
-export const erasureRecovery = store.recoverable({ running: 'pending' });
+export const erasureRecovery = () => recoverableJobs<ErasureItem, ErasureStatus>(store, { running: 'pending' });
 export const clearActiveErasure = store.clearActive;
 
 /**

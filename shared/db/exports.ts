@@ -4,6 +4,7 @@
  * the lease it holds), so two deliveries of one queue message cannot both write the file, and a
  * worker that lost its lease cannot mark the job completed.
  */
+import { leaseJob, type LeaseTerms, recoverableJobs } from './job-lease.js';
 import { type JobCondition, jobStore } from './jobs.js';
 import { keys } from './table.js';
 
@@ -53,10 +54,10 @@ export const queryExports = store.query;
 export const updateExportItem = (accountId: string, id: string, set: Partial<ExportItem>, cond: ExportCondition, add: Partial<Record<'attempts', number>> = {}) =>
   store.update(accountId, id, set, cond, add as Record<string, number>);
 
-/** Takes a job for one worker (shared/db/jobs.ts `lease`). */
-export const leaseExport = store.lease;
+/** Takes a job for one worker (shared/db/job-lease.ts). */
+export const leaseExport = (job: ExportItem, terms: LeaseTerms<ExportItem, ExportStatus>) => leaseJob(store, job, terms);
 /** Local mode's recovery of lost messages (shared/imports/recover.ts). */
-export const exportRecovery = store.recoverable({ queued: 'queued', running: 'processing' });
+export const exportRecovery = () => recoverableJobs<ExportItem, ExportStatus>(store, { queued: 'queued', running: 'processing' });
 
 /** Queued jobs' markers (see `keys.activeExport`). */
 export const markExportActive = store.markActive;

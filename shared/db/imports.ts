@@ -9,6 +9,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { putItems } from './batch.js';
 import { writeUnlessRefused } from './items.js';
+import { leaseJob, type LeaseTerms, recoverableJobs } from './job-lease.js';
 import { type JobCondition, jobStore } from './jobs.js';
 import { keys } from './table.js';
 
@@ -69,10 +70,10 @@ export const getImportItem = store.get;
 export const queryImports = store.query;
 /** Sets fields of a job when the condition holds; the job as written, or undefined (missing, or the condition failed). */
 export const updateImportItem = (accountId: string, id: string, set: Partial<ImportItem>, cond: ImportCondition) => store.update(accountId, id, set, cond);
-/** Takes a job for one worker (shared/db/jobs.ts `lease`). */
-export const leaseImport = store.lease;
+/** Takes a job for one worker (shared/db/job-lease.ts). */
+export const leaseImport = (job: ImportItem, terms: LeaseTerms<ImportItem, ImportStatus>) => leaseJob(store, job, terms);
 /** Local mode's recovery of lost messages (shared/imports/recover.ts). */
-export const importRecovery = store.recoverable({ queued: 'queued', running: 'processing' });
+export const importRecovery = () => recoverableJobs<ImportItem, ImportStatus>(store, { queued: 'queued', running: 'processing' });
 
 /** Writes row errors (one item per row: writing a row's error again overwrites it). */
 export async function putRowErrors(accountId: string, importId: string, errors: RowErrorItem[]): Promise<void> {

@@ -3,6 +3,7 @@
  * existing records. One item per build, moved by the job store's conditional updates (status,
  * saved position, the worker's lease: shared/db/jobs.ts), and a marker while it runs.
  */
+import { leaseJob, type LeaseTerms, recoverableJobs } from './job-lease.js';
 import { jobStore } from './jobs.js';
 import { keys } from './table.js';
 import type { FieldType } from '../schemas/filter.js';
@@ -45,9 +46,9 @@ export const insertIndexBuild = async (item: IndexBuildItem) => {
   await store.markActive(item.account_id, item.id);
 };
 export const getIndexBuild = store.get;
-/** Takes a build for one worker (shared/db/jobs.ts `lease`). */
-export const leaseIndexBuild = store.lease;
+/** Takes a build for one worker (shared/db/job-lease.ts). */
+export const leaseIndexBuild = (job: IndexBuildItem, terms: LeaseTerms<IndexBuildItem, IndexBuildStatus>) => leaseJob(store, job, terms);
 /** Local mode's recovery of lost messages (shared/imports/recover.ts). */
-export const indexBuildRecovery = store.recoverable({ running: 'processing' });
+export const indexBuildRecovery = () => recoverableJobs<IndexBuildItem, IndexBuildStatus>(store, { running: 'processing' });
 export const listActiveIndexBuilds = store.listActive;
 export const clearActiveIndexBuild = store.clearActive;

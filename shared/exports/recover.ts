@@ -8,4 +8,4 @@ import { exportRecovery } from '../db/exports.js';
 import { recoverJobs } from '../imports/recover.js';
 import { enqueueExport } from './storage.js';
 
-export const recoverExports = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...exportRecovery, enqueue: (account_id, export_id) => enqueueExport({ account_id, export_id }) }, opts);
+export const recoverExports = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...exportRecovery(), enqueue: (account_id, export_id) => enqueueExport({ account_id, export_id }) }, opts);

@@ -16,7 +16,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { type ExportItem, type ExportStatus, getExportItem, leaseExport } from '../db/exports.js';
-import type { JobLease } from '../db/jobs.js';
+import type { JobLease } from '../db/job-lease.js';
 import { batchGetRecords } from '../db/items.js';
 import { MIN_PART_BYTES, type UploadedPart } from '../db/objects.js';
 import type { OperationContext } from '../domain/context.js';

@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { releaseJobPlace, stopWaitingForJobPlace, takeJobPlace, takeWaitingJob, waitForJobPlace } from '../db/job-places.js';
-import { LeaseHeld } from '../db/jobs.js';
+import { LeaseHeld } from '../db/job-lease.js';
 import { logger } from './logger.js';
 
 type Remaining = Pick<Context, 'getRemainingTimeInMillis'>;

@@ -2,7 +2,7 @@
  * Re-queues jobs whose queue message is gone. Local mode's queue lives in memory, so a restart
  * with a data directory (even after a crash) loses the messages of queued and running jobs;
  * contract §7 wants them carried out after it. Each queued job left a marker
- * (`keys.activeImport`, `keys.activeExport`, …; the job store's `recoverable`: shared/db/jobs.ts);
+ * (`keys.activeImport`, `keys.activeExport`, …; `recoverableJobs`: shared/db/job-lease.ts);
  * a job still `queued` or `processing` is queued
  * again (the worker's lease makes a second message harmless: an import resumes after its last
  * saved chunk, an export starts its file again), and the markers of jobs that have ended are
@@ -43,4 +43,4 @@ export async function recoverJobs(jobs: RecoverableJobs, opts: { releaseLeases?:
   return { requeued, cleared };
 }
 
-export const recoverImports = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...importRecovery, enqueue: (account_id, import_id) => enqueueImport({ account_id, import_id }) }, opts);
+export const recoverImports = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...importRecovery(), enqueue: (account_id, import_id) => enqueueImport({ account_id, import_id }) }, opts);

@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import { type Readable, Transform } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { getImportItem, type ImportItem, type ImportStatus, leaseImport, putRowErrors, type RowErrorItem } from '../db/imports.js';
-import type { JobLease } from '../db/jobs.js';
+import type { JobLease } from '../db/job-lease.js';
 import type { StoredRecord } from '../db/items.js';
 import type { OperationContext } from '../domain/context.js';
 import { listDefinitions } from '../domain/custom-fields.js';

@@ -3,4 +3,4 @@ import { indexBuildRecovery } from '../db/index-builds.js';
 import { recoverJobs } from '../imports/recover.js';
 import { enqueueIndexBuild } from './storage.js';
 
-export const recoverIndexBuilds = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...indexBuildRecovery, enqueue: (account_id, build_id) => enqueueIndexBuild({ account_id, build_id }) }, opts);
+export const recoverIndexBuilds = (opts: { releaseLeases?: boolean } = {}) => recoverJobs({ ...indexBuildRecovery(), enqueue: (account_id, build_id) => enqueueIndexBuild({ account_id, build_id }) }, opts);

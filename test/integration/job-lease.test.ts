@@ -1,5 +1,5 @@
 /**
- * The job store's lease (shared/db/jobs.ts), which every job worker holds a job through
+ * The job store's lease (shared/db/job-lease.ts), which every job worker holds a job through
  * (imports, exports, erasures, index builds): one worker at a time, a save refused once another
  * took over, a released or run-out lease taken at once, an ended job never taken again. Against
  * DynamoDB Local, with the index-build store (any job store behaves alike: one `jobStore`).
@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { getIndexBuild, type IndexBuildItem, insertIndexBuild, leaseIndexBuild } from '../../shared/db/index-builds.js';
-import { LeaseHeld } from '../../shared/db/jobs.js';
+import { LeaseHeld } from '../../shared/db/job-lease.js';
 
 const LONG = 60_000;
 /** A lease that has run out already when it is written (no wait on the clock). */
