@@ -1,14 +1,13 @@
 import { Aws, Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { addJobQueue, IMPORT_QUEUE } from './job-queue.js';
 import { acknowledge } from './nag.js';
 
 /** Uploaded and inline import files are removed this long after they were written. */
 export const IMPORT_FILE_RETENTION = Duration.days(7);
-/** The worker's time limit (functions/topology.ts); a longer job continues in a new message before it. */
-export const IMPORT_WORKER_TIMEOUT = Duration.minutes(15);
 
 export interface ImportsProps {
   removalPolicy: RemovalPolicy;
@@ -19,7 +18,7 @@ export interface ImportsProps {
 /**
  * CSV imports' resources (contract §10): a private, encrypted bucket for the files (SSL only,
  * public access blocked, files expire after 7 days), the import queue with its dead-letter queue,
- * and their alarms. The worker and the operations that use them are functions of the topology;
+ * and their alarms (`addJobQueue`, lib/job-queue.ts, as every job queue). The worker and the operations that use them are functions of the topology;
  * their bindings (`importsBucket`, `importsQueue`: lib/bindings.ts) grant exactly the `imports/`
  * prefix and the send, nobody may list or delete.
  */
@@ -46,32 +45,6 @@ export class Imports extends Construct {
     });
     acknowledge(this.bucket, 'AwsSolutions-S1', 'Import files live at most 7 days and are written only through presigned URLs of imports-create; access is logged by CloudTrail data events where enabled, not by server access logs.');
 
-    const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
-    this.deadLetterQueue = new sqs.Queue(this, 'Dlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
-    acknowledge(this.deadLetterQueue, 'AwsSolutions-SQS3', 'This is the dead-letter queue of the import queue.');
-    acknowledge(this.deadLetterQueue, 'Serverless-SQSRedrivePolicy', 'This is the dead-letter queue of the import queue.');
-    this.queue = new sqs.Queue(this, 'Queue', {
-      ...queueDefaults,
-      // A message stays invisible while its job runs (a job hands over before the time limit).
-      visibilityTimeout: IMPORT_WORKER_TIMEOUT.plus(Duration.minutes(1)),
-      retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 5 },
-    });
-
-    const fiveMinutes = Duration.minutes(5);
-    props.alarm('ImportsDlqDepth', {
-      alarmDescription: 'Import messages are waiting in the import dead-letter queue (a job failed five times).',
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-    });
-    props.alarm('ImportsQueueAge', {
-      alarmDescription: 'An import job has waited more than 30 minutes for a worker.',
-      metric: this.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
-      threshold: Duration.minutes(30).toSeconds(),
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-    });
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue } = addJobQueue(this, { ...IMPORT_QUEUE, alarm: props.alarm }));
   }
 }

@@ -54,46 +54,69 @@ export const JOB_QUEUES = {
 } as const satisfies Record<string, Omit<JobQueueProps, 'alarm'> & { id: string }>;
 export type JobQueueName = keyof typeof JOB_QUEUES;
 
+/** The import queue, built inside the imports' construct with their bucket (lib/imports.ts). */
+export const IMPORT_QUEUE = {
+  worker: 'importWorker',
+  label: 'the import queue',
+  retention: Duration.days(4),
+  maxReceiveCount: 5,
+  failedAlarm: { id: 'ImportsDlqDepth', description: 'Import messages are waiting in the import dead-letter queue (a job failed five times).' },
+  waitAlarm: { id: 'ImportsQueueAge', description: 'An import job has waited more than 30 minutes for a worker.', after: Duration.minutes(30) },
+} as const satisfies Omit<JobQueueProps, 'alarm'>;
+
+/** A job queue and its dead-letter queue. */
+export interface JobQueueResources {
+  queue: sqs.Queue;
+  deadLetterQueue: sqs.Queue;
+}
+
 /**
- * A job queue (exports, erasures, index builds): the queue a topology worker reads, its
+ * A job queue in `scope` (constructs `Dlq` and `Queue`): the queue a topology worker reads, its
  * dead-letter queue, and the alarms on them. The queue's visibility follows the worker's time
- * limit in functions/topology.ts, so the two are written once.
+ * limit in functions/topology.ts, so the two are written once. The imports' queue is built here
+ * too, inside the imports' construct (lib/imports.ts).
  */
+export function addJobQueue(scope: Construct, props: JobQueueProps): JobQueueResources {
+  const worker = functionByName(props.worker);
+  if (!worker) throw new Error(`no function ${props.worker} in the topology`);
+  const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
+  const deadLetterQueue = new sqs.Queue(scope, 'Dlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+  acknowledge(deadLetterQueue, 'AwsSolutions-SQS3', `This is the dead-letter queue of ${props.label}.`);
+  acknowledge(deadLetterQueue, 'Serverless-SQSRedrivePolicy', `This is the dead-letter queue of ${props.label}.`);
+  const queue = new sqs.Queue(scope, 'Queue', {
+    ...queueDefaults,
+    // A message stays invisible while its job runs.
+    visibilityTimeout: Duration.seconds(worker.timeoutSeconds).plus(Duration.minutes(1)),
+    retentionPeriod: props.retention,
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+  });
+  const fiveMinutes = Duration.minutes(5);
+  props.alarm(props.failedAlarm.id, {
+    alarmDescription: props.failedAlarm.description,
+    metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+    threshold: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: 1,
+  });
+  if (props.waitAlarm) {
+    props.alarm(props.waitAlarm.id, {
+      alarmDescription: props.waitAlarm.description,
+      metric: queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+      threshold: props.waitAlarm.after.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+  }
+  return { queue, deadLetterQueue };
+}
+
+/** A job queue of its own construct (exports, erasures, index builds: JOB_QUEUES). */
 export class JobQueue extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: JobQueueProps) {
     super(scope, id);
-    const worker = functionByName(props.worker);
-    if (!worker) throw new Error(`no function ${props.worker} in the topology`);
-    const queueDefaults = { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true } as const;
-    this.deadLetterQueue = new sqs.Queue(this, 'Dlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
-    acknowledge(this.deadLetterQueue, 'AwsSolutions-SQS3', `This is the dead-letter queue of ${props.label}.`);
-    acknowledge(this.deadLetterQueue, 'Serverless-SQSRedrivePolicy', `This is the dead-letter queue of ${props.label}.`);
-    this.queue = new sqs.Queue(this, 'Queue', {
-      ...queueDefaults,
-      // A message stays invisible while its job runs.
-      visibilityTimeout: Duration.seconds(worker.timeoutSeconds).plus(Duration.minutes(1)),
-      retentionPeriod: props.retention,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
-    });
-    const fiveMinutes = Duration.minutes(5);
-    props.alarm(props.failedAlarm.id, {
-      alarmDescription: props.failedAlarm.description,
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-    });
-    if (props.waitAlarm) {
-      props.alarm(props.waitAlarm.id, {
-        alarmDescription: props.waitAlarm.description,
-        metric: this.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
-        threshold: props.waitAlarm.after.toSeconds(),
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-      });
-    }
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue } = addJobQueue(this, props));
   }
 }
