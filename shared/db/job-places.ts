@@ -10,18 +10,21 @@ import { batchGetItems, writeUnlessRefused } from './items.js';
 import { keys } from './table.js';
 
 /**
- * Takes one of the account's `places` on `queue` for `job` until `until` (epoch ms), or finds the
- * one it already holds (its message delivered again, or its worker dead and the job resumed):
- * the place's number, or undefined when every place is held by the account's other jobs. A place
- * that ran out (a worker that died without giving it back) is free again.
+ * One try at one of the account's `places` on `queue` for `job` until `until` (epoch ms), reading
+ * the places and the job's waiting item in one strongly consistent BatchGetItem: the place it
+ * already holds (its message delivered again, or its worker dead and the job resumed), else a
+ * free one (or one that ran out: a worker that died without giving it back), else undefined.
  */
-export async function takeJobPlace(accountId: string, queue: string, job: string, places: number, until: number, now: number = Date.now()): Promise<number | undefined> {
+async function tryPlace(accountId: string, queue: string, job: string, places: number, until: number): Promise<{ place?: number; waiting: boolean }> {
+  const now = Date.now();
   const all = Array.from({ length: places }, (_, i) => keys.jobPlace(accountId, queue, String(i)));
-  const held = new Map((await batchGetItems(all, { consistent: true })).map((i) => [String(i.sk), i]));
-  const own = all.find((k) => held.get(k.sk)?.job === job);
-  if (own) return Number(own.sk);
+  const waitingKey = keys.jobWaiting(accountId, queue, job);
+  const read = new Map((await batchGetItems([...all, waitingKey], { consistent: true })).map((i) => [String(i.sk), i]));
+  const waiting = read.has(waitingKey.sk);
+  const own = all.find((k) => read.get(k.sk)?.job === job);
+  if (own) return { place: Number(own.sk), waiting };
   for (const k of all) {
-    const current = held.get(k.sk);
+    const current = read.get(k.sk);
     if (current && Number(current.until) > now) continue;
     const put = {
       TableName: tableName(),
@@ -30,33 +33,37 @@ export async function takeJobPlace(accountId: string, queue: string, job: string
       ExpressionAttributeNames: { '#u': 'until' },
       ExpressionAttributeValues: { ':now': now },
     };
-    if (await writeUnlessRefused({ Put: put })) return Number(k.sk);
+    if (await writeUnlessRefused({ Put: put })) return { place: Number(k.sk), waiting };
   }
-  return undefined;
-}
-
-/** Gives back the place `job` holds (once it is not running: done, handed over, or failed). */
-export async function releaseJobPlace(accountId: string, queue: string, place: number, job: string): Promise<void> {
-  await writeUnlessRefused({
-    Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ConditionExpression: '#j = :j', ExpressionAttributeNames: { '#j': 'job' }, ExpressionAttributeValues: { ':j': job } },
-  });
-}
-
-/** Notes that `job` waits for one of the account's places on `queue` (once per job, however often it is put back). */
-export async function waitForJobPlace(accountId: string, queue: string, job: string): Promise<void> {
-  await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.jobWaiting(accountId, queue, job), job } }));
-}
-
-/** `job` waits no more (it took a place). */
-export async function stopWaitingForJobPlace(accountId: string, queue: string, job: string): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.jobWaiting(accountId, queue, job) }));
+  return { waiting };
 }
 
 /**
- * Takes one of the account's waiting jobs off the list, to wake it for the place just given back:
- * its id, or undefined when none waits. Two callers never take the same one (a conditional delete).
+ * Takes one of the account's `places` on `queue` for `job` until `until` (epoch ms): the place's
+ * number, or undefined when every place is held by the account's other jobs; then the job is
+ * noted as waiting (once, however often it is put back: `releaseJobPlace` wakes it) and was tried
+ * once more after that, so a place given back in between is not missed. A job that takes a place
+ * waits no more.
  */
-export async function takeWaitingJob(accountId: string, queue: string): Promise<string | undefined> {
+export async function claimJobPlace(accountId: string, queue: string, job: string, places: number, until: number): Promise<number | undefined> {
+  let tried = await tryPlace(accountId, queue, job, places, until);
+  if (tried.place === undefined) {
+    await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.jobWaiting(accountId, queue, job), job } }));
+    tried = await tryPlace(accountId, queue, job, places, until);
+  }
+  if (tried.place !== undefined && tried.waiting) await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.jobWaiting(accountId, queue, job) }));
+  return tried.place;
+}
+
+/**
+ * Gives back the place `job` holds (once it is not running: done, handed over, or failed), and
+ * takes one of the account's waiting jobs off the list to wake for it: its id, or undefined when
+ * none waits. Two callers never take the same one (a conditional delete).
+ */
+export async function releaseJobPlace(accountId: string, queue: string, place: number, job: string): Promise<string | undefined> {
+  await writeUnlessRefused({
+    Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ConditionExpression: '#j = :j', ExpressionAttributeNames: { '#j': 'job' }, ExpressionAttributeValues: { ':j': job } },
+  });
   const { pk, sk } = keys.jobWaiting(accountId, queue, '');
   const out = await db().send(
     new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p AND begins_with(sk, :w)', ExpressionAttributeValues: { ':p': pk, ':w': sk }, ConsistentRead: true, Limit: 5 }),

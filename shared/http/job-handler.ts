@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { releaseJobPlace, stopWaitingForJobPlace, takeJobPlace, takeWaitingJob, waitForJobPlace } from '../db/job-places.js';
+import { claimJobPlace, releaseJobPlace } from '../db/job-places.js';
 import { LeaseHeld } from '../db/job-lease.js';
 import { logger } from './logger.js';
 
@@ -23,7 +23,7 @@ export interface JobQueueHandler<M> {
  * queue's workers at once, below the queue's concurrency (test/unit/job-fairness.test.ts), so one
  * busy account leaves the other workers to other accounts (a share, not a reservation: several
  * busy accounts together can still hold them all). Before it runs, a job takes one of its
- * account's places on the queue (`takeJobPlace`, shared/db/job-places.ts: a few items per account,
+ * account's places on the queue (`claimJobPlace`, shared/db/job-places.ts: a few items per account,
  * whatever its number of queued jobs), and gives it back once it no longer runs. When all are
  * held by the account's other jobs, it is noted as waiting and its message is sent again after
  * DEFER_SECONDS (`defer`); a job that gives its place back wakes one waiting job of its account at
@@ -71,24 +71,14 @@ export const jobQueueHandler =
       try {
         if (fair) {
           const { accountId, jobId } = fair.of(message);
-          const take = () => takeJobPlace(accountId, fair.queue, jobId, fair.perAccount, Date.now() + PLACE_HELD_MS);
-          let place = await take();
+          const place = await claimJobPlace(accountId, fair.queue, jobId, fair.perAccount, Date.now() + PLACE_HELD_MS);
           if (place === undefined) {
-            // Noted as waiting first, then tried again: a place given back in between is not missed.
-            await waitForJobPlace(accountId, fair.queue, jobId);
-            place = await take();
-            if (place === undefined) {
-              await fair.defer(message, DEFER_SECONDS);
-              logger.debug(`${spec.job} waits: its account already runs ${fair.perAccount} at once`, spec.logKeys(message));
-              continue;
-            }
+            await fair.defer(message, DEFER_SECONDS);
+            logger.debug(`${spec.job} waits: its account already runs ${fair.perAccount} at once`, spec.logKeys(message));
+            continue;
           }
-          // No longer waiting (it may have been, when an earlier delivery was put back).
-          await stopWaitingForJobPlace(accountId, fair.queue, jobId);
-          const held = place;
           release = async () => {
-            await releaseJobPlace(accountId, fair.queue, held, jobId);
-            const next = await takeWaitingJob(accountId, fair.queue);
+            const next = await releaseJobPlace(accountId, fair.queue, place, jobId);
             if (next) await fair.wake(accountId, next);
           };
         }
