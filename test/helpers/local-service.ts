@@ -1,7 +1,6 @@
 /** `npm start`'s process (`tsx local/start.ts`) as a child of the test, and a kill -9 of all of it. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort } from '../../local/dynamo.js';
 import { commandOf, descendants, processTable } from './processes.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -16,13 +15,16 @@ export interface Service {
 /** Variables of the test process that must not leak into the service it starts. */
 const OWN = ['TABLE_NAME', 'CONTROL_TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3', 'IMPORTS_BUCKET', 'IMPORTS_QUEUE_URL', 'CRM_DEV_TOKENS', 'CRM_DATA_DIR', 'LOG_LEVEL', 'POWERTOOLS_LOG_LEVEL', 'VITEST_POOL_ID', 'VITEST_WORKER_ID'];
 
-/** Starts local mode in its own process group (like a shell job) and waits for its token line. */
+/**
+ * Starts local mode in its own process group (like a shell job) and waits for its token line. It
+ * listens on a port the system picks (`PORT=0`; the address is read from its `ready at` line), so
+ * no other process can take the port between a pick and the listen.
+ */
 export async function startService(env: Record<string, string> = {}): Promise<Service> {
-  const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OWN.includes(k)));
   const child = spawn(join(REPO, 'node_modules', '.bin', 'tsx'), ['local/start.ts'], {
     cwd: REPO,
-    env: { ...inherited, PORT: String(port), SMTP_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...inherited, PORT: '0', SMTP_PORT: '0', LOG_LEVEL: 'warn', ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -34,7 +36,9 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`local service did not get ready:\n${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { child, baseUrl: `http://127.0.0.1:${port}`, token: /token for account .*: (\S+)/.exec(output)![1]!, output: () => output };
+  const baseUrl = /CRM API ready at (http:\/\/[^/\s]+)\/api/.exec(output)?.[1];
+  if (!baseUrl) throw new Error(`local service printed no address:\n${output}`);
+  return { child, baseUrl, token: /token for account .*: (\S+)/.exec(output)![1]!, output: () => output };
 }
 
 /**

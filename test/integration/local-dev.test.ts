@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../local/dynamo.js';
 import { commandOf, descendants, processTable } from '../helpers/processes.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -22,12 +21,13 @@ const touched = join(REPO, 'local', `.tmp-dev-restart-${randomUUID()}.ts`);
 const javaOf = () => [...processTable().keys()].filter((pid) => commandOf(pid).startsWith('java ') && commandOf(pid).includes(dataDir));
 
 describe('npm run dev and npm run token', async () => {
-  const port = await freePort();
-  const child = spawn('npm', ['run', 'dev'], { cwd: REPO, env: { ...env, PORT: String(port), SMTP_PORT: '0', CRM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A port the system picks at each (re)start (`PORT=0`): the service's latest `ready at` line says which.
+  const child = spawn('npm', ['run', 'dev'], { cwd: REPO, env: { ...env, PORT: '0', SMTP_PORT: '0', CRM_DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => (output += String(d)));
   child.stderr.on('data', (d) => (output += String(d)));
   const tokens = () => [...output.matchAll(/token for account .*: (\S+)/g)].map((m) => m[1]!);
+  const baseUrl = () => [...output.matchAll(/CRM API ready at (http:\/\/[^/\s]+)\/api/g)].at(-1)?.[1] ?? '';
   const waitForTokens = async (n: number) => {
     const deadline = Date.now() + 90_000;
     while (tokens().length < n) {
@@ -36,7 +36,7 @@ describe('npm run dev and npm run token', async () => {
     }
   };
   const call = async (token: string, op: string, body: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl()}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as { result?: { id?: string } } };
   };
   afterAll(async () => {
@@ -65,7 +65,7 @@ describe('npm run dev and npm run token', async () => {
     // npm run token without --endpoint: the running server's table, the dev token's account.
     const issued = await promisify(execFile)('npm', ['run', '--silent', 'token', '--', 'create', '--name', 'from the test'], { cwd: REPO, env });
     const adminToken = issued.stdout.trim();
-    expect(issued.stderr).toMatch(new RegExp(`local server http://127.0.0.1:${port}`));
+    expect(issued.stderr).toMatch(new RegExp(`local server ${baseUrl()}`));
     expect(adminToken).toMatch(/^crm_/);
 
     const contact = await call(devToken!, 'contacts-create', { first_name: 'Kept', last_name: 'Across Restarts' });
