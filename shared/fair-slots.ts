@@ -9,7 +9,19 @@
  * `perGroup` of the busy account's items, not behind all of them
  * (locally every call goes to one DynamoDB Local, which serves them in arrival order:
  * docs/performance.md, "Fairness").
+ *
+ * No wait is unbounded: when a group is held back only by another group's recent activity, the
+ * slots look again once that has lapsed (a timer: no acquire or release need come meanwhile, and
+ * none may, when the holders wait on the waiters), and `acquire` takes a time limit after which
+ * it gives up with `SlotTimeout`.
  */
+export class SlotTimeout extends Error {
+  constructor(group: string, ms: number, state: unknown) {
+    super(`no free slot for ${group || '(no group)'} within ${ms} ms (${JSON.stringify(state)})`);
+    this.name = 'SlotTimeout';
+  }
+}
+
 export class FairSlots {
   private busy = 0;
   private held = new Map<string, number>();
@@ -17,6 +29,8 @@ export class FairSlots {
   private seen = new Map<string, number>();
   /** Waiting acquirers by group, groups in the order they will be served. */
   private waiting = new Map<string, Array<() => void>>();
+  /** The look again once a group's recent activity lapses (see `recheckLater`). */
+  private recheck: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly capacity: number,
@@ -25,11 +39,16 @@ export class FairSlots {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Resolves once a slot is the caller's; call the returned function to give it back. */
-  acquire(group: string): Promise<() => void> {
+  /**
+   * Resolves once a slot is the caller's; call the returned function to give it back. Rejects
+   * with `SlotTimeout` when none was given within `timeoutMs`.
+   */
+  acquire(group: string, timeoutMs = Infinity): Promise<() => void> {
     this.seen.set(group, this.now());
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const grant = () => {
+        clearTimeout(timer);
         this.busy++;
         this.held.set(group, (this.held.get(group) ?? 0) + 1);
         let released = false;
@@ -47,6 +66,17 @@ export class FairSlots {
       const list = this.waiting.get(group) ?? [];
       list.push(grant);
       this.waiting.set(group, list);
+      if (Number.isFinite(timeoutMs)) {
+        timer = setTimeout(() => {
+          const waiting = this.waiting.get(group);
+          const at = waiting?.indexOf(grant) ?? -1;
+          if (at < 0) return;
+          waiting!.splice(at, 1);
+          if (!waiting!.length) this.waiting.delete(group);
+          reject(new SlotTimeout(group, timeoutMs, this.state));
+        }, timeoutMs);
+        timer.unref?.();
+      }
       this.next();
     });
   }
@@ -82,5 +112,25 @@ export class FairSlots {
         break;
       }
     }
+    this.recheckLater();
+  }
+
+  /**
+   * When groups wait while slots are free, they are held back by another group's activity within
+   * the last `recentMs`: look again when the earliest of those moments lapses.
+   */
+  private recheckLater() {
+    clearTimeout(this.recheck);
+    this.recheck = undefined;
+    if (this.busy >= this.capacity || this.waiting.size === 0) return;
+    const since = this.now() - this.recentMs;
+    let earliest = Infinity;
+    for (const [g, at] of this.seen) {
+      if (at <= since) this.seen.delete(g);
+      else earliest = Math.min(earliest, at);
+    }
+    if (earliest === Infinity) return;
+    this.recheck = setTimeout(() => this.next(), Math.max(1, earliest - since + 1));
+    this.recheck.unref?.();
   }
 }

@@ -6,9 +6,9 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RECORD_SK, TABLE_DEFINITION } from '../../shared/db/table.js';
-import { FairSlots } from '../../shared/fair-slots.js';
+import { FairSlots, SlotTimeout } from '../../shared/fair-slots.js';
 import { accountOfCall } from '../../local/fair-gate.js';
 import { type ChangesMessage, MAX_MESSAGE_BYTES, MAX_MESSAGE_RECORDS, planMessages } from '../../shared/stream/route.js';
 
@@ -144,6 +144,58 @@ describe('FairSlots', () => {
     expect(slots.state.held).toEqual({ A: 5 });
     for (let n = 1; n < 6; n++) (await a[n]!)();
     expect(slots.state.busy).toBe(0);
+  });
+});
+
+describe('FairSlots never waits without a bound', () => {
+  it('gives a held-back group its slots once the other group\'s recent activity lapses, though nobody acquires or releases meanwhile', async () => {
+    // The changes worker's stall: account A holds its share while another account was served a
+    // moment ago, and A's holders wait on what A's waiting items do (nothing is released until
+    // a waiter runs). The "others active" rule is time-based: without a look once it lapses,
+    // the free slots stayed idle and A waited for good.
+    vi.useFakeTimers();
+    try {
+      const slots = new FairSlots(8, 4, 10_000);
+      (await slots.acquire('B'))();
+      let waiterRan!: () => void;
+      const ran = new Promise<void>((r) => (waiterRan = r));
+      const holders = await Promise.all(Array.from({ length: 4 }, () => slots.acquire('A')));
+      let granted = false;
+      const fifth = slots.acquire('A').then((release) => {
+        granted = true;
+        waiterRan();
+        return release;
+      });
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(slots.state).toMatchObject({ busy: 4, held: { A: 4 }, waitingGroups: ['A'] });
+      expect(granted).toBe(false);
+      // B has now been quiet for longer than 10 s: A may use the free slots.
+      await vi.advanceTimersByTimeAsync(5_100);
+      expect(granted).toBe(true);
+      await ran;
+      (await fifth)();
+      holders.forEach((release) => release());
+      expect(slots.state).toEqual({ busy: 0, held: {}, waitingGroups: [] });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up a wait after its time limit with SlotTimeout, and the slot is not given to it later', async () => {
+    vi.useFakeTimers();
+    try {
+      const slots = new FairSlots(1);
+      const release = await slots.acquire('A');
+      const waiting = slots.acquire('B', 2_000);
+      const outcome = waiting.then(() => 'granted', (e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(2_001);
+      expect(await outcome).toBeInstanceOf(SlotTimeout);
+      expect(slots.state.waitingGroups).toEqual([]);
+      release();
+      expect(slots.state).toEqual({ busy: 0, held: {}, waitingGroups: [] });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
