@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { annotate, traced } from '../observability/tracer.js';
-import { logger } from './logger.js';
+import { withLogKeys } from './logger.js';
 
 /**
  * Wraps a handler of a function that is not an API operation (stream consumer, delivery worker,
@@ -13,20 +13,17 @@ import { logger } from './logger.js';
  *   export const handler = instrumented('delivery', async (event: SQSEvent) => { … });
  */
 export function instrumented<E, R>(name: string, handler: (event: E, context: Context) => Promise<R>): (event: E, context?: Context) => Promise<R> {
-  const clear = async () => {
-    logger.removeKeys(['request_id', 'function']);
-  };
   const wrapped = middy<E, R, Error, Context>()
     .use(traced() as middy.MiddlewareObj<E, R, Error, Context>)
     .use({
-      before: async (request) => {
-        const requestId = (request.context as Partial<Context> | undefined)?.awsRequestId;
-        logger.appendKeys({ function: name, ...(requestId ? { request_id: requestId } : {}) });
+      before: async () => {
         annotate('function', name);
       },
-      after: clear,
-      onError: clear,
     })
     .handler(handler);
-  return (event, context) => wrapped(event, context ?? ({} as Context));
+  // Every line the invocation logs names its function (and request), and no other function's line does.
+  return (event, context) => {
+    const requestId = context?.awsRequestId;
+    return withLogKeys({ function: name, ...(requestId ? { request_id: requestId } : {}) }, () => wrapped(event, context ?? ({} as Context)));
+  };
 }
