@@ -9,7 +9,7 @@ import { optionalEnv } from '../shared/config/env.js';
 import { currentRateLimit } from '../shared/domain/rate-limit.js';
 import { docsRoutes } from './docs-routes.js';
 import { SDK_QUIET_ENV } from './dynamo.js';
-import { startLocalStack } from './runtime.js';
+import { parseDevTokens, startLocalStack } from './runtime.js';
 import { formatRequestLog } from './server.js';
 import { removeLocalState, stateFilePath, writeLocalState } from './state-file.js';
 
@@ -39,11 +39,22 @@ if (workersMode !== 'thread' && workersMode !== 'main') {
   process.exit(2);
 }
 
+// A bad CRM_DEV_TOKENS entry is the user's to fix: say which and how, not a stack trace.
+const devTokens = optionalEnv('CRM_DEV_TOKENS');
+if (devTokens) {
+  try {
+    parseDevTokens(devTokens);
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)} (e.g. CRM_DEV_TOKENS=my-local-token-1234=00000000-0000-4000-8000-000000000001:00000000-0000-4000-8000-000000000002)`);
+    process.exit(2);
+  }
+}
+
 const port = Number(optionalEnv('PORT') ?? 3000);
 const stack = await startLocalStack({
   port,
   dataDir: optionalEnv('CRM_DATA_DIR'),
-  devTokens: optionalEnv('CRM_DEV_TOKENS'),
+  devTokens,
   routes: docsRoutes(),
   // The workers in a thread of their own, so the API keeps its event loop under a big import
   // (docs/performance.md, "Mixed load"); CRM_LOCAL_WORKERS=main runs them beside the API.

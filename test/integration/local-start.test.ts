@@ -129,6 +129,20 @@ async function waitGone(pids: number[], timeoutMs = 20_000): Promise<number[]> {
 const NOISE = /ECONNREFUSED|\n\s+at |Error:|Warning|EBADENGINE/;
 
 describe('npm start', () => {
+  it('refuses a bad CRM_DEV_TOKENS entry with a clear line and exit code 2, no stack trace', async () => {
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['CRM_DEV_TOKENS', 'CRM_DATA_DIR'].includes(k)));
+    for (const value of ['not-a-pair', 'short=00000000-0000-4000-8000-000000000001:00000000-0000-4000-8000-000000000002']) {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], { cwd: REPO, env: { ...base, PORT: '0', SMTP_PORT: '0', CRM_DEV_TOKENS: value }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(2);
+      expect(output).toMatch(/^CRM_DEV_TOKENS /);
+      expect(output).not.toMatch(NOISE);
+    }
+  });
+
   it('listens on 127.0.0.1 only, logs one line per request, and stops everything (Java included) on SIGTERM to npm', async () => {
     const started = await startNpm();
     const tree = descendants(started.child.pid!);
