@@ -16,6 +16,8 @@ export type WorkerResources = LocalResources;
 export interface BackgroundWorkers {
   /** Every background function by name. */
   functions: Record<string, LocalFunction>;
+  /** Each function's liveness state, where its adapter keeps one (`npm run status`). */
+  states(): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -36,5 +38,10 @@ export async function startBackgroundWorkers(r: WorkerResources, on: { onError?:
     await stop();
     throw error;
   }
-  return { functions: Object.fromEntries(started.map((fn) => [fn.name, fn])), stop };
+  return { functions: Object.fromEntries(started.map((fn) => [fn.name, fn])), states: async () => statesOf(started), stop };
+}
+
+/** The liveness states of started functions, by name. */
+export function statesOf(functions: readonly LocalFunction[]): Record<string, unknown> {
+  return Object.fromEntries(functions.flatMap((fn) => (fn.state ? [[fn.name, fn.state()]] : [])));
 }

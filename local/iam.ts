@@ -20,6 +20,7 @@ import { CONTROL_TABLE_DEFINITION } from '../shared/db/control.js';
 import { createTableInput, TABLE_DEFINITION } from '../shared/db/table.js';
 import { type PolicyStatement, policyOf, type ResourceArns } from '../shared/schemas/policies.js';
 import { LOCAL_BUCKETS, LOCAL_QUEUES } from './resources.js';
+import { trackCall } from './liveness.js';
 
 const REGION = 'local';
 const ACCOUNT = '000000000000';
@@ -298,6 +299,7 @@ export function installIamEnforcement(): void {
         reportOnce(current.spec.name, denied, error);
         return Promise.reject(error);
       }
+      return trackCall(current.spec.name, `${serviceId}.${command.constructor.name.replace(/Command$/, '')}`, original.apply(this, args) as Promise<unknown>);
     }
     return original.apply(this, args);
   };

@@ -282,7 +282,8 @@ interface HookableApp {
 export function requireSignedS3(app: HookableApp): void {
   app.addHook('preHandler', async (request, reply) => {
     const route = request.routeOptions.url;
-    if ((route === '/' && request.method === 'POST') || route === '/health') return undefined;
+    // SQS's API (POST /), the health check and fauxqs's read-only queue inspection (`npm run status`) are not S3.
+    if ((route === '/' && request.method === 'POST') || route === '/health' || (request.method === 'GET' && route?.startsWith('/_fauxqs/queues'))) return undefined;
     const refusal = await checkSignature({ method: request.method, url: request.raw.url ?? '/', headers: request.headers, body: Buffer.isBuffer(request.body) ? request.body : undefined });
     if (!refusal) return undefined;
     const requestId = randomUUID().replaceAll('-', '').toUpperCase().slice(0, 16);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { CALL_TIME_LIMITS } from '../shared/config/call-limits.js';
 
 export interface QueueWorker {
   stop(): Promise<void>;
@@ -50,6 +51,41 @@ export interface QueueWorkerOptions {
   /** Long-poll wait per ReceiveMessage call. */
   waitTimeSeconds?: number;
   onError?: (e: unknown) => void;
+  /**
+   * The liveness watch: whenever work in hand is older than `afterMs` and no event finished for
+   * `afterMs`, `report` is called once (local mode logs it at ERROR, naming the function and what
+   * it waits on) and the consumer restarts: the stuck events are given up (their messages made
+   * visible again at once, so a fresh run takes them; what a late run of the old one writes is
+   * idempotent) and their groups freed.
+   */
+  watch?: { afterMs: number; checkEveryMs?: number; report: (stall: Stall) => void };
+}
+
+/** What the liveness watch found: the oldest work in hand and how long nothing finished. */
+export interface Stall {
+  queue: string;
+  oldestMs: number;
+  idleMs: number;
+  groups: string[];
+  messages: number;
+}
+
+/** A worker's state, for `npm run status`. */
+export interface QueueWorkerState {
+  queue: string;
+  inHand: number;
+  oldestInHandMs: number;
+  finished: number;
+  lastFinishedAgoMs: number | undefined;
+  restarts: number;
+}
+
+interface InHand {
+  since: number;
+  group: string;
+  messages: Message[];
+  abandoned: boolean;
+  giveUp: () => void;
 }
 
 /** A received SQS message in the shape Lambda's SQS event source mapping delivers. */
@@ -83,8 +119,8 @@ export function toLambdaRecord(m: Message, queueUrl: string): SQSRecord {
  * batchItemFailures (or that throws) stays in the queue and comes back after the visibility
  * timeout; the others are deleted.
  */
-export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
-  const sqs = new SQSClient({ endpoint: opts.endpoint, useQueueUrlAsEndpoint: false, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker & { state(): QueueWorkerState } {
+  const sqs = new SQSClient({ endpoint: opts.endpoint, useQueueUrlAsEndpoint: false, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, requestHandler: CALL_TIME_LIMITS });
   const concurrency = opts.concurrency ?? 256;
   const perGroup = opts.perGroupConcurrency ?? 16;
   const groups = new Map<string, number>();
@@ -125,18 +161,52 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
     state.timer.unref();
   }
 
+  /** Events in hand: when each began, its group and messages (the liveness watch and status read them). */
+  const inHand = new Set<InHand>();
+  let finished = 0;
+  let lastFinished = Date.now();
+  let restarts = 0;
+
+  /** Keeps messages invisible while their handler runs (every half time-out), as Lambda holds a batch while it runs. */
+  function holdWhileHandling(messages: Message[]): () => void {
+    const visibility = opts.visibilityTimeoutSeconds ?? 30;
+    const timer = setInterval(() => {
+      for (const m of messages) sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: visibility })).catch((error: unknown) => opts.onError?.(error));
+    }, (visibility * 1000) / 2);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Runs the handler on an event, tracked while in hand; resolves undefined when the watch gave it up. */
+  async function invoke(group: string, messages: Message[]): Promise<{ failed: Set<string> } | undefined> {
+    let reject!: (error: Error) => void;
+    const givenUp = new Promise<never>((_, r) => (reject = r));
+    const entry: InHand = { since: Date.now(), group, messages, abandoned: false, giveUp: () => ((entry.abandoned = true), reject(new Error('given up by the liveness watch'))) };
+    inHand.add(entry);
+    const release = opts.extendWhileHandling || opts.fifo ? holdWhileHandling(messages) : () => undefined;
+    let failed: Set<string>;
+    try {
+      const out = await Promise.race([opts.handler({ Records: messages.map((m) => toLambdaRecord(m, opts.queueUrl)) }), givenUp]);
+      failed = new Set((out?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (error) {
+      if (!entry.abandoned) opts.onError?.(error);
+      failed = new Set(messages.map((m) => m.MessageId ?? ''));
+    } finally {
+      release();
+      inHand.delete(entry);
+    }
+    if (entry.abandoned) return undefined;
+    finished++;
+    lastFinished = Date.now();
+    return { failed };
+  }
+
   /** FIFO: one group's messages as one event; failed ones (and the group's later ones) released in reverse order, so they come back in order. */
   async function handleGroup(group: string, batch: Message[]) {
     noteBacklog(group, batch);
-    const event: SQSEvent = { Records: batch.map((m) => toLambdaRecord(m, opts.queueUrl)) };
-    let failed = new Set<string>();
-    try {
-      const out = await opts.handler(event);
-      failed = new Set((out?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    } catch (error) {
-      opts.onError?.(error);
-      failed = new Set(batch.map((m) => m.MessageId ?? ''));
-    }
+    const outcome = await invoke(group, batch);
+    if (!outcome) return;
+    const { failed } = outcome;
     const firstFailed = batch.findIndex((m) => failed.has(m.MessageId ?? ''));
     const done = firstFailed === -1 ? batch : batch.slice(0, firstFailed);
     await Promise.all(done.map((m) => sqs.send(new DeleteMessageCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: m.ReceiptHandle! }))));
@@ -158,7 +228,11 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
         batch = busy.get(group)!.splice(0);
       }
     })()
-      .catch((error) => opts.onError?.(error))
+      .catch((error) => {
+        opts.onError?.(error);
+        // Whatever was received for the group meanwhile goes back at once (not after its time-out, holding the group).
+        return release(busy.get(group)?.splice(0) ?? []);
+      })
       .finally(() => {
         busy.delete(group);
         inFlight.delete(p);
@@ -168,24 +242,41 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
   }
 
   async function handleOne(message: Message) {
-    const event: SQSEvent = { Records: [toLambdaRecord(message, opts.queueUrl)] };
-    const visibility = opts.visibilityTimeoutSeconds ?? 30;
-    const heartbeat = opts.extendWhileHandling
-      ? setInterval(() => {
-          sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: message.ReceiptHandle!, VisibilityTimeout: visibility })).catch((error: unknown) => opts.onError?.(error));
-        }, (visibility * 1000) / 2)
-      : undefined;
-    try {
-      const out = await opts.handler(event);
-      if (out?.batchItemFailures?.length) return; // comes back after the visibility timeout
-    } catch (error) {
-      opts.onError?.(error);
-      return;
-    } finally {
-      clearInterval(heartbeat);
-    }
+    const outcome = await invoke(opts.groupOf?.(message.Body ?? '') ?? '', [message]);
+    // Failed: it comes back after the visibility timeout (given up: the watch made it visible).
+    if (!outcome || outcome.failed.size) return;
     await sqs.send(new DeleteMessageCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: message.ReceiptHandle! }));
   }
+
+  /** Makes messages visible again at once, the latest first (each goes back to the front of its group). */
+  async function release(messages: Message[]) {
+    for (const m of [...messages].reverse()) {
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: opts.queueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })).catch((error: unknown) => opts.onError?.(error));
+    }
+  }
+
+  const watch = opts.watch;
+  const watchTimer = watch
+    ? setInterval(() => {
+        const now = Date.now();
+        const stuck = [...inHand].filter((e) => now - e.since >= watch.afterMs);
+        if (!stuck.length || now - lastFinished < watch.afterMs) return;
+        watch.report({
+          queue: queueName,
+          oldestMs: now - Math.min(...stuck.map((e) => e.since)),
+          idleMs: now - lastFinished,
+          groups: [...new Set(stuck.map((e) => e.group))],
+          messages: stuck.reduce((n, e) => n + e.messages.length, 0),
+        });
+        restarts++;
+        lastFinished = now;
+        for (const e of stuck) {
+          e.giveUp();
+          void release(e.messages);
+        }
+      }, watch.checkEveryMs ?? 5_000)
+    : undefined;
+  watchTimer?.unref();
 
   const loop = (async () => {
     while (running) {
@@ -251,7 +342,12 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker {
   })();
 
   return {
+    state() {
+      const oldest = Math.min(...[...inHand].map((e) => e.since));
+      return { queue: queueName, inHand: inHand.size, oldestInHandMs: inHand.size ? Date.now() - oldest : 0, finished, lastFinishedAgoMs: finished ? Date.now() - lastFinished : undefined, restarts };
+    },
     async stop() {
+      clearInterval(watchTimer);
       running = false;
       abort.abort();
       await loop;

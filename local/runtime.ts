@@ -22,6 +22,7 @@ import { type BackgroundWorkers, startBackgroundWorkers, type WorkerErrorHandler
 import { DEFAULT_SMTP_PORT, type SmtpListener } from './smtp.js';
 import { inboundAddress } from '../shared/domain/inbound-emails.js';
 import { currentRateLimit } from '../shared/domain/rate-limit.js';
+import { type LocalStatus, queueStatuses, statusRoute } from './status.js';
 
 export const DEFAULT_ACCOUNT: AuthContext = {
   accountId: '00000000-0000-4000-8000-000000000001',
@@ -190,7 +191,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       [...new Map(tokens.map((t) => [t.accountId, t])).values()].map(async (t) => ({ accountId: t.accountId, address: (await inboundAddress({ ...t, operation: 'inbound-emails-address', headers: {} })).address })),
     );
 
-    server = createApiServer(opts.routes, { onRequest: opts.onRequest });
+    const status = async (): Promise<LocalStatus> => ({ at: new Date().toISOString(), queues: await queueStatuses(queue!.endpoint), functions: await workers!.states() });
+    server = createApiServer([statusRoute(status), ...(opts.routes ?? [])], { onRequest: opts.onRequest });
     const srv = server;
     await new Promise<void>((resolve, reject) => {
       srv.once('error', reject);

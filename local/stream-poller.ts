@@ -48,6 +48,16 @@ export interface StreamPoller {
   drain(timeoutMs?: number): Promise<void>;
 }
 
+export interface StreamPollerState {
+  stream: string;
+  handled: number;
+  inHandlerForMs: number;
+  lastHandledAgoMs: number | undefined;
+  /** Records of a failed batch waiting to be retried, and the age of the oldest. */
+  retrying: number;
+  oldestRetryingAgeMs: number;
+}
+
 type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
 /** What a position file holds: per shard, the sequence number of the last record handled. */
@@ -102,7 +112,12 @@ export async function startStreamPoller(opts: {
    * worked on (the local queues die with the process, so a restart re-reads what was still queued).
    */
   canCommit?: () => Promise<boolean>;
-}): Promise<StreamPoller> {
+  /**
+   * The liveness watch: a batch in the handler for longer than `afterMs` with nothing handled for
+   * as long is reported once and given up (retried in order, like a batch that failed).
+   */
+  watch?: { afterMs: number; checkEveryMs?: number; report: (stall: { oldestMs: number; idleMs: number; records: number }) => void };
+}): Promise<StreamPoller & { state(): StreamPollerState }> {
   const cfg = { endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const ddb = new DynamoDBClient(cfg);
   const streams = new DynamoDBStreamsClient(cfg);
@@ -176,16 +191,30 @@ export async function startStreamPoller(opts: {
     return it.ShardIterator;
   }
 
+  let handlerSince = 0;
+  let handlerRecords = 0;
+  let lastHandled = Date.now();
+  let giveUp: (() => void) | undefined;
+
+  /** Runs the handler on a batch; returns the records still to do (all of them when it failed, threw, timed out or was given up). */
   async function handle(records: _Record[]): Promise<_Record[]> {
     const event: DynamoDBStreamEvent = { Records: records.map((r) => toLambdaRecord(r, streamArn!)) };
     inHandler = true;
+    handlerSince = Date.now();
+    handlerRecords = records.length;
+    const givenUp = new Promise<never>((_, reject) => (giveUp = () => reject(new Error('given up by the liveness watch'))));
     let out;
     try {
-      out = await opts.handler(event);
+      out = await Promise.race([opts.handler(event), givenUp]);
+    } catch (error) {
+      opts.onError?.(error);
+      return records;
     } finally {
       inHandler = false;
+      giveUp = undefined;
     }
     handled += records.length;
+    lastHandled = Date.now();
     const failed = out?.batchItemFailures?.[0]?.itemIdentifier;
     if (!failed) return [];
     const at = records.findIndex((r) => r.dynamodb?.SequenceNumber === failed);
@@ -231,6 +260,18 @@ export async function startStreamPoller(opts: {
     return busy;
   }
 
+  const watch = opts.watch;
+  const watchTimer = watch
+    ? setInterval(() => {
+        const now = Date.now();
+        if (!inHandler || now - handlerSince < watch.afterMs || now - lastHandled < watch.afterMs) return;
+        watch.report({ oldestMs: now - handlerSince, idleMs: now - lastHandled, records: handlerRecords });
+        lastHandled = now;
+        giveUp?.();
+      }, watch.checkEveryMs ?? 5_000)
+    : undefined;
+  watchTimer?.unref();
+
   const loop = (async () => {
     while (running) {
       let busy = false;
@@ -247,7 +288,20 @@ export async function startStreamPoller(opts: {
   })();
 
   return {
+    state() {
+      const now = Date.now();
+      const created = pendingBatch.map((r) => r.dynamodb?.ApproximateCreationDateTime).filter((d): d is Date => d instanceof Date);
+      return {
+        stream: streamArn,
+        handled,
+        inHandlerForMs: inHandler ? now - handlerSince : 0,
+        lastHandledAgoMs: handled ? now - lastHandled : undefined,
+        retrying: pendingBatch.length,
+        oldestRetryingAgeMs: created.length ? now - Math.min(...created.map((d) => d.getTime())) : 0,
+      };
+    },
     async stop() {
+      clearInterval(watchTimer);
       running = false;
       await loop;
       ddb.destroy();

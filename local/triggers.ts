@@ -20,10 +20,11 @@ import type { DynamoDBStreamEvent, S3Event, ScheduledEvent, SQSBatchResponse, SQ
 import { FUNCTIONS, type FunctionSpec, type QueueName, type Trigger, type TriggerKind } from '../functions/topology.js';
 import { QUEUES } from '../shared/config/bindings.js';
 import { loadHandler } from './handlers.js';
-import { type QueueWorker, type QueueWorkerOptions, startQueueWorker, toLambdaRecord } from './queue-worker.js';
+import { type QueueWorker, type QueueWorkerOptions, type QueueWorkerState, startQueueWorker, toLambdaRecord } from './queue-worker.js';
 import type { LocalResources } from './resources.js';
 import { startSmtpListener } from './smtp.js';
-import { startStreamPoller } from './stream-poller.js';
+import { waitsOf } from './liveness.js';
+import { startStreamPoller, type StreamPollerState } from './stream-poller.js';
 
 /** A function of the topology running locally under its trigger's adapter. */
 export interface LocalFunction {
@@ -34,6 +35,8 @@ export interface LocalFunction {
   /** Resolves once it is idle (nothing in hand, nothing waiting that is due); for tests and tools. */
   drain(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
+  /** Its liveness state (`npm run status`), where its adapter keeps one. */
+  state?(): QueueWorkerState | StreamPollerState;
 }
 
 export interface TriggerContext {
@@ -52,7 +55,7 @@ export function startQueueTrigger(
   spec: SpecOf<'queue'>,
   handler: Handler<SQSEvent, SQSBatchResponse | void>,
   opts: { endpoint: string; queueUrl: string; onError?: (error: unknown) => void } & Pick<QueueWorkerOptions, 'visibilityTimeoutSeconds'>,
-): QueueWorker {
+): QueueWorker & { state(): QueueWorkerState } {
   const { batchSize, maxConcurrency, local = {} } = spec.trigger;
   const groupBy = local.groupBy;
   const fifo = QUEUES[spec.trigger.queue] === 'fifo';
@@ -68,8 +71,24 @@ export function startQueueTrigger(
     // A FIFO queue's group (an account) that falls behind is logged, and again once it drained.
     ...(fifo ? { fifo, backlog: { thresholdMs: backlogThresholdMs(), log: (line: string) => console.log(line) } } : {}),
     onError: opts.onError,
+    watch: {
+      afterMs: STALL_MS,
+      report: (stall) =>
+        console.error(
+          `ERROR ${spec.name}: no progress for ${(stall.idleMs / 1000).toFixed(1)} s with work in hand for ${(stall.oldestMs / 1000).toFixed(1)} s ` +
+            `(${stall.queue}, ${stall.messages} message(s), group(s) ${stall.groups.join(', ') || '-'}); waiting on: ${waitsOf(spec.name).join('; ') || 'no AWS call (its own code)'}; ` +
+            'restarting its consumer: those messages are visible again now',
+        ),
+    },
   });
 }
+
+/**
+ * The liveness watch (docs/architecture.md, "What keeps the asynchronous half alive"): a
+ * background function with work older than this and no progress for as long is logged at
+ * ERROR and its consumer restarted. `CRM_STALL_MS` changes it (tests).
+ */
+const STALL_MS = Number(process.env.CRM_STALL_MS) > 0 ? Number(process.env.CRM_STALL_MS) : 30_000;
 
 /** `CRM_BACKLOG_THRESHOLD_MS`: how long a group's oldest message may wait before local mode logs the group as behind (default 5 s). */
 function backlogThresholdMs(): number {
@@ -97,8 +116,16 @@ const stream: Adapter<'stream'> = async (spec, handler, { resources: r, onError 
     // when it routes to the changes queue (in memory), after the last one that queue has worked on.
     positionFile: r.dataDir ? join(r.dataDir, `${spec.name}-positions.json`) : undefined,
     canCommit: spec.bindings.changesQueue ? () => queueIsEmpty(r.awsEndpoint, r.queueUrls.changes) : undefined,
+    watch: {
+      afterMs: STALL_MS,
+      report: (stall) =>
+        console.error(
+          `ERROR ${spec.name}: no stream record handled for ${(stall.idleMs / 1000).toFixed(1)} s with a batch in hand for ${(stall.oldestMs / 1000).toFixed(1)} s ` +
+            `(${stall.records} record(s)); waiting on: ${waitsOf(spec.name).join('; ') || 'no AWS call (its own code)'}; the batch is retried`,
+        ),
+    },
   });
-  return { name: spec.name, kind: 'stream', drain: (t) => poller.drain(t), stop: () => poller.stop() };
+  return { name: spec.name, kind: 'stream', drain: (t) => poller.drain(t), stop: () => poller.stop(), state: () => poller.state() };
 };
 
 /** Whether a local queue holds no message, visible, in flight or delayed. */
@@ -114,7 +141,7 @@ async function queueIsEmpty(endpoint: string, queueUrl: string): Promise<boolean
 
 const queue: Adapter<'queue'> = async (spec, handler, { resources: r, onError }) => {
   const worker = startQueueTrigger(spec, handler as Handler<SQSEvent, SQSBatchResponse>, { endpoint: r.awsEndpoint, queueUrl: r.queueUrls[spec.trigger.queue], onError });
-  return { name: spec.name, kind: 'queue', drain: (t) => worker.drain(t), stop: () => worker.stop() };
+  return { name: spec.name, kind: 'queue', drain: (t) => worker.drain(t), stop: () => worker.stop(), state: () => worker.state() };
 };
 
 /** EventBridge's scheduled event. */

@@ -20,10 +20,10 @@ export interface StartedFunction {
   address?: { host: string; port: number };
 }
 
-export type WorkersMessage = { type: 'drain'; id: number; name: string; timeoutMs?: number } | { type: 'stop'; id: number };
+export type WorkersMessage = { type: 'drain'; id: number; name: string; timeoutMs?: number } | { type: 'stop'; id: number } | { type: 'states'; id: number };
 export type WorkersReply =
   | { type: 'ready'; functions: StartedFunction[] }
-  | { type: 'done'; id: number; error?: string }
+  | { type: 'done'; id: number; error?: string; states?: Record<string, unknown> }
   | { type: 'error'; name: string; kind: TriggerKind; message: string };
 
 const data = workerData as WorkersThreadData;
@@ -34,17 +34,19 @@ const workers = await startBackgroundWorkers(data, {
 });
 
 port.on('message', (message: WorkersMessage) => {
-  const run = async () => {
+  const run = async (): Promise<Record<string, unknown> | undefined> => {
     if (message.type === 'stop') {
       await workers.stop();
-      return;
+      return undefined;
     }
+    if (message.type === 'states') return workers.states();
     const fn = workers.functions[message.name];
     if (!fn) throw new Error(`no background function ${message.name}`);
     await fn.drain(message.timeoutMs);
+    return undefined;
   };
   run().then(
-    () => port.postMessage({ type: 'done', id: message.id } satisfies WorkersReply),
+    (states) => port.postMessage({ type: 'done', id: message.id, ...(states ? { states } : {}) } satisfies WorkersReply),
     (error: unknown) => port.postMessage({ type: 'done', id: message.id, error: error instanceof Error ? error.message : String(error) } satisfies WorkersReply),
   );
 });

@@ -9,7 +9,7 @@ import type { StartedFunction, WorkersMessage, WorkersReply, WorkersThreadData }
  */
 export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>, opts: { onError?: WorkerErrorHandler } = {}): Promise<BackgroundWorkers> {
   const worker = new Worker(new URL('./workers-thread-boot.mjs', import.meta.url), { workerData: { ...data, entry: new URL('./workers-thread.ts', import.meta.url).href } satisfies WorkersThreadData });
-  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (states?: Record<string, unknown>) => void; reject: (e: Error) => void }>();
   let next = 0;
   let exited = false;
   const ready = new Promise<StartedFunction[]>((resolve, reject) => {
@@ -20,7 +20,7 @@ export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>,
         const p = pending.get(reply.id);
         pending.delete(reply.id);
         if (reply.error) p?.reject(new Error(reply.error));
-        else p?.resolve();
+        else p?.resolve(reply.states);
       }
     });
     worker.once('error', reject);
@@ -33,8 +33,8 @@ export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>,
   const started = await ready;
   const send = (message: WorkersMessage extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never) =>
     exited
-      ? Promise.resolve()
-      : new Promise<void>((resolve, reject) => {
+      ? Promise.resolve(undefined)
+      : new Promise<Record<string, unknown> | undefined>((resolve, reject) => {
           const id = ++next;
           pending.set(id, { resolve, reject });
           worker.postMessage({ ...message, id });
@@ -46,7 +46,7 @@ export async function startWorkersThread(data: Omit<WorkersThreadData, 'entry'>,
       await worker.terminate();
     })());
   const functions: Record<string, LocalFunction> = Object.fromEntries(
-    started.map((fn) => [fn.name, { ...fn, drain: (timeoutMs?: number) => send({ type: 'drain', name: fn.name, timeoutMs }), stop }]),
+    started.map((fn) => [fn.name, { ...fn, drain: async (timeoutMs?: number) => void (await send({ type: 'drain', name: fn.name, timeoutMs })), stop }]),
   );
-  return { functions, stop };
+  return { functions, states: async () => (await send({ type: 'states' })) ?? {}, stop };
 }

@@ -2,6 +2,7 @@ import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv, requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
+import { CALL_TIME_LIMITS } from '../config/call-limits.js';
 import { isMeasuring, recordCapacity } from './capacity.js';
 import { keys } from './table.js';
 
@@ -25,6 +26,7 @@ export function db(): DynamoDBDocumentClient {
   base = new DynamoDBClient({
     ...(endpoint ? { endpoint } : {}),
     maxAttempts: 4,
+    requestHandler: CALL_TIME_LIMITS,
   });
   base.middlewareStack.add(
     (next, context) => async (args) => {
@@ -60,7 +62,7 @@ function addLocalDurabilityBarrier(client: DynamoDBClient, endpoint: string): vo
     (next, context) => async (args) => {
       const out = await next(args);
       if (/^(TransactWrite|ExecuteTransaction)/.test(context.commandName ?? '')) {
-        barrier ??= new DynamoDBClient({ endpoint, maxAttempts: 4 });
+        barrier ??= new DynamoDBClient({ endpoint, maxAttempts: 4, requestHandler: CALL_TIME_LIMITS });
         const { pk, sk } = keys.system('local-durability-barrier');
         await barrier.send(new GetItemCommand({ TableName: tableName(), Key: { pk: { S: pk }, sk: { S: sk } } }));
       }

@@ -7,6 +7,7 @@
  */
 import type { Readable } from 'node:stream';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CALL_TIME_LIMITS } from '../config/call-limits.js';
 import { optionalEnv, requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
 import { objectSize, openObject, presignedPutUrl, putObject } from '../db/objects.js';
@@ -17,7 +18,7 @@ let sqsClient: { endpoint: string | undefined; client: SQSClient } | undefined;
 function sqs(): SQSClient {
   const endpoint = optionalEnv('AWS_ENDPOINT_URL_SQS');
   if (sqsClient?.endpoint !== endpoint || !sqsClient) {
-    sqsClient = { endpoint, client: new SQSClient({ maxAttempts: 4, ...(endpoint ? { endpoint, useQueueUrlAsEndpoint: false } : {}) }) };
+    sqsClient = { endpoint, client: new SQSClient({ maxAttempts: 4, requestHandler: CALL_TIME_LIMITS, ...(endpoint ? { endpoint, useQueueUrlAsEndpoint: false } : {}) }) };
   }
   return sqsClient.client;
 }

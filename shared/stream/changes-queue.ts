@@ -7,7 +7,7 @@
  * must wait for the failed one), the earlier ones are done.
  */
 import type { DynamoDBRecord, SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { applyChanges, type ErrorLog } from './changes.js';
+import { applyChanges, type ChangesDeadline, type ErrorLog } from './changes.js';
 import type { ChangesMessage } from './route.js';
 
 function parseMessage(body: string): ChangesMessage | undefined {
@@ -19,7 +19,7 @@ function parseMessage(body: string): ChangesMessage | undefined {
   }
 }
 
-export async function handleChangesBatch(messages: readonly SQSRecord[], logError: ErrorLog): Promise<SQSBatchResponse> {
+export async function handleChangesBatch(messages: readonly SQSRecord[], logError: ErrorLog, deadline?: ChangesDeadline): Promise<SQSBatchResponse> {
   const groups = new Map<string, Array<{ message: SQSRecord; records?: DynamoDBRecord[] }>>();
   for (const message of messages) {
     const parsed = parseMessage(message.body);
@@ -34,7 +34,7 @@ export async function handleChangesBatch(messages: readonly SQSRecord[], logErro
       const readable = list.findIndex((m) => !m.records);
       const run = readable === -1 ? list : list.slice(0, readable);
       const records = run.flatMap((m) => m.records!);
-      const first = records.length ? await applyChanges(records, group, logError) : undefined;
+      const first = records.length ? await applyChanges(records, group, logError, deadline) : undefined;
       let start = 0;
       for (const [i, { message, records: own }] of list.entries()) {
         const size = own?.length ?? 0;

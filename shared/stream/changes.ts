@@ -29,20 +29,53 @@ const SHARE_KEPT_MS = 10_000;
  */
 const slots = new FairSlots(PROCESS_ITEMS, PER_ACCOUNT_ITEMS, SHARE_KEPT_MS);
 
-/**
- * Applies the changes of `records` (stream order). Returns the index of the earliest record that
- * failed (it and everything after it must be redone: what is redone is idempotent, the log
- * appends an event id once), else undefined.
- */
 /** Where the worker's failures are logged (the handler's logger: shared/stream sits below shared/http). */
 export type ErrorLog = (message: string, details: Record<string, unknown>) => void;
 
-export async function applyChanges(records: readonly DynamoDBRecord[], group: string, logError: ErrorLog): Promise<number | undefined> {
+/**
+ * A batch's time: no item is started after `startBy`, and nothing is awaited after `giveUpAt`
+ * (epoch ms). What is not done by then is reported failed, visibly, and retried: a stuck call
+ * or slot holds the account's group for one bounded attempt, never for good.
+ */
+export interface ChangesDeadline {
+  startBy: number;
+  giveUpAt: number;
+}
+
+/** The deadline of a batch that must be answered within `remainingMs` (the function's remaining time). */
+export function changesDeadline(remainingMs: number, now = Date.now()): ChangesDeadline {
+  // Leave time to answer and report; start no item in the last third (an item's own work is bounded by its calls' time-outs).
+  const giveUpAt = now + Math.max(1_000, remainingMs - 5_000);
+  return { startBy: now + Math.max(500, (remainingMs - 5_000) * (2 / 3)), giveUpAt };
+}
+
+/** Resolves true when `p` settles by `at`, false otherwise (p's own outcome is the caller's). */
+async function settlesBy(p: Promise<unknown>, at: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, at - Date.now()))));
+  try {
+    return await Promise.race([p.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Applies the changes of `records` (stream order). Returns the index of the earliest record that
+ * failed or was not done by the deadline (it and everything after it must be redone: what is
+ * redone is idempotent, the log appends an event id once), else undefined.
+ */
+export async function applyChanges(records: readonly DynamoDBRecord[], group: string, logError: ErrorLog, deadline: ChangesDeadline = changesDeadline(DEFAULT_REMAINING_MS)): Promise<number | undefined> {
   const webhooks = new WebhookBatchCache();
   const changes = records.map((record) => toRecordChange(record));
-  let payloads: Map<string, WebhookPayload>;
+  let payloads: Map<string, WebhookPayload> | undefined;
+  const log = logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks).then((p) => (payloads = p));
   try {
-    payloads = await logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks);
+    if (!(await settlesBy(log, deadline.giveUpAt))) {
+      logError('changes batch passed its time limit', { group, waitingOn: 'the change log append', records: records.length });
+      return records.length ? 0 : undefined;
+    }
+    await log;
   } catch (error) {
     logError('change log append failed', { error });
     return records.length ? 0 : undefined;
@@ -53,32 +86,56 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group: st
     byItem.set(key, [...(byItem.get(key) ?? []), i]);
   });
   const queues = [...byItem.values()];
+  const done = new Array<boolean>(records.length).fill(false);
+  /** What each worker is doing now (for the time-limit line). */
+  const doing = new Map<number, { step: string; eventId?: string; since: number }>();
   let firstFailed = Infinity;
   let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(PARALLEL_ITEMS, queues.length) }, async () => {
-      while (next < queues.length) {
+  const work = Promise.all(
+    Array.from({ length: Math.min(PARALLEL_ITEMS, queues.length) }, async (_, worker) => {
+      while (next < queues.length && Date.now() < deadline.startBy) {
         const queue = queues[next++]!;
-        const release = await slots.acquire(group);
+        doing.set(worker, { step: 'a slot', since: Date.now() });
+        let release: () => void;
+        try {
+          release = await slots.acquire(group, Math.max(0, deadline.giveUpAt - Date.now()));
+        } catch {
+          break; // SlotTimeout: the batch is past its time; what is not done is retried
+        }
         try {
           for (const i of queue) {
             if (i > firstFailed) break;
             const change = changes[i];
-            if (!change) continue;
-            try {
-              await applyProjections(change);
-              await enqueueWebhookDeliveries(change, webhooks, undefined, payloads.get(change.eventId));
-            } catch (error) {
-              logError('stream record failed', { eventId: records[i]!.eventID, error });
-              firstFailed = Math.min(firstFailed, i);
-              break;
+            if (change) {
+              try {
+                doing.set(worker, { step: 'projections', eventId: records[i]!.eventID, since: Date.now() });
+                await applyProjections(change);
+                doing.set(worker, { step: 'webhook deliveries', eventId: records[i]!.eventID, since: Date.now() });
+                await enqueueWebhookDeliveries(change, webhooks, undefined, payloads!.get(change.eventId));
+              } catch (error) {
+                logError('stream record failed', { eventId: records[i]!.eventID, error });
+                firstFailed = Math.min(firstFailed, i);
+                break;
+              }
             }
+            done[i] = true;
           }
         } finally {
+          doing.delete(worker);
           release();
         }
       }
     }),
   );
-  return firstFailed === Infinity ? undefined : firstFailed;
+  if (!(await settlesBy(work, deadline.giveUpAt))) {
+    const now = Date.now();
+    const waitingOn = [...doing.values()].sort((a, b) => a.since - b.since).map((d) => `${d.step}${d.eventId ? ` of ${d.eventId}` : ''} for ${now - d.since} ms`);
+    logError('changes batch passed its time limit', { group, waitingOn, slots: slots.state, done: done.filter(Boolean).length, records: records.length });
+  }
+  const notDone = done.indexOf(false);
+  const first = Math.min(firstFailed, notDone === -1 ? Infinity : notDone);
+  return first === Infinity ? undefined : first;
 }
+
+/** A batch's time when the caller gives none (the changes function's time-out, functions/topology.ts, is longer). */
+const DEFAULT_REMAINING_MS = 60_000;

@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CALL_TIME_LIMITS } from '../config/call-limits.js';
 import { optionalEnv } from '../config/env.js';
 import { deliveryQueueUrl, MAX_SQS_DELAY_SECONDS } from './config.js';
 import type { DeliveryRef } from '../db/webhooks.js';
@@ -11,7 +12,7 @@ let client: SQSClient | undefined;
  * URLs carry a host name that need not resolve.
  */
 export function sqs(): SQSClient {
-  client ??= new SQSClient({ maxAttempts: 4, ...(optionalEnv('AWS_ENDPOINT_URL_SQS') ? { useQueueUrlAsEndpoint: false } : {}) });
+  client ??= new SQSClient({ maxAttempts: 4, requestHandler: CALL_TIME_LIMITS, ...(optionalEnv('AWS_ENDPOINT_URL_SQS') ? { useQueueUrlAsEndpoint: false } : {}) });
   return client;
 }
 
