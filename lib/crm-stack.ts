@@ -271,6 +271,34 @@ export class CrmStack extends Stack {
         datapointsToAlarm: 3,
       });
     }
+    // A stuck consumer: it takes messages but finishes none (every batch fails, times out or hangs),
+    // so messages stay in flight and none is deleted. Per minute: 1 when messages were in flight and
+    // none was deleted, for longer than any batch of the queue's worker may run (`stallMinutes`).
+    const oneMinute = Duration.minutes(1);
+    for (const [name, queue] of Object.entries(targets.queues) as [QueueName, sqs.IQueue][]) {
+      const consumer = consumerOf(topology, name);
+      const minutes = stallMinutes(consumer.timeoutSeconds);
+      alarm(`${constructIdFor(name)}QueueStalled`, {
+        alarmDescription:
+          `The ${name} queue is stalled: its consumer (the ${consumer.name} function) takes messages but finishes none. ` +
+          `For ${minutes} minutes in a row, messages were in flight (ApproximateNumberOfMessagesNotVisible > 0) and none was deleted (NumberOfMessagesDeleted = 0), ` +
+          `longer than any batch may run (time limit ${consumer.timeoutSeconds} s): ${STALLED[name]} ` +
+          `Look at the function's errors, duration and log group (every batch failing, timing out or hanging).`,
+        metric: new cloudwatch.MathExpression({
+          expression: STALL_EXPRESSION,
+          usingMetrics: {
+            inflight: queue.metricApproximateNumberOfMessagesNotVisible({ period: oneMinute, statistic: 'Maximum' }),
+            deleted: queue.metricNumberOfMessagesDeleted({ period: oneMinute, statistic: 'Sum' }),
+          },
+          period: oneMinute,
+          label: `${name}: in flight, none deleted`,
+        }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: minutes,
+        datapointsToAlarm: minutes,
+      });
+    }
 
     // ---- Outputs --------------------------------------------------------------------------
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL: POST <ApiUrl>api/<operation>' });
@@ -297,12 +325,44 @@ export class CrmStack extends Stack {
  */
 export const MAX_PER_GROUP = 30;
 
-/** The time limit of the function a queue triggers (queue visibility timeouts derive from it). */
-export function consumerTimeout(topology: readonly FunctionSpec[], queue: QueueName): number {
+/** The function a queue triggers. */
+export function consumerOf(topology: readonly FunctionSpec[], queue: QueueName): FunctionSpec {
   const consumer = topology.find((f) => f.trigger.kind === 'queue' && f.trigger.queue === queue);
   if (!consumer) throw new Error(`no function consumes the ${queue} queue`);
-  return consumer.timeoutSeconds;
+  return consumer;
 }
+
+/** The time limit of the function a queue triggers (queue visibility timeouts derive from it). */
+export function consumerTimeout(topology: readonly FunctionSpec[], queue: QueueName): number {
+  return consumerOf(topology, queue).timeoutSeconds;
+}
+
+/**
+ * A queue's stall, per 1-minute period: 1 when messages were in flight (taken by the consumer)
+ * and none was deleted (finished), else 0. A missing datapoint counts as none (an idle queue
+ * has nothing in flight, so it stays 0).
+ */
+export const STALL_EXPRESSION = 'IF(FILL(inflight, 0) > 0 AND FILL(deleted, 0) == 0, 1, 0)';
+
+/**
+ * Minutes of stall before the alarm: longer than any batch of the consumer may hold its messages
+ * (its time limit), and than a job queue's message whose job another worker holds stays
+ * invisible (the time limit and a minute: lib/job-queue.ts), with two minutes for the metrics'
+ * lag; at least 5. The changes and delivery queues (batches of 2 minutes and 30 s at most): 5;
+ * the job queues (15 minutes): 18.
+ */
+export const stallMinutes = (timeoutSeconds: number): number => Math.max(5, Math.ceil(timeoutSeconds / 60) + 3);
+
+/** What waits while a queue is stalled (its stall alarm's description). */
+const STALLED: Record<QueueName, string> = {
+  changes: 'record changes wait, so search entries, the change log, fan-out and webhook deliveries stop following writes (the stream router keeps routing into the queue).',
+  delivery: 'webhook deliveries wait unsent.',
+  imports: 'import jobs do not progress.',
+  exports: 'export jobs do not progress.',
+  erasures: 'erasures (contract §18) do not progress.',
+  indexBuilds: 'index builds of custom fields (contract §17) do not progress.',
+};
+
 export function groupsOf(specs: readonly FunctionSpec[]): Map<string, FunctionSpec[]> {
   const byGroup = new Map<string, FunctionSpec[]>();
   for (const spec of specs) byGroup.set(spec.group, [...(byGroup.get(spec.group) ?? []), spec]);

@@ -13,7 +13,7 @@ export interface CrmDashboardProps {
   api: apigwv2.HttpApi;
   /** Every Lambda of the stack by name (CrmStack.functions). */
   functions: ReadonlyMap<string, lambda.Function>;
-  /** `byName`: every queue of the topology (their backlog: the oldest message's age). */
+  /** `byName`: every queue of the topology (their backlog: the oldest message's age and depth; in flight and handled per minute). */
   queues: { delivery: sqs.IQueue; deliveryDlq: sqs.IQueue; streamFailures: sqs.IQueue; byName?: Readonly<Record<string, sqs.IQueue>> };
   table: dynamodb.ITable;
   /** The control table (rate limits, key use, idempotency, search entries, the change log). */
@@ -127,9 +127,16 @@ export class CrmDashboard extends Construct {
       graph('Stream consumer lag (ms)', stream ? [stream.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum', label: 'iterator age' })] : []),
     );
     // Backlogs: the stream router's iterator age and each queue's oldest message (the changes queue: the account furthest behind).
+    const byName = Object.entries(queues.byName ?? {});
+    const minute = Duration.minutes(1);
     this.dashboard.addWidgets(
-      graph('Queue backlog: oldest message (s)', Object.entries(queues.byName ?? {}).map(([name, q]) => q.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum', label: name })), { width: 12 }),
-      graph('Queue backlog: messages', Object.entries(queues.byName ?? {}).map(([name, q]) => q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum', label: name })), { width: 12 }),
+      graph('Queue backlog: oldest message (s)', byName.map(([name, q]) => q.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum', label: name })), { width: 12 }),
+      graph('Queue backlog: messages', byName.map(([name, q]) => q.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: name })), { width: 12 }),
+    );
+    // A stuck consumer (each queue's stall alarm): messages in flight that stay in flight while none is handled.
+    this.dashboard.addWidgets(
+      graph('Queue in flight: taken, not yet finished', byName.map(([name, q]) => q.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: 'Maximum', label: name })), { width: 12 }),
+      graph('Queue handled: messages deleted per minute', byName.map(([name, q]) => q.metricNumberOfMessagesDeleted({ period: minute, statistic: 'Sum', label: name })), { width: 12, period: minute }),
     );
     for (let i = 0; i < alarms.length; i += CHUNK) {
       const part = alarms.slice(i, i + CHUNK);

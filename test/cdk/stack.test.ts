@@ -16,6 +16,7 @@ import { createControlTableInput } from '../../shared/db/control.js';
 import type { PolicyStatement } from '../../shared/schemas/policies.js';
 import { refused, requestsOf } from '../../local/iam.js';
 import { buildCrmApp } from '../../lib/app.js';
+import { STALL_EXPRESSION } from '../../lib/crm-stack.js';
 import { API_ERROR_LOG_KEY, METRIC, METRICS_NAMESPACE } from '../../shared/observability/names.js';
 import { TABLE_WRITE_ACTIONS } from '../../lib/grants.js';
 import { REPO_ROOT } from '../../lib/paths.js';
@@ -565,6 +566,52 @@ describe('alarms and outputs', () => {
     expect(JSON.stringify(age?.Dimensions)).toContain(functionId('stream'));
   });
 
+  /** The stall alarm (metric math: in flight, none deleted) of the queue with this logical id. */
+  const stallAlarmsOf = (queueId: string) =>
+    alarms().filter((a) => (a.Metrics as Json[] | undefined)?.some((m) => m.Expression === STALL_EXPRESSION) && JSON.stringify(a.Metrics).includes(`"${queueId}"`));
+
+  it('alarms when the changes queue\'s consumer takes messages but finishes none: in flight and none deleted, each minute for 5 minutes', () => {
+    expect(STALL_EXPRESSION).toBe('IF(FILL(inflight, 0) > 0 AND FILL(deleted, 0) == 0, 1, 0)');
+    const changesId = logicalId(dev.stack.changesQueue);
+    const [stalled, ...more] = stallAlarmsOf(changesId);
+    expect(more).toEqual([]);
+    expect(stalled).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 5,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: expect.stringMatching(/^AlarmTopic/) }],
+    });
+    expect(stalled!.AlarmDescription).toMatch(/^The changes queue is stalled: its consumer \(the changes function\) takes messages but finishes none\./);
+    const metrics = stalled!.Metrics as Array<{ Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: Json }>;
+    expect(metrics.filter((m) => m.ReturnData !== false).map((m) => m.Expression)).toEqual([STALL_EXPRESSION]);
+    const stat = (id: string) => metrics.find((m) => m.Id === id)?.MetricStat;
+    const ofQueue = (metricName: string) => ({ Namespace: 'AWS/SQS', MetricName: metricName, Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [changesId, 'QueueName'] } }] });
+    expect(stat('inflight')).toEqual({ Metric: ofQueue('ApproximateNumberOfMessagesNotVisible'), Period: 60, Stat: 'Maximum' });
+    expect(stat('deleted')).toEqual({ Metric: ofQueue('NumberOfMessagesDeleted'), Period: 60, Stat: 'Sum' });
+  });
+
+  it('gives every queue a worker consumes a stall alarm, longer than a batch of that worker may hold its messages', () => {
+    const mappings = ofType(dev.resources, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties!);
+    const consumers = FUNCTIONS.filter((f) => f.trigger.kind === 'queue');
+    expect(consumers.map((f) => f.name)).toEqual(expect.arrayContaining(['changes', 'delivery', 'importWorker', 'exportWorker', 'erasureWorker', 'indexBuildWorker']));
+    for (const consumer of consumers) {
+      const mapping = mappings.find((m) => refId(m.FunctionName) === functionId(consumer.name))!;
+      const queueId = refId(mapping.EventSourceArn)!;
+      const [stalled, ...more] = stallAlarmsOf(queueId);
+      expect(stalled, consumer.name).toBeDefined();
+      expect(more, consumer.name).toEqual([]);
+      const minutes = Number(stalled!.EvaluationPeriods);
+      expect(stalled!.DatapointsToAlarm, consumer.name).toBe(minutes);
+      expect(minutes, consumer.name).toBeGreaterThanOrEqual(5);
+      // Past the worker's time limit and a minute (a job queue's message stays invisible that long while another worker holds its job).
+      expect(minutes * 60, consumer.name).toBeGreaterThan(consumer.timeoutSeconds + 60);
+      expect(stalled!.AlarmDescription, consumer.name).toContain(`(the ${consumer.name} function) takes messages but finishes none`);
+    }
+    expect(alarms().filter((a) => (a.Metrics as Json[] | undefined)?.some((m) => m.Expression === STALL_EXPRESSION))).toHaveLength(consumers.length);
+  });
+
   it('sends every alarm to the alarm topic', () => {
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^AlarmTopic/) }]);
   });
@@ -612,6 +659,35 @@ describe('dashboard', () => {
       const dims = (f.MetricTransformations as { Dimensions: { Key: string; Value: string }[] }[])[0]!.Dimensions;
       expect(dims).toEqual(expect.arrayContaining([{ Key: 'code', Value: `$.${API_ERROR_LOG_KEY}` }, { Key: 'service', Value: '$.service' }]));
     }
+  });
+
+  /** The dashboard's widgets, each template reference written `<logical id>`. */
+  const widgets = () => {
+    const [, dashboard] = ofType(dev.resources, 'AWS::CloudWatch::Dashboard')[0]!;
+    const parts = ((dashboard.Properties!.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'])[1];
+    const text = parts.map((p) => (typeof p === 'string' ? p : `<${refId(p) ?? JSON.stringify(p)}>`)).join('');
+    return (JSON.parse(text) as { widgets: Array<{ y: number; properties: { title?: string; metrics?: unknown[][] } }> }).widgets;
+  };
+
+  it('graphs each queue\'s messages in flight and messages handled per minute, next to the backlog graphs (a stuck consumer)', () => {
+    const text = body();
+    for (const name of ['ApproximateNumberOfMessagesNotVisible', 'NumberOfMessagesDeleted']) expect(text).toContain(name);
+    const all = widgets();
+    /** The graph of one metric of every queue. */
+    const graphOf = (metricName: string) => all.find((w) => w.properties.metrics?.length && w.properties.metrics.every((m) => m[1] === metricName))!;
+    const changes = `<${logicalId(dev.stack.changesQueue)}>`;
+    const inFlight = graphOf('ApproximateNumberOfMessagesNotVisible');
+    const handled = graphOf('NumberOfMessagesDeleted');
+    expect(inFlight.properties.metrics).toContainEqual(['AWS/SQS', 'ApproximateNumberOfMessagesNotVisible', 'QueueName', changes, { label: 'changes', period: 60, stat: 'Maximum' }]);
+    expect(handled.properties.metrics).toContainEqual(['AWS/SQS', 'NumberOfMessagesDeleted', 'QueueName', changes, { label: 'changes', period: 60, stat: 'Sum' }]);
+    // One line per queue of the topology, as the backlog graphs.
+    const oldest = graphOf('ApproximateAgeOfOldestMessage');
+    for (const graph of [inFlight, handled]) expect(graph.properties.metrics).toHaveLength(oldest.properties.metrics!.length);
+    expect(inFlight.properties.metrics!.length).toBeGreaterThanOrEqual(6);
+    // The row right under the backlog's.
+    expect(inFlight.y).toBe(handled.y);
+    expect(inFlight.y).toBeGreaterThan(oldest.y);
+    expect(all.filter((w) => w.y > oldest.y && w.y < inFlight.y)).toEqual([]);
   });
 
   it('shows the state of every alarm of the stack', () => {
