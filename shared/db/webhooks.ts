@@ -36,6 +36,8 @@ export interface EndpointItem {
   previous_secret_enc?: string;
   /** Epoch milliseconds: deliveries are signed with the previous secret too until then. */
   previous_secret_until?: number;
+  /** What it subscribed to when (shared/webhooks/subscriptions.ts): which events it gets is decided by their own time. */
+  subscriptions?: Array<{ events: string[]; from: string; until?: string }>;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';

@@ -25,6 +25,7 @@ import {
 } from '../schemas/webhooks.js';
 import { newSigningSecret, secretBox, secretPrefix } from './secrets.js';
 import { urlAddressRefusal } from './ssrf.js';
+import { windowsAfter, windowsOf } from './subscriptions.js';
 
 /**
  * Webhook endpoints (items and keys: shared/db/webhooks.ts). The stored item holds the API
@@ -91,6 +92,7 @@ export async function createEndpoint(ctx: OperationContext, input: WebhookCreate
     disabled_reason: '',
     created_at: now,
     updated_at: now,
+    subscriptions: [{ events: input.events, from: now }],
     secret_enc: await secretBox().encrypt(secret, { accountId: ctx.accountId, endpointId: id }),
   };
   if (!(await insertEndpoint(item))) {
@@ -113,6 +115,15 @@ export async function listEndpoints(ctx: OperationContext): Promise<{ items: Web
  * `disabled_reason` "manual".
  */
 export async function updateEndpoint(ctx: OperationContext, input: WebhookUpdateInput): Promise<WebhookEndpoint> {
+  // A concurrent change of the subscription (events, is_active) refuses this one's condition: read and decide again.
+  for (let attempt = 0; ; attempt++) {
+    const updated = await updateEndpointOnce(ctx, input);
+    if (updated) return updated;
+    if (attempt >= 4) throw new ApiError('webhooks.conflict', 'the endpoint was changed concurrently; try again');
+  }
+}
+
+async function updateEndpointOnce(ctx: OperationContext, input: WebhookUpdateInput): Promise<WebhookEndpoint | undefined> {
   const current = await requireEndpoint(ctx.accountId, input.id);
   const api = endpointToApi(current);
   const wanted: Record<string, unknown> = {};
@@ -127,12 +138,25 @@ export async function updateEndpoint(ctx: OperationContext, input: WebhookUpdate
   const set = Object.fromEntries(Object.entries(wanted).filter(([k, value]) => JSON.stringify(api[k as keyof WebhookEndpoint]) !== JSON.stringify(value)));
   if (Object.keys(set).length === 0 && !clearFailing) return api;
   if (typeof set.url === 'string') await checkAddress(set.url);
+  const at = new Date().toISOString();
+  // What it subscribes to changes from now on (contract §6: events are matched by their own time).
+  const resubscribed = 'events' in set || 'is_active' in set;
+  const windows = resubscribed ? windowsAfter(windowsOf(current), { active: (set.is_active as boolean | undefined) ?? current.is_active, events: (set.events as string[] | undefined) ?? current.events }, at) : undefined;
   const updated = await updateEndpointItem(ctx.accountId, input.id, {
-    set: { ...set, updated_at: new Date().toISOString() },
+    set: { ...set, updated_at: at, ...(windows ? { subscriptions: windows } : {}) },
     remove: input.is_active === true ? ['failing_since'] : [],
+    ...(windows ? { condition: subscriptionsAsRead(current) } : {}),
   });
-  if (!updated) throw notFound('webhooks', 'webhook endpoint');
-  return endpointToApi(updated);
+  if (updated) return endpointToApi(updated);
+  if (!(await getEndpointItem(ctx.accountId, input.id))) throw notFound('webhooks', 'webhook endpoint');
+  return undefined;
+}
+
+/** The condition that the endpoint's subscription is still as read (its windows, and whether it is active). */
+function subscriptionsAsRead(current: EndpointItem) {
+  const active = { expression: '#cact = :cact', names: { '#cact': 'is_active' }, values: { ':cact': current.is_active } as Record<string, unknown> };
+  if (!current.subscriptions) return { ...active, expression: `${active.expression} AND attribute_not_exists(#csub)`, names: { ...active.names, '#csub': 'subscriptions' } };
+  return { expression: `${active.expression} AND #csub = :csub`, names: { ...active.names, '#csub': 'subscriptions' }, values: { ...active.values, ':csub': current.subscriptions } };
 }
 
 /** Deletes the endpoint; its pending deliveries end `failed` when the worker next sees them. */
@@ -197,9 +221,16 @@ export async function noteFailure(endpoint: EndpointItem, at: Date, disableAfter
 
 /** Disables an active endpoint with a reason (`gone`, `failing`). False when it was not active. */
 export async function disableEndpoint(endpoint: EndpointItem, reason: 'gone' | 'failing', at: Date): Promise<boolean> {
-  const updated = await updateEndpointItem(endpoint.account_id, endpoint.id, {
-    set: { is_active: false, disabled_reason: reason, updated_at: at.toISOString() },
-    condition: { expression: '#cia = :ctrue', names: { '#cia': 'is_active' }, values: { ':ctrue': true } },
-  });
-  return updated !== undefined;
+  // Its open subscription window closes now (events raised from now on are not its own).
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = attempt === 0 ? endpoint : await getEndpointItem(endpoint.account_id, endpoint.id);
+    if (!current?.is_active) return false;
+    const windows = windowsAfter(windowsOf(current), { active: false, events: current.events }, at.toISOString());
+    const updated = await updateEndpointItem(endpoint.account_id, endpoint.id, {
+      set: { is_active: false, disabled_reason: reason, updated_at: at.toISOString(), subscriptions: windows },
+      condition: subscriptionsAsRead(current),
+    });
+    if (updated) return true;
+  }
+  return false;
 }

@@ -10,6 +10,7 @@ import { storedActor } from '../schemas/events.js';
 import { type DeliveryRef, markEnqueued, newDelivery, putDelivery, refOf } from './deliveries.js';
 import { listStoredEndpoints, type StoredEndpoint } from './endpoints.js';
 import { enqueueDeliveries } from './queue.js';
+import { subscribedAt } from './subscriptions.js';
 
 /** Per stream batch: each account's endpoints and metadata are read once. */
 export class WebhookBatchCache {
@@ -50,6 +51,30 @@ export class WebhookBatchCache {
     if (!p) this.metas.set(accountId, (p = readMeta(accountId)));
     return p;
   }
+}
+
+/** When the change's event was raised: the record's updated_at for created/updated, the stream's time for deleted (the payload's `timestamp`). */
+export function eventTimeOf(change: RecordChange): string {
+  return change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
+}
+
+/**
+ * How precisely the stream dates a change: DynamoDB to the second; DynamoDB Local to the minute.
+ * A deletion is dated only by the stream (the record is gone): it was raised after the record's
+ * last write and by the end of that second (minute, locally).
+ */
+const STREAM_TIME_PRECISION_MS = () => (process.env.CRM_LOCAL === 'true' || process.env.DYNAMODB_ENDPOINT ? 60_000 : 1_000);
+
+/** The range of moments within which the change's event was raised (one moment, but for deletions). */
+export function eventTimeRange(change: RecordChange): [string, string] {
+  if (change.op !== 'deleted') {
+    const at = eventTimeOf(change);
+    return [at, at];
+  }
+  const lastWrite = typeof change.old?.updated_at === 'string' ? change.old.updated_at : '';
+  const from = lastWrite > change.at ? lastWrite : change.at;
+  const to = new Date(Date.parse(change.at) + STREAM_TIME_PRECISION_MS() - 1).toISOString();
+  return [from, to > from ? to : from];
 }
 
 /** The event a record change raises, if its entity raises events (from the entity list). */
@@ -104,7 +129,7 @@ export function buildPayload(change: RecordChange, event: WebhookEvent, meta: Ac
   // must not show up in its last picture. The same holds for the picture before an update.
   const stored = { ...meta, overrides: new Map() };
   const data = toApi(fam, image, deleted ? stored : meta);
-  const timestamp = change.op !== 'deleted' && typeof change.new?.updated_at === 'string' ? change.new.updated_at : change.at;
+  const timestamp = eventTimeOf(change);
   // `<type>.merged` (contract §15): `data` the primary, `merged_id` the secondary.
   if (change.op === 'merged') return { id: change.eventId, event, timestamp, record_id: change.id, data, merged_id: change.mergedId, actor };
   if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, record_id: change.id, data, actor };
@@ -135,7 +160,9 @@ export async function enqueueWebhookDeliveries(
 ): Promise<number> {
   const event = eventOf(change);
   if (!event) return 0;
-  const endpoints = (await cache.endpointsOf(change.accountId)).filter((e) => e.is_active && e.events.includes(event));
+  // By the event's own time, not by when this worker reaches it (contract §6).
+  const [at, latest] = eventTimeRange(change);
+  const endpoints = (await cache.endpointsOf(change.accountId)).filter((e) => subscribedAt(e, event, at, latest));
   if (endpoints.length === 0) return 0;
   const payload = built ?? (await eventAndPayload(change, cache))?.payload;
   if (!payload) return 0;
