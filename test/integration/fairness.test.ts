@@ -44,8 +44,6 @@ afterAll(async () => {
   }
 });
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((xs.length * p) / 100) - 1))]!;
-
 /** B creates a contact and waits for its webhook and for search to find it: both latencies in ms. */
 async function probe(n: number): Promise<{ delivery: number; search: number }> {
   const name = `Quiet${n}${randomUUID().slice(0, 8)}`;
