@@ -10,8 +10,10 @@
  * Each record's INSERT raises its `*.created` event from the stream, as a single create does.
  */
 import { createHash } from 'node:crypto';
-import { tableName } from './client.js';
-import { batchGetItems, batchGetRecords, batchWriteItems, type StoredRecord, type WriteRequest, writeUnlessRefused } from './items.js';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { backoff } from '../backoff.js';
+import { db, tableName as table } from './client.js';
+import { batchGetItems, batchGetRecords, batchWriteItems, cancellationCodes, type StoredRecord, type TransactItem, type WriteRequest, writeUnlessRefused } from './items.js';
 import { type EntityType, keys } from './table.js';
 import { type CreateArgs, type EntityModel, newRecordItems, settleIndexed } from './writes.js';
 
@@ -89,21 +91,50 @@ export async function readClaims(type: EntityType, accountId: string, lookupKeys
 
 /** Removes a key's claim when it names `id` (an erased record, contract §18: the digest identifies the person's address). */
 export async function releaseClaim(type: EntityType, accountId: string, key: string, id: string): Promise<void> {
-  await writeUnlessRefused({ Delete: { TableName: tableName(), Key: claimKey(type, accountId, key), ConditionExpression: '#id = :id', ExpressionAttributeNames: { '#id': 'id' }, ExpressionAttributeValues: { ':id': id } } });
+  await writeUnlessRefused({ Delete: { TableName: table(), Key: claimKey(type, accountId, key), ConditionExpression: '#id = :id', ExpressionAttributeNames: { '#id': 'id' }, ExpressionAttributeValues: { ':id': id } } });
 }
 
+/** The conditional put that takes a key's claim for `id`, only if nobody took it since `seen` was read. */
+const claimPut = (type: EntityType, accountId: string, key: string, seen: UpsertClaim, id: string, at: number): TransactItem => ({
+  Put: {
+    TableName: table(),
+    Item: { ...claimKey(type, accountId, key), n: seen.n + 1, id, at },
+    ...(seen.n === 0
+      ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      : { ConditionExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':n': seen.n } }),
+  },
+});
+
+/** Claims per transaction (DynamoDB's limit is 100 items). */
+const CLAIMS_PER_TRANSACTION = 100;
+
 /**
- * Takes the claim of a key for a record about to be created (`id`): a conditional put, only if
- * nobody took it since `seen` was read. False when another upsert took it first.
+ * Takes the claims of many keys at once (a batch upsert's creates): one transaction per 100
+ * keys, not a write per key. A transaction refused by some claims' conditions (another upsert
+ * took them first) says which: those are lost, and the rest is tried again without them.
+ * Returns the keys taken. A key given twice is taken once, for its first claim.
  */
-export async function takeClaim(type: EntityType, accountId: string, key: string, seen: UpsertClaim, id: string, at: number = Date.now()): Promise<boolean> {
-  return writeUnlessRefused({
-    Put: {
-      TableName: tableName(),
-      Item: { ...claimKey(type, accountId, key), n: seen.n + 1, id, at },
-      ...(seen.n === 0
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : { ConditionExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':n': seen.n } }),
-    },
-  });
+export async function takeClaims(type: EntityType, accountId: string, claims: ReadonlyArray<{ key: string; seen: UpsertClaim; id: string }>, at: number = Date.now()): Promise<Set<string>> {
+  const taken = new Set<string>();
+  const keysSeen = new Set<string>();
+  const distinct = claims.filter((c) => !keysSeen.has(c.key) && keysSeen.add(c.key));
+  for (let start = 0; start < distinct.length; start += CLAIMS_PER_TRANSACTION) {
+    let chunk = distinct.slice(start, start + CLAIMS_PER_TRANSACTION);
+    for (let attempt = 0; chunk.length > 0; attempt++) {
+      try {
+        await db().send(new TransactWriteCommand({ TransactItems: chunk.map((c) => claimPut(type, accountId, c.key, c.seen, c.id, at)) }));
+        for (const c of chunk) taken.add(c.key);
+        break;
+      } catch (error) {
+        const codes = cancellationCodes(error);
+        if (!codes || attempt >= 8) throw error;
+        const refused = chunk.filter((_, i) => codes[i] === 'ConditionalCheckFailed');
+        // Refused: lost to another upsert. Otherwise a conflict with a concurrent transaction: again after a pause.
+        if (refused.length) chunk = chunk.filter((_, i) => codes[i] !== 'ConditionalCheckFailed');
+        else await backoff(attempt, 10, 250);
+      }
+    }
+  }
+  return taken;
 }
+

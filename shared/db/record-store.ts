@@ -9,7 +9,7 @@
  */
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
-import { createRecords, type NewRecord, readClaims, readRecords, releaseClaim, takeClaim, type UpsertClaim } from './batch.js';
+import { createRecords, type NewRecord, readClaims, readRecords, releaseClaim, takeClaims, type UpsertClaim } from './batch.js';
 import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
 import { type ListPlan, type PlannedPage, runListPlan } from './lists.js';
 import { type AccountMeta, readIndexedCustom, readRecordWithMeta } from './meta.js';
@@ -86,12 +86,12 @@ export function makeRecordStore(def: EntityDefinition) {
 
     /**
      * The upsert claims of normalized lookup keys (contract §13), strongly consistent: read before
-     * an upsert looks for its match, so that taking a claim (`takeClaim`) fails when another
+     * an upsert looks for its match, so that taking a claim (`takeClaims`) fails when another
      * upsert took it after that.
      */
     readClaims: (accountId: string, lookupKeys: readonly string[]): Promise<Map<string, UpsertClaim>> => readClaims(type, accountId, lookupKeys),
     /** Takes a key's claim for a record about to be created by an upsert; false when another upsert took it since `seen` was read. */
-    takeClaim: (accountId: string, lookupKey: string, seen: UpsertClaim, id: string): Promise<boolean> => takeClaim(type, accountId, lookupKey, seen, id),
+    takeClaims: (accountId: string, claims: ReadonlyArray<{ key: string; seen: UpsertClaim; id: string }>): Promise<Set<string>> => takeClaims(type, accountId, claims),
     /** Releases a key's claim held by `id` (an erasure). */
     releaseClaim: (accountId: string, lookupKey: string, id: string): Promise<void> => releaseClaim(type, accountId, lookupKey, id),
 

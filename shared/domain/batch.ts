@@ -129,23 +129,25 @@ async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, ite
       }
     }),
   );
-  // A create by an upsert takes its key's claim first (one conditional put each, at once); those
-  // that lost it to another upsert go back to the upsert, the others are written with the rest.
+  // A create by an upsert takes its key's claim first (one transaction per 100 keys); those that
+  // lost it to another upsert go back to the upsert, the others are written with the rest.
   const lost: T[] = [];
   const ids = new Map<(typeof drafted)[number], string>();
-  await eachConcurrently(
-    drafted.filter((d) => d.item.claim),
-    async (d) => {
-      const { key, seen } = d.item.claim!;
-      const id = d.item.id ?? randomUUID();
-      try {
-        if (await b.fam.store.takeClaim(ctx.accountId, key, seen, id)) ids.set(d, id);
-        else lost.push(d.item);
-      } catch (error) {
-        d.item.slot.result = failure(b, d.item.slot.index, error);
+  const claiming = drafted.filter((d) => d.item.claim).map((d) => ({ d, key: d.item.claim!.key, seen: d.item.claim!.seen, id: d.item.id ?? randomUUID() }));
+  if (claiming.length) {
+    try {
+      const taken = await b.fam.store.takeClaims(ctx.accountId, claiming);
+      // One create per key: a key given twice in the batch is taken for its first item, the other resolves again.
+      const first = new Map<string, (typeof claiming)[number]>();
+      for (const c of claiming) if (!first.has(c.key)) first.set(c.key, c);
+      for (const c of claiming) {
+        if (taken.has(c.key) && first.get(c.key) === c) ids.set(c.d, c.id);
+        else lost.push(c.d.item);
       }
-    },
-  );
+    } catch (error) {
+      for (const c of claiming) c.d.item.slot.result = failure(b, c.d.item.slot.index, error);
+    }
+  }
   const bulk = drafted.filter((d) => !d.item.claim || ids.has(d));
   if (bulk.length) {
     try {
