@@ -1935,7 +1935,7 @@ export interface paths {
         put?: never;
         /**
          * Row errors of an import, in row order (cursor pagination)
-         * @description `row_number` as a spreadsheet shows it (the header is row 1); `code` one of invalid_value, missing_required, duplicate_in_file, invalid_company, invalid_custom_fields, wrong_column_count.
+         * @description `row_number` as a spreadsheet shows it (the header is row 1); `code` one of invalid_value, missing_required, duplicate_in_file, invalid_company, invalid_custom_fields, wrong_column_count, email_suppressed (email_suppressed: an address an erasure suppressed, in the email column, its `value` left empty).
          *
          *     Called as `POST /api/imports-errors` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -5390,7 +5390,7 @@ export interface components {
             /** @description The header of the offending column ("" for the whole row) */
             column: string;
             /** @enum {string} */
-            code: "invalid_value" | "missing_required" | "duplicate_in_file" | "invalid_company" | "invalid_custom_fields" | "wrong_column_count";
+            code: "invalid_value" | "missing_required" | "duplicate_in_file" | "invalid_company" | "invalid_custom_fields" | "wrong_column_count" | "email_suppressed";
             message: string;
             /** @description The offending cell (at most 500 characters) */
             value: string;
@@ -28797,10 +28797,7 @@ export interface operations {
     "api-keys-create": {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `api_keys.conflict` (409). Scoped to the account and the operation. */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };

@@ -1,5 +1,4 @@
-import { batchCreateHandler } from '../../shared/http/batch.js';
-import { idempotentCreate } from '../../shared/http/idempotency.js';
+import { batchCreateHandler } from '../../shared/http/idempotent-records.js';
 import { activityEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = batchCreateHandler(activityEntity, { wrap: idempotentCreate() });
+export const handler = batchCreateHandler(activityEntity);

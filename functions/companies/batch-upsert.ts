@@ -1,5 +1,4 @@
-import { batchUpsertHandler } from '../../shared/http/batch.js';
-import { idempotentCreate } from '../../shared/http/idempotency.js';
+import { batchUpsertHandler } from '../../shared/http/idempotent-records.js';
 import { companyEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = batchUpsertHandler(companyEntity, { wrap: idempotentCreate() });
+export const handler = batchUpsertHandler(companyEntity);

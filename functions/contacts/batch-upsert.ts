@@ -1,5 +1,4 @@
-import { batchUpsertHandler } from '../../shared/http/batch.js';
-import { idempotentCreate } from '../../shared/http/idempotency.js';
+import { batchUpsertHandler } from '../../shared/http/idempotent-records.js';
 import { contactEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = batchUpsertHandler(contactEntity, { wrap: idempotentCreate() });
+export const handler = batchUpsertHandler(contactEntity);

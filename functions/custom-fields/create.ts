@@ -1,6 +1,5 @@
 import { createIndexedDefinition } from '../../shared/indexing/builds.js';
-import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { handle } from '../../shared/http/resource.js';
+import { handle } from '../../shared/http/idempotent-resource.js';
 import { customFieldsResource } from '../../shared/schemas/resources/custom-fields.js';
 
-export const handler = handle(customFieldsResource, 'create', (input, ctx) => createIndexedDefinition(ctx, input), { wrap: idempotentCreate() });
+export const handler = handle(customFieldsResource, 'create', (input, ctx) => createIndexedDefinition(ctx, input));

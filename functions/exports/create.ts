@@ -1,7 +1,6 @@
 import { createExport } from '../../shared/exports/jobs.js';
-import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { handle } from '../../shared/http/resource.js';
+import { handle } from '../../shared/http/idempotent-resource.js';
 import { exportsResource } from '../../shared/schemas/resources/exports.js';
 
 // A retried exports-create with the same Idempotency-Key returns the first job instead of a second one.
-export const handler = handle(exportsResource, 'create', (input, ctx) => createExport(ctx, input), { wrap: idempotentCreate() });
+export const handler = handle(exportsResource, 'create', (input, ctx) => createExport(ctx, input));

@@ -1,5 +1,4 @@
-import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { createHandler } from '../../shared/http/crud.js';
+import { createHandler } from '../../shared/http/idempotent-records.js';
 import { projectEntity } from '../../shared/schemas/entities/index.js';
 
-export const handler = createHandler(projectEntity, { wrap: idempotentCreate() });
+export const handler = createHandler(projectEntity);

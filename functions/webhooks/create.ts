@@ -1,7 +1,6 @@
-import { idempotentCreate } from '../../shared/http/idempotency.js';
-import { handle } from '../../shared/http/resource.js';
+import { handle } from '../../shared/http/idempotent-resource.js';
 import { webhooksResource } from '../../shared/schemas/resources/webhooks.js';
 import { createEndpoint, sealedCreateResult } from '../../shared/webhooks/endpoints.js';
 
-// A retried create returns the first answer; the stored copy keeps the secret encrypted.
-export const handler = handle(webhooksResource, 'create', (input, ctx) => createEndpoint(ctx, input), { wrap: idempotentCreate(sealedCreateResult) });
+// Idempotent by its declaration: a retried create returns the first answer, whose stored copy keeps the secret encrypted.
+export const handler = handle(webhooksResource, 'create', (input, ctx) => createEndpoint(ctx, input), { seal: sealedCreateResult });

@@ -1,6 +1,9 @@
 /**
  * Handlers of plain CRUD operations, derived from an entity definition: each handler file is
- * one line (`export const handler = createHandler(contactEntity, { wrap: idempotentCreate() })`).
+ * one line (`export const handler = getHandler(contactEntity)`). A create is declared idempotent:
+ * its handler is `createHandler` of idempotent-records.ts (over `createOperation` here), which
+ * applies the idempotency its declaration asks for, so that the other handlers' bundles do not
+ * carry it.
  * Each calls its one domain function (shared/domain/records/), so a handler's bundle carries that
  * operation's rules and not the whole service (a get does not bundle merge).
  */
@@ -15,13 +18,13 @@ import { type Entity, listParseSchema, type RecordOf } from '../schemas/entities
 import { parseRecordBody } from '../schemas/record-body.js';
 import { operation, type RunWrapper } from './operation.js';
 
-
-export const createHandler = <D extends Entity>(entity: D, opts: { wrap?: RunWrapper } = {}) =>
+/** `<family>-create` with the wrap its declaration asks for (idempotent-records.ts `createHandler`). */
+export const createOperation = <D extends Entity>(entity: D, wrap: RunWrapper | undefined) =>
   operation({
     name: `${entity.family}-create`,
     family: entity.family as Family,
     access: 'write',
-    wrap: opts.wrap,
+    wrap,
     parse: (body) => parseRecordBody(entity, body, 'create'),
     run: (input, ctx) => create(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
   });

@@ -1,8 +1,12 @@
 /**
  * Idempotent creates (the `Idempotency-Key` header), with Powertools idempotency on the
- * service's single table.
+ * control table (shared/db/idempotency-store.ts).
  *
- * - Active only for `*-create` and `*-batch-upsert` operations and only when the header is sent.
+ * - Active only for the operations whose declaration says `idempotent: true` (every create, batch
+ *   create and batch upsert but `api-keys-create`: shared/schemas/resources/), and only when the
+ *   header is sent. The handlers of those operations apply it from the declaration
+ *   (`idempotencyOf`): `handle` of idempotent-resource.ts, and `createHandler`,
+ *   `batchCreateHandler`, `batchUpsertHandler` of idempotent-records.ts.
  * - Scope: account + operation + key. The record lives at
  *   pk = `IDEMP#<accountId>#<operation>#<key>`, sk = `IDEMP`; `ttl` (epoch seconds) expires it
  *   24 h after the first success (enable the table's TTL on `ttl` to have DynamoDB delete it;
@@ -37,12 +41,8 @@ interface IdempotentCall {
 
 export const idempotencyKeys = { record: keys.idempotency };
 
-/** Operations that honour the header: every create (`*-create`, `*-batch-create`) and batch upserts (contract §13). */
-export const acceptsIdempotencyKey = (operation: string) => operation.endsWith('-create') || operation.endsWith('-batch-upsert');
-
-/** The header's value when the operation is a create and the header was sent; validates it. */
-export function idempotencyKeyOf(operation: string, family: Family, headers: Record<string, string | undefined>): string | undefined {
-  if (!acceptsIdempotencyKey(operation)) return undefined;
+/** The header's value when it was sent; validates it. */
+function idempotencyKeyOf(family: Family, headers: Record<string, string | undefined>): string | undefined {
   const key = headers[IDEMPOTENCY_HEADER.toLowerCase()];
   if (key === undefined) return undefined;
   if (!KEY_RE.test(key)) {
@@ -62,13 +62,13 @@ export interface ResultSeal<R> {
 }
 
 /**
- * The `wrap` of a `*-create` operation: with an `Idempotency-Key` header, a retry within 24 h
+ * The `wrap` of an idempotent operation: with an `Idempotency-Key` header, a retry within 24 h
  * returns the first result and creates nothing. `seal` keeps secrets in the stored result
  * encrypted (webhooks-create).
  */
-export function idempotentCreate<S = unknown>(seal?: ResultSeal<S>): RunWrapper {
+function idempotentCreate<S = unknown>(seal?: ResultSeal<S>): RunWrapper {
   return async <R>(call: Parameters<RunWrapper>[0], run: () => Promise<R>): Promise<R> => {
-    const key = idempotencyKeyOf(call.ctx.operation, call.family, call.ctx.headers);
+    const key = idempotencyKeyOf(call.family, call.ctx.headers);
     if (key === undefined) return run();
     const { ctx } = call;
     const scope = { accountId: ctx.accountId, operation: ctx.operation, family: call.family, key, body: call.body, lambdaContext: call.lambdaContext };
@@ -77,6 +77,13 @@ export function idempotentCreate<S = unknown>(seal?: ResultSeal<S>): RunWrapper 
     return (await seal.open(stored, ctx)) as unknown as R;
   };
 }
+
+/**
+ * The wrap an operation's declaration asks for: `idempotentCreate` when it says `idempotent: true`,
+ * none otherwise. The only way a handler gets idempotency, so it honours the header exactly when its
+ * declaration (and so its function's grant to write idempotency records, and the OpenAPI document) says.
+ */
+export const idempotencyOf = <S = unknown>(decl: { idempotent?: true }, seal?: ResultSeal<S>): RunWrapper | undefined => (decl.idempotent ? idempotentCreate(seal) : undefined);
 
 /** Families whose records are people (contract §18): their stored answers are indexed by record. */
 const PERSONAL_FAMILIES = new Set<Family>(['contacts']);

@@ -18,8 +18,9 @@ export { errorResponse, jsonResponse, requestIdOf };
 export const MAX_BODY_BYTES = 256 * 1024;
 
 /**
- * Wraps a run (e.g. shared/http/idempotency.ts `idempotentCreate`). Passed by the handlers that
- * need it, so other functions' bundles do not carry it.
+ * Wraps a run: the idempotency of an operation declared `idempotent` (shared/http/idempotency.ts
+ * `idempotencyOf`), set by the handler builders from the declaration, never by a handler file. Only
+ * the builders of idempotent operations import it, so other functions' bundles do not carry it.
  */
 export type RunWrapper = <R>(call: { ctx: OperationContext; family: Family; body: Record<string, unknown>; lambdaContext?: Context }, run: () => Promise<R>) => Promise<R>;
 
@@ -28,7 +29,7 @@ export interface OperationSpec<I, R> {
   family: Family;
   /** The declaration's `access`: the scope it needs (`<family>:<access>`), and whether it waits for the limiter. */
   access: ScopeAccess;
-  /** Optional wrapper around `run` (idempotent creates). */
+  /** Optional wrapper around `run` (the idempotency of an operation declared `idempotent`). */
   wrap?: RunWrapper;
   /** Validates the JSON object body into the operation's input; throws ApiError. */
   parse: (body: Record<string, unknown>) => I;

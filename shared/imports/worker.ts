@@ -182,6 +182,8 @@ const problemCode = (code: string): RowErrorCode => {
   if (name.endsWith('_required')) return 'missing_required';
   if (name === 'invalid_custom_fields') return 'invalid_custom_fields';
   if (name === 'invalid_company_id') return 'invalid_company';
+  // An address an erasure suppressed (contract §18): `<family>.email_suppressed` in batches.
+  if (name === 'email_suppressed') return 'email_suppressed';
   return 'invalid_value';
 };
 

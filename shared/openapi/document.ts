@@ -10,7 +10,7 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs 
 import * as v from 'valibot';
 import type { OperationEntry } from '../http/registry.js';
 import { MAX_BODY_BYTES } from '../http/operation.js';
-import { acceptsIdempotencyKey, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_SECONDS } from '../http/idempotency.js';
 import { codesByStatus, errorCodesFor, verbOf } from './errors.js';
 import { ENTITIES } from '../schemas/entities/index.js';
 import { requiredScope } from '../auth/scopes.js';
@@ -142,7 +142,8 @@ function operationObject(entry: OperationEntry, doc: OperationDoc, documented: b
       content: { 'application/json': { schema: convert(status === 429 ? v.union([envelope, gatewayThrottled]) : envelope, config) } },
     };
   }
-  const isCreate = acceptsIdempotencyKey(entry.name);
+  // The header of the operations declared idempotent (not api-keys-create, which ignores it).
+  const idempotent = entry.idempotent === true;
   const input = convert(doc.input, config);
   // A body with no required field may be empty (an empty body counts as `{}`).
   const bodyRequired = Array.isArray((input as { required?: unknown[] }).required) && (input as { required: unknown[] }).required.length > 0;
@@ -155,7 +156,7 @@ function operationObject(entry: OperationEntry, doc: OperationDoc, documented: b
     // linters (Spectral's oas3-operation-security-defined) accept scopes only from OAuth flows.
     security: [{ bearerAuth: [] }],
     'x-required-scope': requiredScope(entry),
-    ...(isCreate
+    ...(idempotent
       ? {
           parameters: [
             {

@@ -9,7 +9,7 @@ import { cursorString, limitInteger } from './common.js';
 export const IMPORT_OBJECT_TYPES = ['contacts', 'companies'] as const;
 export const IMPORT_MODES = ['upsert', 'create'] as const;
 export const IMPORT_STATUSES = ['awaiting_upload', 'queued', 'processing', 'completed', 'failed', 'canceled'] as const;
-export const ROW_ERROR_CODES = ['invalid_value', 'missing_required', 'duplicate_in_file', 'invalid_company', 'invalid_custom_fields', 'wrong_column_count'] as const;
+export const ROW_ERROR_CODES = ['invalid_value', 'missing_required', 'duplicate_in_file', 'invalid_company', 'invalid_custom_fields', 'wrong_column_count', 'email_suppressed'] as const;
 export type RowErrorCode = (typeof ROW_ERROR_CODES)[number];
 
 /** Limits of contract §10. */

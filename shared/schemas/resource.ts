@@ -59,9 +59,10 @@ export interface BodyRules {
 export interface OperationDecl<I = unknown> extends OperationDoc {
   access: Access;
   /**
-   * Writes an idempotency record per `Idempotency-Key` (contract §7): its handler wraps its run with
-   * `idempotentCreate` (checked when the handler is built) and its function may write the control
-   * table's idempotency items.
+   * Honours `Idempotency-Key` (contract §7; every operation that creates something but
+   * `api-keys-create`): the one source of it. The handler builders (shared/http/) apply
+   * `idempotentCreate` from it, its function may write the control table's idempotency items
+   * (policies.ts), and the OpenAPI document offers the header.
    */
   idempotent?: true;
   /**

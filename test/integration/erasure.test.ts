@@ -261,9 +261,10 @@ describe('erasures (contract §18)', () => {
     const importRow = async (mode: string) => {
       const job = await call<Rec>('imports-create', { object_type: 'contacts', mode, csv: `first_name,email\nImported,${upper}\n` });
       await until(async () => ((await call<Rec>('imports-get', { id: job.id })).status === 'completed' ? true : undefined), 30_000, 'the import');
-      const [row] = (await call<{ items: Array<{ code: string; message: string; value: string }> }>('imports-errors', { import_id: job.id })).items;
-      // The address is not stored again, not even in the row's error.
-      return row && /suppressed/.test(row.message) && row.value === '' ? 'contacts.email_suppressed' : JSON.stringify(row);
+      const [row] = (await call<{ items: Array<{ row_number: number; column: string; code: string; message: string; value: string }> }>('imports-errors', { import_id: job.id })).items;
+      // The row error's own code, on the email column; the address is not stored again, not even in the row's error.
+      expect(row, `import (${mode})`).toMatchObject({ row_number: 2, column: 'email', code: 'email_suppressed', value: '' });
+      return row && row.code === 'email_suppressed' && row.column === 'email' && /suppressed/.test(row.message) && row.value === '' ? 'contacts.email_suppressed' : JSON.stringify(row);
     };
     const paths: Record<string, () => Promise<string | undefined>> = {
       create: () => codeOf('contacts-create', { first_name: 'Again', email: upper }),

@@ -53,6 +53,19 @@ describe('documentation coverage of the registry', () => {
     expect(missing.map((o) => o.name)).toEqual([]);
   });
 
+  it('lists in docs/api.md exactly the operations that honour Idempotency-Key: those declared idempotent', () => {
+    const api = read('docs/api.md');
+    const start = api.indexOf('## Idempotent creates');
+    expect(start, 'docs/api.md has its Idempotent creates section').toBeGreaterThan(0);
+    const section = api.slice(start, api.indexOf('\n## ', start + 5));
+    // The section's bullet list names them; nothing else of the section is a bullet.
+    const listed = section.split('\n').filter((line) => line.startsWith('- ')).flatMap((line) => [...line.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!));
+    expect(listed.length).toBe(new Set(listed).size);
+    expect(listed.filter((name) => !operations.some((o) => o.name === name))).toEqual([]);
+    expect(listed.sort()).toEqual(operations.filter((o) => o.idempotent).map((o) => o.name).sort());
+    expect(listed).not.toContain('api-keys-create');
+  });
+
   it('lists every client family in docs/api.md and every family in the README summary line', () => {
     const api = read('docs/api.md');
     const families = [...new Set(operations.map((o) => camel(prefixOf(o.family))))];

@@ -42,11 +42,15 @@ describe('OpenAPI document', () => {
     expect(op('companies-get').responses['409']).toBeUndefined();
   });
 
-  it('offers Idempotency-Key on every create and batch upsert, and only there', () => {
+  it('offers Idempotency-Key on the operations declared idempotent, and only there', () => {
     for (const entry of operations) {
       const names = (op(entry.name).parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
-      expect(names).toEqual(entry.name.endsWith('-create') || entry.name.endsWith('-batch-upsert') ? ['Idempotency-Key'] : []);
+      expect(names, entry.name).toEqual(entry.idempotent ? ['Idempotency-Key'] : []);
     }
+    // Every create, batch create and batch upsert, erasures-create included; not api-keys-create, which ignores the key.
+    const offered = operations.filter((o) => op(o.name).parameters?.some((p) => p.name === 'Idempotency-Key')).map((o) => o.name);
+    expect(offered).toEqual(expect.arrayContaining(['contacts-create', 'contacts-batch-create', 'contacts-batch-upsert', 'erasures-create', 'imports-create', 'exports-create', 'webhooks-create', 'custom-fields-create']));
+    expect(offered).not.toContain('api-keys-create');
   });
 
   it('has the Bearer scheme and the webhook payloads with their Standard Webhooks headers', () => {

@@ -22,6 +22,7 @@ import { filterConditionSchema, filterSchema, sortSchema } from '../filter.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
 import { deletedSchema } from './shared.js';
+import { ENTITY_OPERATIONS as OPS } from './entity-operations.js';
 import { RECORD_INDEX_NAMES, RECORD_KEYS } from '../keys/records.js';
 
 const pascal = (s: string) => s.replace(/(^|[-_])(\w)/g, (_m, _d, c: string) => c.toUpperCase());
@@ -116,11 +117,11 @@ function crudOperations(def: EntityDefinition): Record<string, OperationDecl> {
   const label = def.label;
   const article = /^[aeiou]/.test(label) ? 'an' : 'a';
   return {
-    list: { access: 'read', ...(def.search ? { items: { reads: ['searchEntries'] } } : {}), summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def), errors: [`${def.family}.invalid_filter`, `${def.family}.invalid_sort`, `${def.family}.sort_too_large`, `${def.family}.index_building`] },
-    get: { access: 'read', summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
-    create: { access: 'write', idempotent: true, summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
-    update: { access: 'write', summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },
-    delete: { access: 'write', summary: def.docs.delete ?? `Delete ${article} ${label}`, input: idOnlyInput, result: deletedSchema },
+    list: { ...OPS.list, ...(def.search ? { items: { reads: ['searchEntries'] } } : {}), summary: def.docs.list, description: def.description, input: listSchema(def), result: pageSchema(def), errors: [`${def.family}.invalid_filter`, `${def.family}.invalid_sort`, `${def.family}.sort_too_large`, `${def.family}.index_building`] },
+    get: { ...OPS.get, summary: `Get ${article} ${label}`, input: idOnlyInput, result: recordSchema(def) },
+    create: { ...OPS.create, summary: def.docs.create ?? `Create ${article} ${label}`, description: def.description, input: createSchema(def), result: recordSchema(def), errors: refErrors },
+    update: { ...OPS.update, summary: def.docs.update ?? `Update ${article} ${label} (partial: only the fields sent change)`, input: updateSchema(def), result: recordSchema(def), errors: refErrors },
+    delete: { ...OPS.delete, summary: def.docs.delete ?? `Delete ${article} ${label}`, input: idOnlyInput, result: deletedSchema },
   };
 }
 
@@ -133,29 +134,28 @@ function batchOperations(def: EntityDefinition): Record<string, OperationDecl> {
     'Every landed item raises its usual event.';
   const ops: Record<string, OperationDecl> = {
     'batch-create': {
-      access: 'write',
-      idempotent: true,
+      ...OPS['batch-create'],
       summary: `Create 1 to ${MAX_BATCH_ITEMS} ${p} in one call`,
       description: `${rules} Send \`Idempotency-Key\` to make a retry safe.`,
       input: batchCreateInput(def),
       result: batchResults(def),
     },
     'batch-update': {
-      access: 'write',
+      ...OPS['batch-update'],
       summary: `Update 1 to ${MAX_BATCH_ITEMS} ${p} in one call (partial, as \`${p}-update\`)`,
       description: `${rules} An id that occurs again later in the call is \`${p}.duplicate_in_batch\` on the later item; \`action\` is \`unchanged\` when the ${label} already held every value sent.`,
       input: batchUpdateInput(def),
       result: batchResults(def),
     },
     'batch-delete': {
-      access: 'write',
+      ...OPS['batch-delete'],
       summary: `Delete 1 to ${MAX_BATCH_ITEMS} ${p} in one call`,
       description: `${rules} An id given twice is \`${p}.duplicate_in_batch\` on the later item.`,
       input: batchIdsInput,
       result: batchResults(def),
     },
     'batch-get': {
-      access: 'read',
+      ...OPS['batch-get'],
       summary: `Get 1 to ${MAX_BATCH_ITEMS} ${p} by id in one call`,
       description: `Answers \`{ items, not_found }\`: the records in input order, and the ids that are not ${p} of the account. An id that is not a UUID is \`${p}.invalid_id\` for the whole call.`,
       input: batchIdsInput,
@@ -165,8 +165,7 @@ function batchOperations(def: EntityDefinition): Record<string, OperationDecl> {
   };
   if (def.lookup) {
     ops['batch-upsert'] = {
-      access: 'write',
-      idempotent: true,
+      ...OPS['batch-upsert'],
       summary: `Create or update 1 to ${MAX_BATCH_ITEMS} ${p} matched by \`${def.lookup.field}\` (without case)`,
       description:
         `As an upsert import: an item whose \`${def.lookup.field}\` matches a ${label} of the account (several: the most recently created) updates it with the item's fields (the stored spelling of \`${def.lookup.field}\` stays); otherwise a ${label} is created. ` +

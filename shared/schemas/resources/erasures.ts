@@ -17,6 +17,7 @@ export const erasuresResource = defineResource({
   operations: {
     create: {
       access: 'write',
+      idempotent: true,
       bindings: { erasuresQueue: 'send' },
       summary: 'Erase a contact (live or in the trash) and every copy of its data; cannot be undone',
       description:

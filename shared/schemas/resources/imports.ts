@@ -9,6 +9,7 @@ import {
   importListInput,
   importListResult,
   importSchema,
+  ROW_ERROR_CODES,
 } from '../imports.js';
 import { BY_ID, defineResource } from '../resource.js';
 import { IMPORT_KEYS } from '../keys/imports.js';
@@ -70,7 +71,7 @@ export const importsResource = defineResource({
     errors: {
       access: 'read',
       summary: 'Row errors of an import, in row order (cursor pagination)',
-      description: '`row_number` as a spreadsheet shows it (the header is row 1); `code` one of invalid_value, missing_required, duplicate_in_file, invalid_company, invalid_custom_fields, wrong_column_count.',
+      description: `\`row_number\` as a spreadsheet shows it (the header is row 1); \`code\` one of ${ROW_ERROR_CODES.join(', ')} (email_suppressed: an address an erasure suppressed, in the email column, its \`value\` left empty).`,
       input: importErrorsInput,
       result: importErrorsResult,
       errors: BY_ID_ERRORS,
