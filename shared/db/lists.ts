@@ -21,7 +21,13 @@ export type Driver =
   /** The account's whole list (GSI1), optionally re-checked. */
   | { kind: 'all' }
   /** The union of index partitions (one tag, a company set, a search prefix, …). */
-  | { kind: 'index'; names: string[] };
+  | { kind: 'index'; names: string[] }
+  /**
+   * The entries of some values of a sorted field (an `eq` or `in` condition, contract §17): each
+   * value's entries are keyed `v<value>\u0001<position>` (`prefixes`: one per value), so each
+   * value is read in the list's own order, as an index partition is.
+   */
+  | { kind: 'values'; partition: string; prefixes: string[] };
 
 interface Candidate {
   position: string;
@@ -92,15 +98,18 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     }
     return;
   }
-  const readers = [...new Set(driver.names)].map((name) =>
-    readPartition(
-      { TableName: partitionTableName(name), KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
-      'sk',
-      start,
-      pageSize,
-      order.forward,
-    )[Symbol.asyncIterator](),
-  );
+  const readers =
+    driver.kind === 'values'
+      ? [...new Set(driver.prefixes)].map((prefix) => readValue(driver.partition, prefix, start, pageSize, order.forward)[Symbol.asyncIterator]())
+      : [...new Set(driver.names)].map((name) =>
+          readPartition(
+            { TableName: partitionTableName(name), KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
+            'sk',
+            start,
+            pageSize,
+            order.forward,
+          )[Symbol.asyncIterator](),
+        );
   // k-way merge in the read order, without duplicates. A reader advances only after its head was
   // consumed, so no partition is read further than the page needs.
   const heads = await Promise.all(readers.map((r) => r.next()));
@@ -124,6 +133,46 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
     last = position;
     yield { position, id: String(value.id) };
   }
+}
+
+/**
+ * One value's sort-ordered entries (`prefix`: `v<value>\u0001`) in position order, strictly beyond
+ * `start`, yielded as index entries are (`sk`: the position).
+ */
+async function* readValue(partition: string, prefix: string, start: string | undefined, pageSize: number, forward: boolean): AsyncGenerator<Record<string, unknown>> {
+  const from = forward && start !== undefined ? prefix + start : prefix;
+  const to = !forward && start !== undefined ? prefix + start : prefix + TOP;
+  // The range bound by a position holds that position's own entry (BETWEEN is inclusive): one more.
+  let limit = pageSize + (start === undefined ? 0 : 1);
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
+        ExpressionAttributeValues: { ':p': partition, ':a': from, ':b': to },
+        ScanIndexForward: forward,
+        Limit: limit,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    limit = pageSize;
+    for (const item of out.Items ?? []) {
+      const position = String(item.sk).slice(prefix.length);
+      if (position !== start) yield { sk: position, id: item.id };
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/** The driver of an `eq` or `in` condition on a sorted field: its values' entries (none: nothing can match). */
+function valuesDriver(type: EntityType, accountId: string, read: SortedRead): Driver | 'empty' {
+  const values = read.condition?.op === 'in' ? (read.condition.value as unknown[]) : [read.condition?.value];
+  const prefixes = values.flatMap((x) => {
+    const enc = sortKeyOf(read.type, x);
+    return enc === undefined ? [] : [keys.sortedValue(enc, '')];
+  });
+  return prefixes.length ? { kind: 'values', partition: keys.sortedPartition(accountId, type, read.field), prefixes } : 'empty';
 }
 
 /**
@@ -178,7 +227,9 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
   const matches = args.matches ?? (() => true);
   const out: StoredRecord[] = [];
   const budget = args.budget ?? Infinity;
-  const stream = candidates(type, args.accountId, args.driver, args.after, args.budget ? BUDGET_PAGE_SIZE : want, args.order)[Symbol.asyncIterator]();
+  // A budgeted page reads ahead (its re-check may drop many); a value's entries all match their condition: no more than the page.
+  const pageSize = args.budget && args.driver.kind !== 'values' ? BUDGET_PAGE_SIZE : want;
+  const stream = candidates(type, args.accountId, args.driver, args.after, pageSize, args.order)[Symbol.asyncIterator]();
   let exhausted = false;
   let read = 0;
   let lastSeen: string | undefined;
@@ -323,7 +374,7 @@ async function sortedPage(def: EntityDefinition, accountId: string, plan: ListPl
       const record = c.item ?? fetched.get(c.id);
       if (!record || positionOf(record) !== c.position || !matches(record)) continue;
       const view = currentView(def, record, meta);
-      found.push({ record, at: sortPosition(plan.query!.fields[sort.field]!.type, fieldReader(view, record, meta)(sort.field), record.id) });
+      found.push({ record, at: sortPosition(plan.query!.fields[sort.field]!.type, fieldReader(view, record, meta)(sort.field), positionOf(record)) });
     }
     batch = [];
   };
@@ -450,7 +501,7 @@ async function* sortedEntries(type: EntityType, accountId: string, read: SortedR
 }
 
 /** Whether a record read through an entry still holds the entry's value (entries of an older value are skipped). */
-const holdsEntry = (read: SortedRead, record: StoredRecord, at: string) => sortedKeyOf(read.type, sortedFieldValue(record, read.field), record.id) === at;
+const holdsEntry = (read: SortedRead, record: StoredRecord, at: string) => sortedKeyOf(read.type, sortedFieldValue(record, read.field), positionOf(record)) === at;
 
 /**
  * A page in a sorted field's order (contract §17): its entries are read in order, the records
@@ -556,6 +607,13 @@ export async function runListPlan(def: EntityDefinition, accountId: string, plan
   let spent = 0;
   if (!sort) {
     for (const read of plan.narrow ?? []) {
+      // An `eq` or `in`: its values' entries, in the list's own order, give full pages at any size.
+      if (read.condition?.op === 'eq' || read.condition?.op === 'in') {
+        const driver = valuesDriver(type, accountId, read);
+        if (driver === 'empty') return { items: [], meta: await ready };
+        const page = await listRecords(type, { accountId, driver, matches, ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), budget: READ_BUDGET - spent });
+        return { ...page, meta: await ready };
+      }
       const tried = await narrowedPage(def, accountId, plan, read, matches, ready);
       if ('page' in tried) return { ...tried.page, meta: await ready };
       spent += tried.spent;

@@ -72,11 +72,14 @@ export function sortedFieldValue(r: Record<string, unknown>, field: string): unk
   return (r.custom_fields as Record<string, unknown> | undefined)?.[field.slice(CUSTOM_FIELD_PREFIX.length)];
 }
 
-/** The sort key of a record's entry in a sorted field's partition: its value's ordered encoding, or the empty section. */
-export function sortedKeyOf(type: FieldType, value: unknown, id: string): string {
+/** The sort key of a record's entry in a sorted field's partition: its value's ordered encoding, or the empty section, then its list position. */
+export function sortedKeyOf(type: FieldType, value: unknown, position: string): string {
   const key = sortKeyOf(type, value);
-  return key === undefined ? keys.sortedEmpty(id) : keys.sortedValue(key, id);
+  return key === undefined ? keys.sortedEmpty(position) : keys.sortedValue(key, position);
 }
+
+/** A record's list position (`createdAt#id`): what its entries are ordered by within a value. */
+export const positionKeyOf = (r: Record<string, unknown>): string => keys.order(String(r.created_at), String(r.id));
 
 /**
  * The sort-ordered entries of a record (contract §17), by field: the definition's `sorted`
@@ -86,10 +89,10 @@ export function sortedKeyOf(type: FieldType, value: unknown, id: string): string
  */
 export function sortedEntriesOf(def: Def, r: Record<string, unknown>, custom: IndexedCustom = {}): Record<string, string> {
   const out: Record<string, string> = {};
-  const id = String(r.id);
+  const position = positionKeyOf(r);
   const types = entityFilterFields(def);
-  for (const field of def.sorted ?? []) out[field] = sortedKeyOf(types[field]!.type, r[field], id);
-  for (const [cid, type] of Object.entries(custom)) out[`${CUSTOM_FIELD_PREFIX}${cid}`] = sortedKeyOf(type, sortedFieldValue(r, `${CUSTOM_FIELD_PREFIX}${cid}`), id);
+  for (const field of def.sorted ?? []) out[field] = sortedKeyOf(types[field]!.type, r[field], position);
+  for (const [cid, type] of Object.entries(custom)) out[`${CUSTOM_FIELD_PREFIX}${cid}`] = sortedKeyOf(type, sortedFieldValue(r, `${CUSTOM_FIELD_PREFIX}${cid}`), position);
   return out;
 }
 

@@ -8,17 +8,17 @@
  * then reads those records again (strongly consistent): a record written or deleted meanwhile
  * gets its entry corrected, so no record is left without its entry or with a stale one.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { FieldType } from '../schemas/filter.js';
 import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { putItems, readRecords } from './batch.js';
 import { db, tableName } from './client.js';
 import { batchWriteItems } from './items.js';
-import { sortedFieldValue, sortedKeyOf } from './record-model.js';
+import { positionKeyOf, sortedFieldValue, sortedKeyOf } from './record-model.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
 const entryOf = (accountId: string, type: EntityType, field: string, fieldType: FieldType, r: Record<string, unknown>) => ({
-  ...keys.sortedEntry(accountId, type, field, sortedKeyOf(fieldType, sortedFieldValue(r, field), String(r.id))),
+  ...keys.sortedEntry(accountId, type, field, sortedKeyOf(fieldType, sortedFieldValue(r, field), positionKeyOf(r))),
   id: String(r.id),
   pos: orderKey(String(r.created_at), String(r.id)),
   ...(typeof r.ver === 'number' ? { ver: r.ver } : {}),
@@ -80,4 +80,52 @@ export async function removeSortedPage(type: EntityType, accountId: string, fiel
   const items = out.Items ?? [];
   for (let i = 0; i < items.length; i += 25) await batchWriteItems(items.slice(i, i + 25).map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } })));
   return { done: items.length, ...(out.LastEvaluatedKey ? { after: 'more' } : {}) };
+}
+
+/** What separates a sorted entry's value from its position (`v<value>\u0001<position>`), from the key declarations. */
+const POSITION_SEPARATOR = keys.sortedEmpty('').slice(keys.sortedEmptyFrom.length);
+
+/**
+ * The sort key a sorted entry has in this version (value, then list position), when it still has
+ * an earlier version's (value, then id): else undefined.
+ */
+export function rekeyedSortKey(item: Record<string, unknown>): string | undefined {
+  const sk = String(item.sk ?? '');
+  if (typeof item.pos !== 'string' || typeof item.id !== 'string') return undefined;
+  if (!sk.startsWith(keys.sortedValuesFrom) && !sk.startsWith(keys.sortedEmptyFrom)) return undefined;
+  const at = sk.lastIndexOf(POSITION_SEPARATOR);
+  if (at < 0 || sk.slice(at + POSITION_SEPARATOR.length) !== item.id) return undefined;
+  return sk.slice(0, at + POSITION_SEPARATOR.length) + item.pos;
+}
+
+/**
+ * Upgrade: rekeys every sorted entry written by a version that ordered a value's entries by id
+ * (contract §17 now orders them by created_at, then id) — a Scan of the table, each such entry
+ * put under its new key, then its old one deleted (a run stopped between the two leaves a
+ * duplicate that the list's re-check skips and the next run removes). Idempotent.
+ */
+export async function rekeySortedEntries(opts: { table: string; segments?: number; onPage?: (p: { scanned: number; rekeyed: number }) => void }): Promise<{ scanned: number; rekeyed: number }> {
+  const total = opts.segments ?? 4;
+  const progress = { scanned: 0, rekeyed: 0 };
+  await Promise.all(
+    Array.from({ length: total }, async (_, segment) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await db().send(new ScanCommand({ TableName: opts.table, Segment: segment, TotalSegments: total, ExclusiveStartKey: startKey }));
+        const old = (out.Items ?? []).flatMap((item) => {
+          const sk = rekeyedSortKey(item);
+          return sk ? [{ item, sk }] : [];
+        });
+        if (old.length) {
+          await batchWriteItems(old.map(({ item, sk }) => ({ PutRequest: { Item: { ...item, sk } } })), opts.table);
+          await batchWriteItems(old.map(({ item }) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })), opts.table);
+        }
+        progress.scanned += out.ScannedCount ?? 0;
+        progress.rekeyed += old.length;
+        opts.onPage?.({ ...progress });
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+    }),
+  );
+  return progress;
 }

@@ -337,12 +337,12 @@ export function filterFields(filter: Filter | undefined): string[] {
   return [filter.field];
 }
 
-/** A record's place in a sort: its comparable value (null when empty) and its id. */
-export type SortPosition = [value: string | number | null, id: string];
+/** A record's place in a sort: its comparable value (null when empty) and its list position (`createdAt#id`). */
+export type SortPosition = [value: string | number | null, position: string];
 
-export const sortPosition = (type: FieldType, value: unknown, id: string): SortPosition => [comparable(type, value) ?? null, id];
+export const sortPosition = (type: FieldType, value: unknown, position: string): SortPosition => [comparable(type, value) ?? null, position];
 
-/** Orders two positions: empty values last in both directions; ties by id in the same direction. */
+/** Orders two positions: empty values last in both directions; ties by list position (`created_at`, then id) in the same direction. */
 export function compareSort(a: SortPosition, b: SortPosition, direction: 'asc' | 'desc'): number {
   const sign = direction === 'asc' ? 1 : -1;
   if (a[0] === null && b[0] !== null) return 1;

@@ -93,7 +93,9 @@ function oracleSort(records: Rec[], field: string, direction: 'asc' | 'desc', t:
       const [ka, kb] = [key(t, a), key(t, b)];
       if (ka !== kb) return ka < kb ? -s : s;
     }
-    return x.id < y.id ? -s : s;
+    // Ties by list position: created_at, then id, in the sort's direction.
+    const [px, py] = [`${String(x.created_at)}#${x.id}`, `${String(y.created_at)}#${y.id}`];
+    return px < py ? -s : s;
   });
 }
 

@@ -13,7 +13,7 @@ import { bindingEnv } from '../../shared/config/bindings.js';
 import { db, tableName } from '../../shared/db/client.js';
 import { listActiveIndexBuilds } from '../../shared/db/index-builds.js';
 import { keys } from '../../shared/db/table.js';
-import { sortedKeyOf } from '../../shared/db/record-model.js';
+import { positionKeyOf, sortedKeyOf } from '../../shared/db/record-model.js';
 import { runIndexBuild } from '../../shared/indexing/worker.js';
 import { familyOf } from '../../shared/domain/records/family.js';
 import { contactEntity } from '../../shared/schemas/entities/index.js';
@@ -71,7 +71,8 @@ function expected(records: Rec[], fieldId: string, direction: 'asc' | 'desc'): s
       const [x, y] = [v(a), v(b)];
       if ((x === undefined) !== (y === undefined)) return x === undefined ? 1 : -1;
       if (x !== undefined && y !== undefined && x !== y) return x < y ? -s : s;
-      return a.id < b.id ? -s : s;
+      // Ties by list position: created_at, then id.
+      return `${String(a.created_at)}#${a.id}` < `${String(b.created_at)}#${b.id}` ? -s : s;
     })
     .map((r) => r.id);
 }
@@ -257,12 +258,12 @@ describe('updated_at entries (the write stamp, moved beside each write)', () => 
     await Promise.all(Array.from({ length: 12 }, (_, i) => updateOptimistic(store, { accountId: own.accountId, id: made.id, now: at, decide: () => ({ set: { first_name: 'Same', notes: `n${i}` } }) })));
     const record = await ok<Rec>('contacts-get', { id: made.id }, own);
     expect(record.updated_at).toBe(at);
-    expect(await entriesOf('updated_at')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'updated_at', sortedKeyOf('datetime', at, made.id)).sk]);
-    expect(await entriesOf('first_name')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'first_name', sortedKeyOf('text', 'Same', made.id)).sk]);
+    expect(await entriesOf('updated_at')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'updated_at', sortedKeyOf('datetime', at, positionKeyOf(made))).sk]);
+    expect(await entriesOf('first_name')).toEqual([keys.sortedEntry(own.accountId, 'contact', 'first_name', sortedKeyOf('text', 'Same', positionKeyOf(made))).sk]);
     // A value set back and forth by concurrent writers: the record's value always has its entry.
     await Promise.all(Array.from({ length: 12 }, (_, i) => ok('contacts-update', { id: made.id, first_name: i % 2 ? 'Same' : 'Other' }, own)));
     const final = await ok<Rec>('contacts-get', { id: made.id }, own);
-    expect(await entriesOf('first_name')).toContain(keys.sortedEntry(own.accountId, 'contact', 'first_name', sortedKeyOf('text', final.first_name, made.id)).sk);
+    expect(await entriesOf('first_name')).toContain(keys.sortedEntry(own.accountId, 'contact', 'first_name', sortedKeyOf('text', final.first_name, positionKeyOf(made))).sk);
     const byName = (await walk({ sort: { field: 'first_name', direction: 'asc' } }, own, 10)).flat().map((r) => r.id);
     expect(byName).toEqual([made.id]);
   }, 60_000);
@@ -280,7 +281,7 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
     const out = await db().send(new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.sortedPartition(auth.accountId, 'contact', `custom_fields.${field}`) } }));
     return (out.Items ?? []).map((i) => String(i.sk)).sort();
   };
-  const keyOf = (value: number, id: string) => keys.sortedEntry(auth.accountId, 'contact', `custom_fields.${field}`, sortedKeyOf('number', value, id)).sk;
+  const keyOf = (value: number, r: Record<string, unknown>) => keys.sortedEntry(auth.accountId, 'contact', `custom_fields.${field}`, sortedKeyOf('number', value, positionKeyOf(r))).sk;
   /** Turns `indexed` on or off and runs its build (or removal) to its end. */
   const turn = async (indexed: boolean) => {
     await ok('custom-fields-update', { id: field, indexed }, auth);
@@ -317,7 +318,7 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
   it('an update that read the fields before they were turned on leaves the entry of its new value, not the build’s of the old one', async () => {
     const c = await ok<Rec>('contacts-create', { first_name: 'Tier1', custom_fields: { [field]: 1 } }, auth);
     await racing(keys.record(auth.accountId, 'contact', c.id).pk, () => turn(true), () => ok('contacts-update', { id: c.id, custom_fields: { [field]: 2 } }, auth));
-    expect(await entryKeys()).toEqual([keyOf(2, c.id)]);
+    expect(await entryKeys()).toEqual([keyOf(2, c)]);
     const found = await ok<Page>('contacts-list', { filter: { field: `custom_fields.${field}`, op: 'eq', value: 2 } }, auth);
     expect(found.items.map((r) => r.id)).toEqual([c.id]);
     expect((await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}` } }, auth)).items.map((r) => r.id)).toEqual([c.id]);
@@ -340,7 +341,7 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
   it('a create that read the fields before they were turned on gets its entry though the build did not see it', async () => {
     await turn(false);
     const c = await racing('RacerOn', () => turn(true), () => ok<Rec>('contacts-create', { first_name: 'RacerOn', custom_fields: { [field]: 9 } }, auth));
-    expect(await entryKeys()).toContain(keyOf(9, c.id));
+    expect(await entryKeys()).toContain(keyOf(9, c));
     expect(await entryKeys()).toHaveLength(3);
     const top = await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}`, direction: 'desc' }, limit: 1 }, auth);
     expect(top.items.map((r) => r.id)).toEqual([c.id]);
@@ -363,7 +364,7 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
     await racing(exact, () => turn(true), () => ok('contacts-merge', { primary_id: primary.id, secondary_id: secondary.id }, auth));
     const stored = await entryKeys();
     expect(stored.some((k) => k.endsWith(secondary.id))).toBe(false);
-    expect(stored).toContain(keyOf(30, primary.id));
+    expect(stored).toContain(keyOf(30, primary));
   }, 60_000);
 
   it('a restore that read the fields before they were turned on gets the entry of its record back', async () => {
@@ -372,7 +373,7 @@ describe('a write racing a change of `indexed` (the build or the removal passes 
     await ok('contacts-delete', { id: back.id }, auth);
     // The build does not see the trashed record; the restore read the fields before the change.
     await racing(JSON.stringify(keys.record(auth.accountId, 'contact', back.id).pk), () => turn(true), () => ok('contacts-restore', { id: back.id }, auth));
-    expect(await entryKeys()).toContain(keyOf(40, back.id));
+    expect(await entryKeys()).toContain(keyOf(40, back));
     const top = await ok<Page>('contacts-list', { sort: { field: `custom_fields.${field}`, direction: 'desc' }, limit: 1 }, auth);
     expect(top.items.map((r) => r.id)).toEqual([back.id]);
   }, 60_000);

@@ -29,15 +29,18 @@ export const RECORD_KEYS = defineKeys({
   /**
    * A sort-ordered index entry (contract §17): one item per (record, sorted field), in a partition
    * per field (`field`: a field name, or `custom_fields.<definition id>`), sorted by the record's
-   * value (`sortedValue`) or, empty values apart, by id (`sortedEmpty`). Holds the record's `id`
-   * and its list position (`pos`).
+   * value then its list position (`createdAt#id`: `sortedValue`), empty values apart, by position
+   * (`sortedEmpty`). Holds the record's `id` and its list position (`pos`).
    */
   sortedPartition: SORTED,
   sortedEntry: [SORTED, '{at}'],
-  /** Sort key of a non-empty value (its ordered encoding, shared/schemas/filter.ts `sortKeyOf`); ties by id. */
-  sortedValue: 'v{value}\u0001{id}',
-  /** Sort key of an empty value: after every value in both directions. */
-  sortedEmpty: 'z\u0001{id}',
+  /**
+   * Sort key of a non-empty value (its ordered encoding, shared/schemas/filter.ts `sortKeyOf`);
+   * ties by position (`created_at`, then id), so one value's entries are in the list's own order.
+   */
+  sortedValue: 'v{value}\u0001{position}',
+  /** Sort key of an empty value: after every value in both directions; by position. */
+  sortedEmpty: 'z\u0001{position}',
   /** Bounds of the non-empty section and of any value's entries (`sortedValue` of a prefix). */
   sortedValuesFrom: 'v',
   sortedValueOf: 'v{value}',
