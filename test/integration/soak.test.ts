@@ -41,4 +41,42 @@ describe('npm run soak', () => {
     for (const op of ['contacts-batch-create', 'contacts-batch-upsert', 'contacts-merge', 'contacts-restore', 'imports-create', 'exports-create', 'erasures-create', 'inbound-email']) expect(output, op).toContain(`${op} `);
     expect(output).toMatch(/^a3 \(bulk\)\s+\d{3,}/m);
   });
+
+  it('then keeps the changes path alive through rounds of batches on every family (the changes-stall probe)', { timeout: 600_000 }, async () => {
+    // Each round: an endpoint, batches of every family (creates, company links and renames, linked
+    // projects and activities, an upsert replayed with one Idempotency-Key, batch deletes), then one
+    // new contact that must reach events-list. A stalled path never delivers it; the bound here is
+    // 12 times the contract's 5 s (the 5 s is measured by the probe itself against npm start: docs/performance.md).
+    const { baseUrl, token } = service!;
+    const call = async (op: string, body: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const json = (await res.json()) as { ok: boolean; result: Record<string, unknown> };
+      expect(json.ok, `${op}: ${JSON.stringify(json)}`).toBe(true);
+      return json.result as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    };
+    const u = Math.random().toString(36).slice(2, 8);
+    const times: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      const ep = await call('webhooks-create', { url: 'http://127.0.0.1:9/h', events: ['contact.created', 'contact.updated', 'company.updated', 'project.created', 'activity.created'] });
+      const ids = (await call('contacts-batch-create', { items: Array.from({ length: 100 }, (_, i) => ({ first_name: `B${i}`, last_name: `r${round}${u}`, email: `b${i}.${round}.${u}@x.test` })) })).results.map((x: { record: { id: string } }) => x.record.id) as string[];
+      const co = (await call('companies-batch-create', { items: Array.from({ length: 20 }, (_, i) => ({ name: `Co${i}${u}` })) })).results.map((x: { record: { id: string } }) => x.record.id) as string[];
+      await call('contacts-batch-update', { items: ids.slice(0, 50).map((id, i) => ({ id, company_id: co[i % 20], job_title: 'x' })) });
+      await call('companies-batch-update', { items: co.map((id) => ({ id, name: `Renamed${id.slice(0, 4)}` })) });
+      await call('projects-batch-create', { items: ids.slice(0, 30).map((id) => ({ name: `P${id.slice(0, 4)}`, contact_ids: [id], company_id: co[0] })) });
+      await call('activities-batch-create', { items: ids.slice(0, 30).map((id) => ({ type: 'note', subject: 'n', contact_ids: [id] })) });
+      for (let replay = 0; replay < 2; replay++) await call('contacts-batch-upsert', { items: ids.slice(0, 50).map((_, i) => ({ first_name: 'U', email: `b${i}.${round}.${u}@x.test` })) }, { 'Idempotency-Key': `k${round}${u}` });
+      await call('companies-batch-delete', { ids: co.slice(0, 10) });
+      await call('contacts-batch-delete', { ids: ids.slice(50, 100) });
+      await call('webhooks-delete', { id: ep.endpoint.id });
+      const probe = await call('contacts-create', { first_name: `Live${round}` });
+      const t0 = Date.now();
+      for (;;) {
+        if ((await call('events-list', { record_id: probe.id })).items.length) break;
+        expect(Date.now() - t0, `round ${round}: the probe's event did not reach the change log (stalled)`).toBeLessThan(60_000);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      times.push(Date.now() - t0);
+    }
+    console.log(`changes-stall probe after the soak: ${times.map((t) => `${t} ms`).join(', ')}`);
+  });
 });
