@@ -37,7 +37,7 @@ export async function queueStatuses(endpoint: string): Promise<QueueStatus[]> {
   const now = Date.now();
   return Promise.all(
     queues.map(async (q) => {
-      const detail = (await (await fetch(`${endpoint}/_fauxqs/queues/${encodeURIComponent(q.name)}`)).json()) as { ready?: FauxqsMessage[]; delayed?: FauxqsMessage[]; inflight?: Array<{ message: FauxqsMessage }> };
+      const { messages: detail = {} } = (await (await fetch(`${endpoint}/_fauxqs/queues/${encodeURIComponent(q.name)}`)).json()) as { messages?: { ready?: FauxqsMessage[]; delayed?: FauxqsMessage[]; inflight?: Array<{ message: FauxqsMessage }> } };
       const sent = [...(detail.ready ?? []), ...(detail.delayed ?? []), ...(detail.inflight ?? []).map((e) => e.message)].map((m) => m.sentTimestamp).filter((t): t is number => typeof t === 'number');
       return { queue: q.name, visible: q.approximateMessageCount, inFlight: q.approximateInflightCount, delayed: q.approximateDelayedCount, oldestAgeMs: sent.length ? now - Math.min(...sent) : 0 };
     }),

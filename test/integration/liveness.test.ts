@@ -121,3 +121,16 @@ describe('the stream poller', () => {
     }
   });
 });
+
+describe('npm run status (the local queues part)', () => {
+  it('lists each queue with its visible, in-flight and delayed messages and the age of its oldest', async () => {
+    const { queueStatuses } = await import('../../local/status.js');
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `status-${Date.now()}` }));
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'old' }));
+    await new Promise((r) => setTimeout(r, 50));
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'delayed', DelaySeconds: 60 }));
+    const mine = (await queueStatuses(queue.endpoint)).find((q) => QueueUrl!.endsWith(`/${q.queue}`));
+    expect(mine).toMatchObject({ visible: 1, inFlight: 0, delayed: 1 });
+    expect(mine!.oldestAgeMs).toBeGreaterThanOrEqual(50);
+  });
+});
