@@ -84,6 +84,8 @@ for (const size of sizes) {
   await page('sort updated_at desc (entries)', size, { sort: { field: 'updated_at', direction: 'desc' } });
   await page('sort last_name desc, empty last (entries)', size, { sort: { field: 'last_name', direction: 'desc' } });
   await page('last_name eq rare (entries, list order)', size, { filter: { field: 'last_name', op: 'eq', value: 'quillfeather' } }, { walk: true });
+  await page('first_name eq broad (entries, list order)', size, { filter: { field: 'first_name', op: 'eq', value: FIRST[0] } });
+  await page('first_name in 3 values (entries, list order)', size, { filter: { field: 'first_name', op: 'in', value: FIRST.slice(0, 3) } });
   await page('email prefix c12 + sort email (entries)', size, { filter: { field: 'email', op: 'prefix', value: 'c12' }, sort: { field: 'email', direction: 'asc' } });
   await page('job_title eq rare (no index: budget)', size, { filter: { field: 'job_title', op: 'eq', value: 'astronaut' } }, { walk: true });
 
