@@ -57,10 +57,10 @@ describe('requests of a write', () => {
     // One sort-ordered entry per sorted field: the value's ordered encoding, empty values in their own section.
     const sorted = Object.fromEntries(entries.filter((e) => e.pk.includes('#s#')).map((e) => [e.pk, e.sk]));
     expect(sorted).toEqual({
-      [SORTED('first_name')]: `vada\u0001${K1}`,
-      [SORTED('last_name')]: `z\u0001${K1}`,
-      [SORTED('email')]: `z\u0001${K1}`,
-      [SORTED('updated_at')]: `v${instantKey(NOW)}\u0001${K1}`,
+      [SORTED('first_name')]: `vada\u0001${NOW}#${K1}`,
+      [SORTED('last_name')]: `z\u0001${NOW}#${K1}`,
+      [SORTED('email')]: `z\u0001${NOW}#${K1}`,
+      [SORTED('updated_at')]: `v${instantKey(NOW)}\u0001${NOW}#${K1}`,
     });
     expect(entries.filter((e) => e.pk.includes('#s#')).every((e) => e.id === K1 && (e as { pos?: string }).pos === `${NOW}#${K1}`)).toBe(true);
   });
@@ -78,8 +78,8 @@ describe('requests of a write', () => {
     expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`]);
     expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`]);
     // The write stamp's entry moves beside it: the new one put before, the old one deleted after.
-    expect(plan.beside.put.map(({ item }) => [item.pk, item.sk])).toEqual([[SORTED('updated_at'), `v${instantKey('2026-11-23T00:00:00.000Z')}\u0001${K1}`]]);
-    expect(plan.beside.remove).toEqual([{ pk: SORTED('updated_at'), sk: `v${instantKey(NOW)}\u0001${K1}` }]);
+    expect(plan.beside.put.map(({ item }) => [item.pk, item.sk])).toEqual([[SORTED('updated_at'), `v${instantKey('2026-11-23T00:00:00.000Z')}\u0001${NOW}#${K1}`]]);
+    expect(plan.beside.remove).toEqual([{ pk: SORTED('updated_at'), sk: `v${instantKey(NOW)}\u0001${NOW}#${K1}` }]);
     // Each new entry carries the version it is written for: a put never replaces a later one's.
     expect(plan.beside.put.map(({ item }) => item.ver)).toEqual([2]);
     expect(plan.next).toMatchObject({ ver: 2, city: 'Paris', custom_fields: { b: 2 } });
@@ -88,16 +88,16 @@ describe('requests of a write', () => {
   it('an update of a sorted field moves its entry only; an indexed custom field keeps its own', () => {
     const indexed = { cf1: 'number' as const };
     const { item, entries } = newRecordItems(model, { accountId: ACC, userId: K1, fields: { first_name: 'Ada', custom_fields: { cf1: -2.5 } } }, NOW, K1, indexed);
-    expect(entries.find((e) => e.pk === SORTED('custom_fields.cf1'))?.sk).toBe(`v${sortKeyOf('number', -2.5)}\u0001${K1}`);
+    expect(entries.find((e) => e.pk === SORTED('custom_fields.cf1'))?.sk).toBe(`v${sortKeyOf('number', -2.5)}\u0001${NOW}#${K1}`);
     const plan = planUpdate(model, ACC, item as unknown as StoredRecord, { set: { first_name: 'Élodie' }, customSet: { cf1: 3 } }, NOW, undefined, indexed);
     // Beside the write (no transaction): the new entries put before it, the old ones deleted after.
     expect(plan.added).toEqual([]);
     expect(plan.removed).toEqual([]);
     expect(plan.beside.put.map(({ item }) => [item.pk, item.sk])).toEqual([
-      [SORTED('first_name'), `velodie\u0001${K1}`],
-      [SORTED('custom_fields.cf1'), `v${sortKeyOf('number', 3)}\u0001${K1}`],
+      [SORTED('first_name'), `velodie\u0001${NOW}#${K1}`],
+      [SORTED('custom_fields.cf1'), `v${sortKeyOf('number', 3)}\u0001${NOW}#${K1}`],
     ]);
-    expect(plan.beside.remove.map((k) => k.sk)).toEqual([`vada\u0001${K1}`, `v${sortKeyOf('number', -2.5)}\u0001${K1}`]);
+    expect(plan.beside.remove.map((k) => k.sk)).toEqual([`vada\u0001${NOW}#${K1}`, `v${sortKeyOf('number', -2.5)}\u0001${NOW}#${K1}`]);
   });
 
   it('an update of a field no index holds touches no index entry', () => {
