@@ -71,7 +71,9 @@ export function startQueueTrigger(
     // A FIFO queue's group (an account) that falls behind is logged, and again once it drained.
     ...(fifo ? { fifo, backlog: { thresholdMs: backlogThresholdMs(), log: (line: string) => console.log(line) } } : {}),
     onError: opts.onError,
-    watch: {
+    // Short workers only (changes, delivery): a job worker holds one message for a whole job (up
+    // to its 15 minutes), and its progress is its job's lease (shared/db/job-lease.ts).
+    ...(spec.timeoutSeconds > WATCHED_UP_TO_SECONDS ? {} : { watch: {
       afterMs: STALL_MS,
       report: (stall) =>
         console.error(
@@ -79,7 +81,7 @@ export function startQueueTrigger(
             `(${stall.queue}, ${stall.messages} message(s), group(s) ${stall.groups.join(', ') || '-'}); waiting on: ${waitsOf(spec.name).join('; ') || 'no AWS call (its own code)'}; ` +
             'restarting its consumer: those messages are visible again now',
         ),
-    },
+    } }),
   });
 }
 
@@ -89,6 +91,8 @@ export function startQueueTrigger(
  * ERROR and its consumer restarted. `CRM_STALL_MS` changes it (tests).
  */
 const STALL_MS = Number(process.env.CRM_STALL_MS) > 0 ? Number(process.env.CRM_STALL_MS) : 30_000;
+/** Queue workers watched: those whose invocation is short (the changes and delivery workers), not the job workers. */
+const WATCHED_UP_TO_SECONDS = 120;
 
 /** `CRM_BACKLOG_THRESHOLD_MS`: how long a group's oldest message may wait before local mode logs the group as behind (default 5 s). */
 function backlogThresholdMs(): number {
