@@ -6,12 +6,18 @@
  * family's definition (record-model.ts). The domain (shared/domain/records/) holds the rules and
  * tells the store what to write; the stream worker, batches, imports, restores and merges go
  * through the domain's services or this store.
+ *
+ * Three parts, so that a function's bundle carries the part it calls and not the others
+ * (docs/performance.md, "Cold start"): `recordReads(type)` (records by id, for any entity type
+ * without its definition: a reference's target, an erasure's contact), `recordStore(def)` (what
+ * the record operations and batches write: creates, updates, deletes, upsert claims) and
+ * `recordUpkeep(def)` (a restore, a merge's deletion, index builds' pages, the stream's search
+ * entries). Lists are not the store's: shared/db/lists.ts runs a list plan (`runListPlan`).
  */
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
 import { createRecords, type NewRecord, readClaims, readRecords, releaseClaim, takeClaims, type UpsertClaim } from './batch.js';
 import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
-import { type ListPlan, type PlannedPage, runListPlan } from './lists.js';
 import { type AccountMeta, readIndexedCustom, readRecordWithMeta } from './meta.js';
 import { type IndexedCustom, indexNamesOf, searchNamesOf, sortedEntriesOf } from './record-model.js';
 import { customField } from '../schemas/entities/index.js';
@@ -39,18 +45,42 @@ import {
   writeUpdate,
 } from './writes.js';
 
-export { type Change, type CreateArgs, type LostRace, type PlannedUpdate, type UpdateRead, WriteConflict } from './writes.js';
-export type { NewRecord, UpsertClaim } from './batch.js';
-export type { ListPlan, PlannedPage, Predicate } from './lists.js';
-export { SORT_LIMIT } from './lists.js';
+export { type Change, type LostRace, WriteConflict } from './writes.js';
+export type { UpsertClaim } from './batch.js';
 
-export function makeRecordStore(def: EntityDefinition) {
-  const type = def.type as EntityType;
-  // The account's indexed custom fields, as last read by a write of this process (a merge's
-  // deletion of its secondary joins the primary's update, which has just read them).
+/** Records of one entity type by id: reads that need no definition. */
+export function recordReads(type: EntityType) {
+  return {
+    /** One record, strongly consistent. */
+    get: (accountId: string, id: string): Promise<StoredRecord | undefined> => getRecord(type, accountId, id),
+    /** One record and the account's meta in one strongly consistent round trip. */
+    getWithMeta: (accountId: string, id: string): Promise<{ record: StoredRecord | undefined; meta: AccountMeta }> => readRecordWithMeta(type, accountId, id),
+    /** Records by id (BatchGetItem). */
+    getMany: (accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> => batchGetRecords(type, accountId, ids),
+    /** Records by id, strongly consistent (a batch's reference checks, `-batch-get`). */
+    getManyConsistent: (accountId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>> => readRecords(type, accountId, ids),
+  };
+}
+
+/**
+ * What every write of a family works from (one per definition, shared by its store and its
+ * upkeep): the type, the entries of a record, and the account's indexed custom fields, as last
+ * read by a write of this process (a merge's deletion of its secondary joins the primary's
+ * update, which has just read them).
+ */
+interface FamilyModel extends EntityModel {
+  lastIndexed: Map<string, IndexedCustom>;
+}
+
+const models = new WeakMap<EntityDefinition, FamilyModel>();
+
+function modelOf(def: EntityDefinition): FamilyModel {
+  let model = models.get(def);
+  if (model) return model;
   const lastIndexed = new Map<string, IndexedCustom>();
-  const model: EntityModel = {
-    type,
+  model = {
+    type: def.type as EntityType,
+    lastIndexed,
     indexNames: (r) => indexNamesOf(def, r),
     sortedEntries: (r, custom) => sortedEntriesOf(def, r, custom),
     indexedCustom: async (accountId) => {
@@ -62,18 +92,18 @@ export function makeRecordStore(def: EntityDefinition) {
       return found;
     },
   };
+  models.set(def, model);
+  return model;
+}
+
+function makeRecordStore(def: EntityDefinition) {
+  const model = modelOf(def);
+  const { type } = model;
   const refPartition = (accountId: string, target: string, refId: string) => keys.indexPartition(accountId, type, indexName.ref(target as EntityType, refId));
   return {
     type,
     // --- reads ---
-    /** One record, strongly consistent. */
-    get: (accountId: string, id: string): Promise<StoredRecord | undefined> => getRecord(type, accountId, id),
-    /** One record and the account's meta in one strongly consistent round trip. */
-    getWithMeta: (accountId: string, id: string): Promise<{ record: StoredRecord | undefined; meta: AccountMeta }> => readRecordWithMeta(type, accountId, id),
-    /** Records by id (BatchGetItem). */
-    getMany: (accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> => batchGetRecords(type, accountId, ids),
-    /** Records by id, strongly consistent (a batch's reference checks, `-batch-get`). */
-    getManyConsistent: (accountId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>> => readRecords(type, accountId, ids),
+    ...recordReads(type),
     /** Ids of this family's records that reference `target` `refId` (its reference index partition). */
     async referencing(accountId: string, target: string, refId: string): Promise<string[]> {
       const entries = await queryPartition<{ id: string }>(refPartition(accountId, target, refId), { projection: 'id' });
@@ -81,8 +111,6 @@ export function makeRecordStore(def: EntityDefinition) {
     },
     /** The same, in bounded chunks after a sort key (a merge's re-pointing). */
     referencingAfter: (accountId: string, target: string, refId: string, after: string, limit: number) => partitionEntriesAfter(refPartition(accountId, target, refId), after, limit),
-    /** One page of a list plan (shared/domain/records/list.ts builds it). */
-    list: (accountId: string, plan: ListPlan, meta?: AccountMeta): Promise<PlannedPage> => runListPlan(def, accountId, plan, meta),
 
     /**
      * The upsert claims of normalized lookup keys (contract §13), strongly consistent: read before
@@ -115,13 +143,36 @@ export function makeRecordStore(def: EntityDefinition) {
     withdrawLostRace: (accountId: string, id: string, lost: LostRace): Promise<void> => withdrawLostRace(model, accountId, id, lost),
     /** Deletes a record as read (`readForUpdate`) and its index entries (`extra`: the trash item, meta overrides … of the same transaction); WriteConflict when it changed since. */
     writeDelete: (accountId: string, read: UpdateRead, extra: TransactItem[], actor?: Actor): Promise<StoredRecord> => writeDelete(model, accountId, read, extra, actor),
+  };
+}
+
+export type RecordStore = ReturnType<typeof makeRecordStore>;
+
+const stores = new WeakMap<EntityDefinition, RecordStore>();
+
+/** The store of a family (one per definition). */
+export function recordStore(def: EntityDefinition): RecordStore {
+  let store = stores.get(def);
+  if (!store) stores.set(def, (store = makeRecordStore(def)));
+  return store;
+}
+
+/**
+ * The writes of a family that no create, update, delete or batch runs: a restore and a merge's
+ * deletion (contract §15), the pages of an index build (§17), the search entries the stream keeps
+ * in step. Apart from `recordStore` so that the bundles of the record operations do not carry them.
+ */
+function makeRecordUpkeep(def: EntityDefinition) {
+  const model = modelOf(def);
+  const { type } = model;
+  return {
     /**
      * A record's deletion inside another write's transaction (a merge deletes its secondary with
      * the primary's update): its `items`, decided on the indexed fields that write read, and
      * `settle`, to run once that write committed (`settleIndexed`: a field turned on or off meanwhile).
      */
     deletion(accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): { items: TransactItem[]; settle: () => Promise<void> } {
-      const custom = lastIndexed.get(accountId) ?? {};
+      const custom = model.lastIndexed.get(accountId) ?? {};
       return { items: deletionItems(model, accountId, current, extra, actor, custom), settle: () => settleIndexed(model, accountId, custom, [{ id: current.id, images: [current] }]) };
     },
     /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */
@@ -151,13 +202,13 @@ export function makeRecordStore(def: EntityDefinition) {
   };
 }
 
-export type RecordStore = ReturnType<typeof makeRecordStore>;
+export type RecordUpkeep = ReturnType<typeof makeRecordUpkeep>;
 
-const stores = new WeakMap<EntityDefinition, RecordStore>();
+const upkeeps = new WeakMap<EntityDefinition, RecordUpkeep>();
 
-/** The store of a family (one per definition). */
-export function recordStore(def: EntityDefinition): RecordStore {
-  let store = stores.get(def);
-  if (!store) stores.set(def, (store = makeRecordStore(def)));
-  return store;
+/** The upkeep side of a family's store (one per definition). */
+export function recordUpkeep(def: EntityDefinition): RecordUpkeep {
+  let upkeep = upkeeps.get(def);
+  if (!upkeep) upkeeps.set(def, (upkeep = makeRecordUpkeep(def)));
+  return upkeep;
 }

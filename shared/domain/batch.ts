@@ -22,7 +22,8 @@
 import { randomUUID } from 'node:crypto';
 import { newestFirst, type StoredRecord } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
-import type { UpsertClaim } from '../db/record-store.js';
+import { recordReads, type UpsertClaim } from '../db/record-store.js';
+import type { EntityType } from '../db/table.js';
 import { trashedIds } from '../db/trash.js';
 import { ApiError, type Family, internal, invalidRequest } from '../errors.js';
 import { customField, type Entity, type EntityDefinition, refFields } from '../schemas/entities/index.js';
@@ -35,7 +36,7 @@ import type { Preloaded, Resolved } from './records/references.js';
 import { normalizeLookupKey, recordsByLookup } from './lookups.js';
 import { draftOf } from './records/create.js';
 import { remove } from './records/delete.js';
-import { familyOf, type RecordFamily, storeOfType, toApi, writing } from './records/family.js';
+import { familyOf, type RecordFamily, toApi, writing } from './records/family.js';
 import { reconcile } from './records/references.js';
 import { checkSuppressed } from './records/suppression.js';
 import { applyUpdate } from './records/update.js';
@@ -60,7 +61,7 @@ async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
 
 /** Records of one type by id, strongly consistent (a batch's reference checks). */
-const readRecords = (type: string, accountId: string, ids: readonly string[]) => storeOfType(type)!.getManyConsistent(accountId, ids);
+const readRecords = (type: string, accountId: string, ids: readonly string[]) => recordReads(type as EntityType).getManyConsistent(accountId, ids);
 
 type Rec = Record<string, unknown>;
 type Slot = { index: number; result?: ItemResult<Rec> };

@@ -6,11 +6,11 @@ import { newestFirst } from '../db/items.js';
 import { ApiError, type ErrorDetail, type Family, invalidRequest, notFound } from '../errors.js';
 import type { OperationContext } from './context.js';
 import { emailString, isHttpUrl } from '../schemas/common.js';
-import { CUSTOM_FIELD_ENTITY_TYPES } from '../schemas/entities/index.js';
+import { CUSTOM_FIELD_TYPES } from '../schemas/entities/type-lists.js';
 import { isIsoDateTime, isRealDate } from '../schemas/fields.js';
 
-/** Entity types a definition may target: the entities with custom fields (from the entity list). */
-export const ENTITY_TYPES = CUSTOM_FIELD_ENTITY_TYPES;
+/** Entity types a definition may target: the entities with custom fields (the entity list's, written out in type-lists.ts). */
+export const ENTITY_TYPES = CUSTOM_FIELD_TYPES;
 export type CustomFieldEntity = (typeof ENTITY_TYPES)[number];
 import { FIELD_TYPES, customFieldSchema } from '../schemas/custom-fields.js';
 

@@ -5,7 +5,7 @@
  */
 import { eventRetentionSeconds, getEntry, type LogEntry, type LogView, queryEntries, readHead, secondOf, secondsFrom } from '../db/events.js';
 import { ApiError } from '../errors.js';
-import type { EventsListInput, EventsPage, LogEntryEvent } from '../schemas/events.js';
+import type { EventsListInput, EventsPage, LogEntryEvent } from '../schemas/events-list.js';
 import type { OperationContext } from './context.js';
 import { firstWhere, mergeAscending, pageOf, parsePosition } from './event-positions.js';
 import { cursorScope } from './listing.js';

@@ -1,13 +1,12 @@
 /** Erasures (contract §18): create, get, list. The work itself is the worker's (./worker.ts), fed by the erasure queue. */
 import { randomUUID } from 'node:crypto';
 import { erasureOfContact, type ErasureItem, getErasureItem, insertErasure, queryErasures } from '../db/erasures.js';
+import { recordReads } from '../db/record-store.js';
 import { emailHash } from '../db/suppression.js';
 import { getTrash } from '../db/trash.js';
 import { actorOf, type OperationContext } from '../domain/context.js';
 import { cursorScope, listPosition } from '../domain/listing.js';
-import { familyOf } from '../domain/records/family.js';
 import { notFound } from '../errors.js';
-import { contactEntity } from '../schemas/entities/index.js';
 import { type ErasureCreateInput, type ErasureListInput, type ErasureRecord, noneRemoved } from '../schemas/erasures.js';
 import { enqueueErasure } from './storage.js';
 
@@ -22,8 +21,7 @@ export const erasureToApi = (item: ErasureItem): ErasureRecord => ({
 });
 
 export async function createErasure(ctx: OperationContext, input: ErasureCreateInput): Promise<ErasureRecord> {
-  const contacts = familyOf(contactEntity);
-  const live = await contacts.store.get(ctx.accountId, input.contact_id);
+  const live = await recordReads('contact').get(ctx.accountId, input.contact_id);
   const record = live ?? (await getTrash(ctx.accountId, 'contact', input.contact_id))?.record;
   if (!record) {
     // Erased already (the record is gone, the erasure stays): the first erasure.

@@ -1,7 +1,8 @@
 /**
  * The index-build worker (contract §17): applies a change of a custom field's `indexed` to the
- * account's existing records, page by page, through the record store (`buildSorted`: entries
- * written and checked against the records; `removeSorted`: entries deleted). Each page's end is
+ * account's existing records, page by page, through the upkeep side of the record store
+ * (`recordUpkeep`: `buildSorted`, entries written and checked against the records; `removeSorted`,
+ * entries deleted). Each page's end is
  * saved through the job store's lease (a conditional update of position and lease:
  * shared/db/jobs.ts), so a worker that dies resumes after its last saved page once the lease runs
  * out (or at once, at local mode's start). When done, the definition's `index_status` becomes `ready`; a build that
@@ -9,7 +10,7 @@
  */
 import { finishDefinitionIndex, getDefinitionItem } from '../db/custom-fields.js';
 import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, leaseIndexBuild } from '../db/index-builds.js';
-import { familyOf } from '../domain/records/family.js';
+import { recordUpkeep } from '../db/record-store.js';
 import { entityByType } from '../schemas/entities/index.js';
 import { type IndexBuildMessage, indexBuildQueueFairness } from './storage.js';
 
@@ -41,7 +42,7 @@ export async function runIndexBuild(message: IndexBuildMessage, deps: IndexBuild
   }
   const entity = entityByType(job.entity_type);
   if (!entity) throw new Error(`index build ${id}: unknown entity type ${job.entity_type}`);
-  const store = familyOf(entity).store;
+  const store = recordUpkeep(entity);
   const pageSize = deps.pageSize ?? PAGE_SIZE;
   for (;;) {
     // A later change of the field (or, for a build, its deletion) supersedes this one.

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { plainString } from './primitives.js';
-import { CUSTOM_FIELD_ENTITY_TYPES } from './entities/index.js';
+import { CUSTOM_FIELD_TYPES } from './entities/type-lists.js';
 
-const CUSTOM_ENTITY_TYPES = CUSTOM_FIELD_ENTITY_TYPES;
+const CUSTOM_ENTITY_TYPES = CUSTOM_FIELD_TYPES;
 export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'url', 'email', 'select', 'multi_select'] as const;
 
 const d = <S extends v.GenericSchema>(schema: S, description: string, example?: unknown) =>

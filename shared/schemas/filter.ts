@@ -35,7 +35,8 @@ export const OPERATORS = {
 } as const satisfies Record<FieldType, readonly string[]>;
 
 export type Operator = (typeof OPERATORS)[FieldType][number];
-export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS).flat())] as Operator[];
+/** Every operator once (a function: the record writes, which bundle this module, do not compute it). */
+const allOperators = (): Operator[] => [...new Set(Object.values(OPERATORS).flat())];
 
 /** Types a `sort` may name. */
 export const SORTABLE_TYPES: readonly FieldType[] = ['text', 'number', 'datetime', 'date', 'boolean', 'enum'];
@@ -143,7 +144,7 @@ export function parseFilter(raw: unknown, fieldOf: (name: string) => FilterField
     }
     const ops = OPERATORS[field.type] as readonly string[];
     if (typeof node.op !== 'string' || !ops.includes(node.op)) {
-      const known = (ALL_OPERATORS as string[]).includes(String(node.op));
+      const known = (allOperators() as string[]).includes(String(node.op));
       fail(`${path}.op`, `${known ? `operator ${String(node.op)} does not apply to` : 'unknown operator for'} ${node.field} (a ${field.type} field): use ${ops.join(', ')}`);
       return undefined;
     }
@@ -392,33 +393,43 @@ export function entityFilterFields(def: FieldsOwner): Readonly<Record<string, Fi
 // --- the API's schemas (OpenAPI components `Filter`, `FilterCondition`, `Sort`) -----------------
 // The parse of a list body takes `filter` and `sort` as they come and parseFilter/parseSort check
 // them (the paths and reasons of `invalid_filter`); these schemas document them and type the client.
+// Built on first use (`filterSchemas()`), so that the functions that only evaluate filters or
+// encode sort keys (every record write) do not bundle them.
 
-const scalar = v.union([v.string(), v.number(), v.boolean()]);
-export const filterConditionSchema = v.pipe(
-  v.strictObject({
-    field: v.pipe(v.string(), v.metadata({ description: 'A field of the record as returned (not account_id), or custom_fields.<definition id>', examples: ['first_name'] })),
-    op: v.pipe(v.picklist(ALL_OPERATORS), v.metadata({ description: "An operator of the field's type (text, number, datetime, date, boolean, enum, set, id)" })),
-    value: v.optional(
-      v.pipe(
-        v.union([scalar, v.array(scalar)]),
-        v.metadata({ description: 'None for exists/not_exists; an array of 1–100 values for in, nin, contains_any, contains_all; [from, to] for between; else one value' }),
+function buildFilterSchemas() {
+  const scalar = v.union([v.string(), v.number(), v.boolean()]);
+  const condition = v.pipe(
+    v.strictObject({
+      field: v.pipe(v.string(), v.metadata({ description: 'A field of the record as returned (not account_id), or custom_fields.<definition id>', examples: ['first_name'] })),
+      op: v.pipe(v.picklist(allOperators()), v.metadata({ description: "An operator of the field's type (text, number, datetime, date, boolean, enum, set, id)" })),
+      value: v.optional(
+        v.pipe(
+          v.union([scalar, v.array(scalar)]),
+          v.metadata({ description: 'None for exists/not_exists; an array of 1–100 values for in, nin, contains_any, contains_all; [from, to] for between; else one value' }),
+        ),
       ),
-    ),
-  }),
-  v.metadata({ description: 'A condition on one field', examples: [{ field: 'employee_count', op: 'gt', value: 50 }] }),
-);
-const members = v.pipe(v.array(v.lazy(() => filterSchema)), v.minLength(1), v.maxLength(FILTER_LIMITS.members));
-export const filterSchema: v.GenericSchema = v.pipe(
-  v.union([filterConditionSchema, v.strictObject({ and: members }), v.strictObject({ or: members }), v.strictObject({ not: v.lazy(() => filterSchema) })]),
-  v.metadata({
-    description: 'A condition, or a group of 1–20 members (and, or) or one (not); at most 4 levels and 20 conditions (contract §17)',
-    examples: [{ and: [{ field: 'status', op: 'eq', value: 'open' }, { field: 'amount', op: 'gt', value: 1000000 }] }],
-  }),
-);
-export const sortSchema = v.pipe(
-  v.strictObject({
-    field: v.pipe(v.string(), v.metadata({ description: 'A field of type text, number, datetime, date, boolean or enum (custom ones too)' })),
-    direction: v.optional(v.picklist(['asc', 'desc'])),
-  }),
-  v.metadata({ description: 'Order of the list: empty values last in both directions, ties by id; default created_at desc', examples: [{ field: 'last_name', direction: 'asc' }] }),
-);
+    }),
+    v.metadata({ description: 'A condition on one field', examples: [{ field: 'employee_count', op: 'gt', value: 50 }] }),
+  );
+  const members = v.pipe(v.array(v.lazy(() => filter)), v.minLength(1), v.maxLength(FILTER_LIMITS.members));
+  const filter: v.GenericSchema = v.pipe(
+    v.union([condition, v.strictObject({ and: members }), v.strictObject({ or: members }), v.strictObject({ not: v.lazy(() => filter) })]),
+    v.metadata({
+      description: 'A condition, or a group of 1–20 members (and, or) or one (not); at most 4 levels and 20 conditions (contract §17)',
+      examples: [{ and: [{ field: 'status', op: 'eq', value: 'open' }, { field: 'amount', op: 'gt', value: 1000000 }] }],
+    }),
+  );
+  const sort = v.pipe(
+    v.strictObject({
+      field: v.pipe(v.string(), v.metadata({ description: 'A field of type text, number, datetime, date, boolean or enum (custom ones too)' })),
+      direction: v.optional(v.picklist(['asc', 'desc'])),
+    }),
+    v.metadata({ description: 'Order of the list: empty values last in both directions, ties by id; default created_at desc', examples: [{ field: 'last_name', direction: 'asc' }] }),
+  );
+  return { filter, condition, sort };
+}
+
+let filterSchemasBuilt: ReturnType<typeof buildFilterSchemas> | undefined;
+
+/** The schemas of `filter`, one of its conditions and `sort` (the same objects on every call). */
+export const filterSchemas = (): ReturnType<typeof buildFilterSchemas> => (filterSchemasBuilt ??= buildFilterSchemas());

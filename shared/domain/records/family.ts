@@ -3,19 +3,23 @@
  * store (shared/db/record-store.ts, the one writer of its records), its references, custom-field
  * field, empty values, and the helpers the rules share (the API view, the rules check, the
  * mapping of a lost write race to the contract's 409).
+ *
+ * Nothing here reads the list of every definition (ENTITIES) but `storeOfType`, which the stream
+ * worker calls: a family's functions carry its own definition only (docs/performance.md, "Cold start").
  */
 import type { AccountMeta } from '../../db/meta.js';
 import { currentView } from '../../db/record-model.js';
-import { recordStore, type RecordStore, WriteConflict } from '../../db/record-store.js';
+import { recordStore, type RecordStore, recordUpkeep, type RecordUpkeep, WriteConflict } from '../../db/record-store.js';
 import { ApiError, type Family, notFound } from '../../errors.js';
-import { customField, emptyFields, ENTITIES, type Entity, entityByType, type EntityDefinition, refFields } from '../../schemas/entities/index.js';
+import { customField, emptyFields, type Entity, entityByType, type EntityDefinition, refFields } from '../../schemas/entities/index.js';
+import { NAMED_TYPES } from '../../schemas/entities/type-lists.js';
 import { visibleCustomFields } from '../shape.js';
 
 export type Def = EntityDefinition;
 export type Ref = ReturnType<typeof refFields>[number];
 
 /** Entity types some other entity shows the current name of (their renames and deletions use meta overrides). */
-export const NAMED_TARGETS = new Set<string>(ENTITIES.flatMap((e) => refFields(e as Def).filter((r) => r.nameField).map((r) => r.target)));
+export const NAMED_TARGETS: ReadonlySet<string> = new Set<string>(NAMED_TYPES);
 
 export interface RecordFamily {
   def: Def;
@@ -40,10 +44,14 @@ export function familyOf(entity: Entity | Def): RecordFamily {
   return fam;
 }
 
-/** The store of an entity type's records (undefined for a type that is not a record family). */
-export const storeOfType = (type: string): RecordStore | undefined => {
+/**
+ * The store of an entity type's records with its upkeep side (the stream worker keeps search
+ * entries through it); undefined for a type that is not a record family. Reads of another
+ * type's records by id need no definition: `recordReads(type)` of the store.
+ */
+export const storeOfType = (type: string): (RecordStore & RecordUpkeep) | undefined => {
   const def = entityByType(type);
-  return def && familyOf(def).store;
+  return def && { ...familyOf(def).store, ...recordUpkeep(def as Def) };
 };
 
 /** The API view: every field, computed names current (meta overrides), hidden deleted custom fields. */

@@ -1,10 +1,12 @@
 /**
  * Lists (contract §4): the request becomes a declarative plan (`ListPlan`: the index options,
- * the residual predicates as data, the search to re-check) that the family's store runs; the
- * records come back to be shaped here. Nothing calls back from the data layer.
+ * the residual predicates as data, the search to re-check) that the data layer's list engine
+ * runs (`runListPlan`, shared/db/lists.ts); the records come back to be shaped here. Nothing
+ * calls back from the data layer. The engine is not part of the record store, so that the
+ * bundles of record writes do not carry it (docs/performance.md, "Cold start").
  */
 import { type AccountMeta, overrideAttr, readMeta } from '../../db/meta.js';
-import { type ListPlan, type Predicate, SORT_LIMIT } from '../../db/record-store.js';
+import { type ListPlan, type Predicate, type ReadOrder, runListPlan, SORT_LIMIT, type SortedRead } from '../../db/lists.js';
 import { type EntityType, indexName, orderKey } from '../../db/table.js';
 import { tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
@@ -14,7 +16,6 @@ import { NAMED_TARGETS, type RecordFamily, toApi } from './family.js';
 import { type ListQuery, resolveQuery } from './query.js';
 import { ApiError } from '../../errors.js';
 import { type Condition, type Filter } from '../../schemas/filter.js';
-import type { ReadOrder, SortedRead } from '../../db/lists.js';
 
 const partitionOf = (key: SearchKey) => (key.kind === 'email' ? indexName.email(key.email) : indexName.word(key.prefix));
 
@@ -163,7 +164,7 @@ export async function list(fam: RecordFamily, ctx: OperationContext, input: Reco
   if (!planned) return { items: [], next_cursor: '' };
   const { after, next } = await cursorScope(ctx, fam.family, input.cursor as string | undefined, planned.canonical);
   const limit = (input.limit as number | undefined) ?? DEFAULT_LIMIT;
-  const page = await fam.store.list(ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit }, meta);
+  const page = await runListPlan(fam.def, ctx.accountId, { ...planned.plan, ...(after ? { after } : {}), limit }, meta);
   if (page.tooLarge) {
     throw new ApiError(
       `${fam.family}.sort_too_large`,

@@ -10,7 +10,7 @@ import type { RecordChange } from '../../db/changes.js';
 import { repointInboundEmailContact } from '../../db/inbound-emails.js';
 import type { StoredRecord } from '../../db/items.js';
 import { clearOverride, readMeta, setOverrideItem } from '../../db/meta.js';
-import { recordStore } from '../../db/record-store.js';
+import { recordReads, recordStore, recordUpkeep } from '../../db/record-store.js';
 import { type EntityType, keys } from '../../db/table.js';
 import { advanceMerge, getMerge, mergePut, partitionEntriesAfter, recordVersionCheck, trashPut } from '../../db/trash.js';
 import { ApiError } from '../../errors.js';
@@ -18,7 +18,7 @@ import { settable, tagsField } from '../../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { trashOrDelete } from './delete.js';
-import { NAMED_TARGETS, notFoundOf, type RecordFamily, storeOfType, toApi } from './family.js';
+import { NAMED_TARGETS, notFoundOf, type RecordFamily, toApi } from './family.js';
 import { inParallel, type Reference, referencesTo } from './referencing.js';
 import { applyUpdate } from './update.js';
 import { updateOptimistic } from './optimistic.js';
@@ -108,7 +108,8 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
     mergePut(ctx.accountId, type, secondary, primaryNext, actorOf(ctx)),
   ];
   if (Object.keys(sent).length > 0) {
-    let deletion: ReturnType<typeof store.deletion> | undefined;
+    const upkeep = recordUpkeep(def);
+    let deletion: ReturnType<typeof upkeep.deletion> | undefined;
     // One transaction: the primary's update (guarded by the version read here), the secondary's
     // deletion at the version read here with its trash item, and the merge item.
     const { stored, changed } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
@@ -116,7 +117,7 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
       items: (current, next) => {
         firstTry();
         if (current.ver !== primary.ver) throw new StaleMerge();
-        deletion = store.deletion(ctx.accountId, secondary, secondaryItems(next), actorOf(ctx));
+        deletion = upkeep.deletion(ctx.accountId, secondary, secondaryItems(next), actorOf(ctx));
         return deletion.items;
       },
     });
@@ -188,7 +189,7 @@ export async function repointMerge(change: RecordChange): Promise<void> {
   const merge = await getMerge(change.accountId, change.type, secondaryId);
   if (!merge || merge.done) return;
   // The primary as it is now (a primary deleted since: the links are dropped, as its deletion would).
-  const primary = await storeOfType(change.type)!.get(change.accountId, merge.primary_id);
+  const primary = await recordReads(change.type).get(change.accountId, merge.primary_id);
   const steps = stepsOf(change.type);
   let { step, after } = merge;
   let budget = mergeChunk();

@@ -4,11 +4,13 @@
  * version is brought up to date when one of them changed meanwhile (`reconcile`).
  */
 import type { StoredRecord } from '../../db/items.js';
+import { recordReads } from '../../db/record-store.js';
+import type { EntityType } from '../../db/table.js';
 import { ApiError } from '../../errors.js';
 import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
 import type { CustomFieldDefinition } from '../custom-fields.js';
-import { type RecordFamily, type Ref, storeOfType } from './family.js';
+import type { RecordFamily, Ref } from './family.js';
 import { updateOptimistic } from './optimistic.js';
 
 /**
@@ -28,8 +30,8 @@ export interface Resolved {
   linked: Array<{ id: string; ver: number; name: string }>;
 }
 
-/** The store of a reference's target family. */
-export const targetStore = (ref: Ref) => storeOfType(ref.target)!;
+/** Reads of a reference's target family (by type: a create does not bundle the target's definition). */
+export const targetStore = (ref: Ref) => recordReads(ref.target as EntityType);
 
 const invalidRef = (ref: Ref, detail: string) => new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: detail }]);
 

@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import type { SearchableText } from '../../search/tokenize.js';
 import { cursorString, limitInteger, searchString } from '../primitives.js';
 import type { FieldSpec } from '../fields.js';
-import { filterSchema, sortSchema } from '../filter.js';
+import { filterSchemas } from '../filter.js';
 
 export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.GenericSchema>>;
 
@@ -220,8 +220,8 @@ export function listSchema(def: EntityDefinition) {
       }
     }
     // By reference to the components, with the field's own description beside the `$ref`.
-    entries.filter = v.optional(v.pipe(v.lazy(() => filterSchema), v.metadata({ description: 'Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND' })));
-    entries.sort = v.optional(v.pipe(v.lazy(() => sortSchema), v.metadata({ description: 'Order of the list (contract §17); default created_at desc' })));
+    entries.filter = v.optional(v.pipe(v.lazy(() => filterSchemas().filter), v.metadata({ description: 'Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND' })));
+    entries.sort = v.optional(v.pipe(v.lazy(() => filterSchemas().sort), v.metadata({ description: 'Order of the list (contract §17); default created_at desc' })));
     entries.cursor = v.optional(v.pipe(cursorString, v.metadata({ description: 'The `next_cursor` of the previous page (opaque)' })));
     entries.limit = v.optional(v.pipe(limitInteger, v.metadata({ description: 'Items per page, 1–100 (default 25)', examples: [25] })));
     return v.strictObject(entries);

@@ -18,7 +18,7 @@ import {
   updateSchema,
 } from '../entities/index.js';
 import { errorCodesFor } from '../error-codes.js';
-import { filterConditionSchema, filterSchema, sortSchema } from '../filter.js';
+import { filterSchemas } from '../filter.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
 import { deletedSchema } from './shared.js';
@@ -106,9 +106,9 @@ function components(def: EntityDefinition): Record<string, v.GenericSchema> {
     [`${name}BatchGetResult`]: batchGetResult(def),
     ...(def.lookup ? { [`${name}BatchUpsertInput`]: batchUpsertInput(def) } : {}),
     BatchIdsInput: batchIdsInput,
-    Filter: filterSchema,
-    FilterCondition: filterConditionSchema,
-    Sort: sortSchema,
+    Filter: filterSchemas().filter,
+    FilterCondition: filterSchemas().condition,
+    Sort: filterSchemas().sort,
   };
 }
 

@@ -1,5 +1,6 @@
 /** The change log (contract §12): the family's operations, declared once (see ../resource.ts). `webhooks-replay` is the webhooks family's. */
-import { actorSchema, eventSchema, eventsListInput, eventsPage, parseEventsList } from '../events.js';
+import { actorSchema } from '../events.js';
+import { eventSchema, eventsListInput, eventsPage, parseEventsList } from '../events-list.js';
 import { defineResource } from '../resource.js';
 import { EVENT_KEYS } from '../keys/events.js';
 
