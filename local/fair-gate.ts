@@ -3,17 +3,18 @@
  * account's calls; DynamoDB Local serves every call of every account on one SQLite thread, in
  * arrival order. A quiet account's call would wait behind every call a bulk-writing account has in
  * flight (hundreds, during a batch create beside its stream work). So, in local mode, this
- * process's DynamoDB calls pass a gate: at most `CALLS` in flight, and while another account
+ * process's DynamoDB calls pass a gate, a middleware on the functions' DynamoDB client (added
+ * where the client is built, shared/db/client.ts `configureDbClient`; the SDK is not patched): at most `CALLS` in flight, and while another account
  * waits, an account gets no new slot beyond `CALLS_PER_ACCOUNT`; freed slots go to the waiting
  * accounts in turn (`FairSlots`, as the changes worker shares its items). An account alone keeps
  * every slot. The account is the first `A#<id>` key part of the call; calls without one
  * (tokens, installation items) are a group of their own. A call made while the same async
- * context holds a slot (the local durability barrier's read) passes. Deployed, nothing is added:
+ * context holds a slot passes. Deployed, nothing is added:
  * this is local mode's stand-in for DynamoDB's partitions (docs/performance.md, "Fairness").
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FairSlots } from '../shared/fair-slots.js';
+import { configureDbClient } from '../shared/db/client.js';
 import { keys } from '../shared/db/table.js';
 
 const CALLS = 4;
@@ -33,23 +34,28 @@ export function accountOfCall(input: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
-const PATCHED = Symbol.for('crm.local-fair-gate');
 const holding = new AsyncLocalStorage<true>();
 
-/** Installs the gate on this process's DynamoDB calls (the SDK's one Client class). Idempotent. */
+/** Runs `call` once `gate` gives the account of `input` a slot (at once when this async context holds one). */
+export async function throughGate<R>(gate: FairSlots, input: unknown, call: () => Promise<R>): Promise<R> {
+  if (holding.getStore()) return call();
+  const release = await gate.acquire(accountOfCall(input) ?? '');
+  try {
+    return await holding.run(true, call);
+  } finally {
+    release();
+  }
+}
+
+let installed = false;
+
+/** Adds the gate to the middleware stack of the DynamoDB client the functions use (shared/db/client.ts), once. */
 export function installFairGate(): void {
-  const proto = Object.getPrototypeOf(DynamoDBClient.prototype) as { send: (...args: unknown[]) => Promise<unknown>; [PATCHED]?: true };
-  if (proto[PATCHED]) return;
+  if (installed) return;
+  installed = true;
   const gate = new FairSlots(CALLS, CALLS_PER_ACCOUNT);
-  const original = proto.send;
-  proto.send = async function send(this: { config: { serviceId?: string } }, ...args: unknown[]) {
-    if (this.config?.serviceId !== 'DynamoDB' || holding.getStore()) return original.apply(this, args);
-    const release = await gate.acquire(accountOfCall((args[0] as { input?: unknown }).input) ?? '');
-    try {
-      return await holding.run(true, () => original.apply(this, args));
-    } finally {
-      release();
-    }
-  };
-  proto[PATCHED] = true;
+  // Outermost (initialize, high): a call holds its slot through its retries and the durability barrier's read.
+  configureDbClient((client) =>
+    client.middlewareStack.add((next) => (args) => throughGate(gate, args.input, () => next(args)), { step: 'initialize', priority: 'high', name: 'localFairGate' }),
+  );
 }

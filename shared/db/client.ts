@@ -8,6 +8,17 @@ import { keys } from './table.js';
 
 let cached: DynamoDBDocumentClient | undefined;
 let base: DynamoDBClient | undefined;
+const configurers: ((client: DynamoDBClient) => void)[] = [];
+
+/**
+ * Runs `configure` on the low-level client behind db(): now if it is built, else when it is. How a
+ * host adds middleware to the client the functions use (local mode's fair gate, local/fair-gate.ts)
+ * without building the client itself or knowing when the environment that configures it is set.
+ */
+export function configureDbClient(configure: (client: DynamoDBClient) => void): void {
+  if (base) configure(base);
+  else configurers.push(configure);
+}
 
 /** The low-level client behind db() (for libraries that take a DynamoDBClient). */
 export function dbClient(): DynamoDBClient {
@@ -42,6 +53,7 @@ export function db(): DynamoDBDocumentClient {
     { step: 'initialize', name: 'consumedCapacity' },
   );
   if (endpoint) addLocalDurabilityBarrier(base, endpoint);
+  for (const configure of configurers.splice(0)) configure(base);
   cached = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
   return cached;
 }
