@@ -2,7 +2,6 @@
  * Item-level helpers of the data layer: the stored record's type, single and batched reads,
  * small-partition queries and the conditional-failure tests every writer uses.
  */
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -12,14 +11,13 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { itemOf, type TransactItem } from './expr.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export { cancellationCodes, type TransactItem, transactUnlessRefused } from './expr.js';
 
 /** A stored record: the API fields plus bookkeeping (`ver` for optimistic locking, `idx` = its index entries). */
 export type StoredRecord = Record<string, unknown> & {
@@ -31,35 +29,13 @@ export type StoredRecord = Record<string, unknown> & {
   idx: string[];
 };
 
-/** Attributes of a stored item that are keys, not the record's own. */
-const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.entityTypeAttribute];
-/** The record of a stored item (its keys left out): what a trash or merge item keeps. */
-export const recordOf = (item: Record<string, unknown>): StoredRecord => Object.fromEntries(Object.entries(item).filter(([k]) => !KEY_ATTRS.includes(k))) as StoredRecord;
+/** The record of a stored item (its keys and entity type left out): what a trash or merge item keeps. */
+export const recordOf = (item: Record<string, unknown>): StoredRecord => itemOf<StoredRecord>(item, [TABLE_DEFINITION.entityTypeAttribute]);
 
 export const positionOf = (r: { created_at: string; id: string }) => orderKey(r.created_at, r.id);
 
 /** A conditional write (outside a transaction) whose condition did not hold. */
 export const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
-
-export function cancellationCodes(error: unknown): string[] | undefined {
-  if (error instanceof TransactionCanceledException) return (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-  return undefined;
-}
-
-/**
- * One transaction whose refused condition is an answer, not an error: false when the item at
- * `at` (without `at`: any item) failed its condition; any other failure throws.
- */
-export async function transactUnlessRefused(items: TransactItem[], at?: number): Promise<boolean> {
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
-    return true;
-  } catch (error) {
-    const codes = cancellationCodes(error);
-    if (codes && (at === undefined ? codes.includes('ConditionalCheckFailed') : codes[at] === 'ConditionalCheckFailed')) return false;
-    throw error;
-  }
-}
 
 /**
  * One conditional write, declared as a transaction item is (`{ Put }`, `{ Update }` or
