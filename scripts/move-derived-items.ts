@@ -10,31 +10,16 @@
  * It scans the whole table (the platform's credentials, not a function's: no function may Scan).
  * Idempotent: a run that stopped is run again.
  */
-import { parseArgs } from 'node:util';
 import { controlTableNameFor } from '../shared/db/control.js';
 import { moveDerivedItems } from '../shared/db/derived-items.js';
+import { progress, upgradeArgs } from './upgrade-command.js';
 
-const { values } = parseArgs({ options: { table: { type: 'string' }, control: { type: 'string' }, endpoint: { type: 'string' }, segments: { type: 'string' } } });
-if (!values.table || (!values.control && !values.endpoint)) {
-  console.error('usage: npm run move-derived-items -- --table <table> --control <control table> [--endpoint URL] [--segments 4]');
-  process.exit(2);
-}
-if (values.endpoint) {
-  Object.assign(process.env, { DYNAMODB_ENDPOINT: values.endpoint, AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' });
-  process.env.AWS_ACCESS_KEY_ID ??= 'local';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-}
-process.env.TABLE_NAME = values.table;
-const to = values.control ?? controlTableNameFor(values.table);
-let last = 0;
+const args = upgradeArgs('npm run move-derived-items -- --table <table> --control <control table> [--endpoint URL] [--segments 4]', ['control'], (a) => Boolean(a.extra.control ?? a.endpoint));
+const to = args.extra.control ?? controlTableNameFor(args.table);
 const done = await moveDerivedItems({
-  from: values.table,
+  from: args.table,
   to,
-  segments: Number(values.segments ?? 4),
-  onPage: (p) => {
-    if (Date.now() - last < 2_000) return;
-    last = Date.now();
-    console.error(`scanned ${p.scanned} items, moved ${p.moved}`);
-  },
+  segments: args.segments,
+  onPage: progress((p) => `scanned ${p.scanned} items, moved ${p.moved}`),
 });
-console.log(`done: scanned ${done.scanned} items of ${values.table}, moved ${done.moved} to ${to}`);
+console.log(`done: scanned ${done.scanned} items of ${args.table}, moved ${done.moved} to ${to}`);

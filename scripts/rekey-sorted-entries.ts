@@ -8,28 +8,13 @@
  * With `--endpoint` it works on that DynamoDB (Local); else on AWS with the usual credential chain.
  * It scans the whole table (the platform's credentials, not a function's). Idempotent.
  */
-import { parseArgs } from 'node:util';
 import { rekeySortedEntries } from '../shared/db/sorted-index.js';
+import { progress, upgradeArgs } from './upgrade-command.js';
 
-const { values } = parseArgs({ options: { table: { type: 'string' }, endpoint: { type: 'string' }, segments: { type: 'string' } } });
-if (!values.table) {
-  console.error('usage: npm run rekey-sorted-entries -- --table <table> [--endpoint URL] [--segments 4]');
-  process.exit(2);
-}
-if (values.endpoint) {
-  Object.assign(process.env, { DYNAMODB_ENDPOINT: values.endpoint, AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' });
-  process.env.AWS_ACCESS_KEY_ID ??= 'local';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-}
-process.env.TABLE_NAME = values.table;
-let last = 0;
+const args = upgradeArgs('npm run rekey-sorted-entries -- --table <table> [--endpoint URL] [--segments 4]');
 const done = await rekeySortedEntries({
-  table: values.table,
-  segments: Number(values.segments ?? 4),
-  onPage: (p) => {
-    if (Date.now() - last < 2_000) return;
-    last = Date.now();
-    console.error(`scanned ${p.scanned} items, rekeyed ${p.rekeyed}`);
-  },
+  table: args.table,
+  segments: args.segments,
+  onPage: progress((p) => `scanned ${p.scanned} items, rekeyed ${p.rekeyed}`),
 });
-console.log(`done: scanned ${done.scanned} items of ${values.table}, rekeyed ${done.rekeyed} sorted entries`);
+console.log(`done: scanned ${done.scanned} items of ${args.table}, rekeyed ${done.rekeyed} sorted entries`);
