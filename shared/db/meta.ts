@@ -19,39 +19,39 @@ export interface AccountMeta {
   /** `to`: a merged record (contract §15) shows as the record it was merged into until its links have moved. */
   overrides: Map<string, { name: string | null; v: number; to?: string }>;
   deletedFields: Set<string>;
+  /**
+   * The custom fields whose sort-ordered entries writes keep (contract §17 `indexed`, or being
+   * removed), with their §17 types, by definition id: the `ix#<id>` attributes (a backfill starts
+   * after its field was added here).
+   */
+  indexed: Record<string, FieldType>;
 }
 
 export const overrideAttr = metaAttr.override;
 
-/**
- * The account's custom fields whose sort-ordered entries writes keep (contract §17 `indexed`,
- * or being removed), with their §17 types: the META item's `ix#<id>` attributes, strongly
- * consistent (a backfill starts after its field was added here).
- */
-export async function readIndexedCustom(accountId: string): Promise<Record<string, FieldType>> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
-  const found: Record<string, FieldType> = {};
-  for (const [k, v] of Object.entries(out.Item ?? {})) {
-    const id = metaAttr.indexedFieldId(k);
-    if (id !== undefined) found[id] = v as FieldType;
-  }
-  return found;
-}
-
+/** The account's META item, strongly consistent. */
 export async function readMeta(accountId: string): Promise<AccountMeta> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.accountMeta(accountId), ConsistentRead: true }));
   return metaFromItem(out.Item);
 }
 
+/** The account's indexed custom fields (`AccountMeta.indexed`), strongly consistent. */
+export const readIndexedCustom = async (accountId: string): Promise<Record<string, FieldType>> => (await readMeta(accountId)).indexed;
+
 function metaFromItem(item: Record<string, unknown> = {}): AccountMeta {
   const overrides = new Map<string, { name: string | null; v: number; to?: string }>();
-  for (const [k, v] of Object.entries(item)) if (metaAttr.isOverride(k)) overrides.set(k, v as { name: string | null; v: number; to?: string });
-  return { overrides, deletedFields: new Set((item[metaAttr.deletedFields] as Set<string> | undefined) ?? []) };
+  const indexed: Record<string, FieldType> = {};
+  for (const [k, v] of Object.entries(item)) {
+    if (metaAttr.isOverride(k)) overrides.set(k, v as { name: string | null; v: number; to?: string });
+    const id = metaAttr.indexedFieldId(k);
+    if (id !== undefined) indexed[id] = v as FieldType;
+  }
+  return { overrides, deletedFields: new Set((item[metaAttr.deletedFields] as Set<string> | undefined) ?? []), indexed };
 }
 
 /**
  * A record and its account's metadata in one strongly consistent round trip (what every
- * single-record read needs).
+ * single-record read needs, and an update's read: shared/db/writes.ts `readForUpdate`).
  */
 export async function readRecordWithMeta(type: EntityType, accountId: string, id: string): Promise<{ record: StoredRecord | undefined; meta: AccountMeta }> {
   const recordKey = keys.record(accountId, type, id);

@@ -10,9 +10,15 @@
  * Three parts, so that a function's bundle carries the part it calls and not the others
  * (docs/performance.md, "Cold start"): `recordReads(type)` (records by id, for any entity type
  * without its definition: a reference's target, an erasure's contact), `recordStore(def)` (what
- * the record operations and batches write: creates, updates, deletes, upsert claims) and
- * `recordUpkeep(def)` (a restore, a merge's deletion, index builds' pages, the stream's search
- * entries). Lists are not the store's: shared/db/lists.ts runs a list plan (`runListPlan`).
+ * the record operations and batches write: creates, upsert claims) and `recordUpkeep(def)` (a
+ * restore, a merge's deletion, index builds' pages, the stream's search entries). Lists are not
+ * the store's: shared/db/lists.ts runs a list plan (`runListPlan`).
+ *
+ * The steps of an update and a delete are writes.ts's own functions, exported here as they are
+ * (no forwarding layer): the domain (shared/domain/records/optimistic.ts) calls each with the
+ * family's store, which is its model (`RecordModel`): `readForUpdate` (the record and the account's META item
+ * in one read), `prepareUpdate` (the change planned, pure), `writeUpdate`, `withdrawLostRace`,
+ * `writeDelete` (docs/architecture.md, "The update path").
  */
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
@@ -26,26 +32,19 @@ import { type BuildPage, buildSortedPage, removeSortedPage } from './sorted-inde
 import type { FieldType } from '../schemas/filter.js';
 import { type EntityType, indexName, keys } from './table.js';
 import { partitionEntriesAfter, type TrashItem } from './trash.js';
-import {
+import { type CreateArgs, createRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, settleIndexed } from './writes.js';
+
+export {
   type Change,
-  type CreateArgs,
-  createRecord,
-  deletionItems,
-  type EntityModel,
   type LostRace,
-  newRecordItems,
-  type PlannedUpdate,
   prepareUpdate,
   readForUpdate,
-  restoreRecord,
-  settleIndexed,
   type UpdateRead,
   withdrawLostRace,
+  WriteConflict,
   writeDelete,
   writeUpdate,
 } from './writes.js';
-
-export { type Change, type LostRace, WriteConflict } from './writes.js';
 export type { UpsertClaim } from './batch.js';
 
 /** Records of one entity type by id: reads that need no definition. */
@@ -63,45 +62,37 @@ export function recordReads(type: EntityType) {
 }
 
 /**
- * What every write of a family works from (one per definition, shared by its store and its
- * upkeep): the type, the entries of a record, and the account's indexed custom fields, as last
- * read by a write of this process (a merge's deletion of its secondary joins the primary's
- * update, which has just read them).
+ * What every write of a family works from (one per definition, shared by its store, its upkeep
+ * and the update steps): the type, the entries of a record, and the account's indexed custom
+ * fields (read only for a family with custom fields).
  */
-interface FamilyModel extends EntityModel {
-  lastIndexed: Map<string, IndexedCustom>;
-}
+export type RecordModel = EntityModel;
 
-const models = new WeakMap<EntityDefinition, FamilyModel>();
+const models = new WeakMap<EntityDefinition, RecordModel>();
 
-function modelOf(def: EntityDefinition): FamilyModel {
+/** The model of a family (one per definition; its store carries it). */
+function recordModel(def: EntityDefinition): RecordModel {
   let model = models.get(def);
   if (model) return model;
-  const lastIndexed = new Map<string, IndexedCustom>();
+  const customFields = Boolean(customField(def));
   model = {
     type: def.type as EntityType,
-    lastIndexed,
+    customFields,
     indexNames: (r) => indexNamesOf(def, r),
     sortedEntries: (r, custom) => sortedEntriesOf(def, r, custom),
-    indexedCustom: async (accountId) => {
-      if (!customField(def)) return {};
-      const found = await readIndexedCustom(accountId);
-      lastIndexed.delete(accountId);
-      if (lastIndexed.size >= 1_000) lastIndexed.delete(lastIndexed.keys().next().value!);
-      lastIndexed.set(accountId, found);
-      return found;
-    },
+    indexedCustom: async (accountId) => (customFields ? readIndexedCustom(accountId) : {}),
   };
   models.set(def, model);
   return model;
 }
 
 function makeRecordStore(def: EntityDefinition) {
-  const model = modelOf(def);
+  const model = recordModel(def);
   const { type } = model;
   const refPartition = (accountId: string, target: string, refId: string) => keys.indexPartition(accountId, type, indexName.ref(target as EntityType, refId));
   return {
-    type,
+    // The model: what the update steps (`readForUpdate` …) and every write of the family take.
+    ...model,
     // --- reads ---
     ...recordReads(type),
     /** Ids of this family's records that reference `target` `refId` (its reference index partition). */
@@ -130,19 +121,6 @@ function makeRecordStore(def: EntityDefinition) {
     createMany: (records: readonly NewRecord[], opts: { skipExisting?: boolean } = {}): Promise<StoredRecord[]> => createRecords(model, records, opts),
     /** The items of a new record without writing them (seeding tools write them in bulk). */
     newItems: (args: Omit<CreateArgs, 'checks'>, now?: string, id?: string) => newRecordItems(model, args, now, id),
-    /**
-     * A partial update with optimistic locking, in three steps the domain runs
-     * (shared/domain/records/optimistic.ts): the read (withdrawing a lost race's entries), the
-     * plan of a change (pure: the new image and its requests), and the write, which throws
-     * WriteConflict when the record changed since the read.
-     */
-    readForUpdate: (accountId: string, id: string, lost?: LostRace): Promise<UpdateRead | undefined> => readForUpdate(model, accountId, id, lost),
-    planUpdate: (accountId: string, read: UpdateRead, change: Change | undefined, now: string, actor?: Actor): PlannedUpdate | undefined => prepareUpdate(model, accountId, read, change, now, actor),
-    writeUpdate: (plan: PlannedUpdate, extra?: TransactItem[]): Promise<StoredRecord> => writeUpdate(model, plan, extra),
-    /** After an update's last lost race: the entries it put beside, withdrawn against the record as it is now. */
-    withdrawLostRace: (accountId: string, id: string, lost: LostRace): Promise<void> => withdrawLostRace(model, accountId, id, lost),
-    /** Deletes a record as read (`readForUpdate`) and its index entries (`extra`: the trash item, meta overrides … of the same transaction); WriteConflict when it changed since. */
-    writeDelete: (accountId: string, read: UpdateRead, extra: TransactItem[], actor?: Actor): Promise<StoredRecord> => writeDelete(model, accountId, read, extra, actor),
   };
 }
 
@@ -163,16 +141,16 @@ export function recordStore(def: EntityDefinition): RecordStore {
  * in step. Apart from `recordStore` so that the bundles of the record operations do not carry them.
  */
 function makeRecordUpkeep(def: EntityDefinition) {
-  const model = modelOf(def);
+  const model = recordModel(def);
   const { type } = model;
   return {
     /**
      * A record's deletion inside another write's transaction (a merge deletes its secondary with
-     * the primary's update): its `items`, decided on the indexed fields that write read, and
-     * `settle`, to run once that write committed (`settleIndexed`: a field turned on or off meanwhile).
+     * the primary's update): its `items`, decided on the indexed fields that write read
+     * (`custom`: its `UpdateRead`'s), and `settle`, to run once that write committed
+     * (`settleIndexed`: a field turned on or off meanwhile).
      */
-    deletion(accountId: string, current: StoredRecord, extra: TransactItem[], actor?: Actor): { items: TransactItem[]; settle: () => Promise<void> } {
-      const custom = model.lastIndexed.get(accountId) ?? {};
+    deletion(accountId: string, current: StoredRecord, extra: TransactItem[], custom: IndexedCustom, actor?: Actor): { items: TransactItem[]; settle: () => Promise<void> } {
       return { items: deletionItems(model, accountId, current, extra, actor, custom), settle: () => settleIndexed(model, accountId, custom, [{ id: current.id, images: [current] }]) };
     },
     /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */

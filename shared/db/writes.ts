@@ -10,11 +10,13 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
 import { db, tableName } from './client.js';
-import { batchGetItems, cancellationCodes, getRecord, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
+import { batchGetItems, cancellationCodes, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
 import { type EntityType, keys, orderKey, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
 import type { IndexedCustom } from './record-model.js';
+import { type AccountMeta, readRecordWithMeta } from './meta.js';
 import type { TrashItem } from './trash.js';
 import { deletionItem } from './events.js';
+import { eq, type Expr, is, notExists, or, type Path, update as updateExpr, version } from './expr.js';
 import type { Actor } from '../schemas/events.js';
 import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { backoff } from '../backoff.js';
@@ -27,6 +29,8 @@ export interface EntityModel {
   sortedEntries(record: Record<string, unknown>, custom: IndexedCustom): Record<string, string>;
   /** The account's indexed custom fields (read before each write of a family with custom fields). */
   indexedCustom(accountId: string): Promise<IndexedCustom>;
+  /** The family has custom fields: its writes keep the entries of the account's indexed ones (`indexedCustom`). */
+  customFields?: boolean;
 }
 
 const MAX_TRANSACT_ITEMS = 100;
@@ -125,7 +129,7 @@ export async function createRecord(model: EntityModel, args: CreateArgs): Promis
   const { record, item, entries } = newRecordItems(model, args, args.now, args.id, custom);
   const items: TransactItem[] = [
     ...(args.checks ?? []),
-    { Put: { TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { TableName: tableName(), Item: item, ...notExists() } },
     ...entries.map((Item) => ({ Put: { TableName: tableName(), Item } })),
   ];
   // A transaction conflict with no failed condition (another transaction held one of the items,
@@ -184,43 +188,18 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   const sortedAfter = model.sortedEntries(next, indexed);
   const moved = Object.keys(sortedAfter).filter((f) => sortedBefore[f] !== sortedAfter[f]);
 
-  const names: Record<string, string> = { '#ver': 'ver', '#upd': 'updated_at' };
-  const values: Record<string, unknown> = { ':ver': current.ver, ':nver': next.ver, ':upd': now };
-  const sets = ['#ver = :nver', '#upd = :upd'];
-  if (actor) {
-    names['#act'] = 'actor';
-    values[':act'] = actor;
-    sets.push('#act = :act');
-  }
-  const removes: string[] = [];
-  Object.entries(change.set ?? {}).forEach(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:f${i}`] = v;
-    sets.push(`#f${i} = :f${i}`);
-  });
-  if (Object.keys(change.customSet ?? {}).length || (change.customRemove ?? []).length) names['#cf'] = 'custom_fields';
-  Object.entries(change.customSet ?? {}).forEach(([k, v], i) => {
-    names[`#c${i}`] = k;
-    values[`:c${i}`] = v;
-    sets.push(`#cf.#c${i} = :c${i}`);
-  });
-  (change.customRemove ?? []).forEach((k, i) => {
-    names[`#r${i}`] = k;
-    removes.push(`#cf.#r${i}`);
-  });
-  if (addedNames.length || removedNames.length) {
-    names['#idx'] = 'idx';
-    values[':idx'] = idx;
-    sets.push('#idx = :idx');
-  }
-  const update = {
-    TableName: tableName(),
-    Key: keys.record(accountId, model.type, current.id),
-    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-    ConditionExpression: '#ver = :ver',
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-  };
+  // Only what changed: the version and stamp, the changed fields and custom-field keys, and the
+  // index names when an entry moves; guarded by the version read (the optimistic lock).
+  const set: [Path, unknown][] = [
+    ['ver', next.ver],
+    ['updated_at', now],
+    ...(actor ? [['actor', actor] as [Path, unknown]] : []),
+    ...Object.entries(change.set ?? {}),
+    ...Object.entries(change.customSet ?? {}).map(([k, v]): [Path, unknown] => [['custom_fields', k], v]),
+    ...(addedNames.length || removedNames.length ? [['idx', idx] as [Path, unknown]] : []),
+  ];
+  const expr = updateExpr({ set, remove: (change.customRemove ?? []).map((k) => ['custom_fields', k]) }, version(current.ver));
+  const update = { TableName: tableName(), Key: keys.record(accountId, model.type, current.id), ...expr, UpdateExpression: expr.UpdateExpression! };
   return {
     next,
     update,
@@ -260,9 +239,10 @@ async function sendBeside(writes: Promise<unknown>[]): Promise<void> {
     ),
   );
 }
-const versioned = (condition: string, ver: unknown) => ({ TableName: tableName(), ConditionExpression: condition, ExpressionAttributeNames: { '#v': 'ver' }, ExpressionAttributeValues: { ':v': ver } });
-const putBeside = (entries: BesideEntry[]) => sendBeside(entries.map(({ item }) => db().send(new PutCommand({ ...versioned('attribute_not_exists(pk) OR attribute_not_exists(#v) OR #v < :v', item.ver), Item: item }))));
-const deleteBeside = (itemKeys: Record<string, unknown>[], condition: string, ver: number) => sendBeside(itemKeys.map((Key) => db().send(new DeleteCommand({ ...versioned(condition, ver), Key }))));
+/** The entry is of no version, or of a version before `ver` (`upTo`: or of `ver` itself). */
+const olderThan = (ver: unknown, upTo = false) => or(notExists('ver'), is('ver', upTo ? '<=' : '<', ver));
+const putBeside = (entries: BesideEntry[]) => sendBeside(entries.map(({ item }) => db().send(new PutCommand({ TableName: tableName(), Item: item, ...or(notExists(), olderThan(item.ver)) }))));
+const deleteBeside = (itemKeys: Record<string, unknown>[], condition: Expr) => sendBeside(itemKeys.map((Key) => db().send(new DeleteCommand({ TableName: tableName(), Key, ...condition }))));
 /** The entries a losing update put beside its write, and the version they were written for. */
 export interface LostRace {
   put: BesideEntry[];
@@ -274,23 +254,31 @@ async function withdrawBeside(model: EntityModel, accountId: string, now: Stored
   if (!lost.put.length) return;
   const held = now ? model.sortedEntries(now, custom) : {};
   const stray = lost.put.filter(({ field, item }) => keys.sortedEntry(accountId, model.type, field, held[field] ?? '').sk !== item.sk);
-  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), '#v = :v', lost.ver).catch(() => undefined);
-}
-
-/** What an update decides on: the record as read, and the account's indexed custom fields. */
-export interface UpdateRead {
-  current: StoredRecord;
-  custom: IndexedCustom;
+  await deleteBeside(stray.map(({ item }) => ({ pk: item.pk, sk: item.sk })), version(lost.ver)).catch(() => undefined);
 }
 
 /**
- * An update's read (strongly consistent), or undefined when the record does not exist. `lost`:
- * the previous attempt's lost race, whose entries this read tells to withdraw (one read for both).
+ * What an update decides on: the record as read, the account's META item read with it (`meta`:
+ * the API view's names and hidden fields) and its indexed custom fields (`custom`: none for a
+ * family without custom fields).
+ */
+export interface UpdateRead {
+  current: StoredRecord;
+  custom: IndexedCustom;
+  meta: AccountMeta;
+}
+
+/**
+ * An update's read: the record and the account's META item in one strongly consistent
+ * BatchGetItem (the only read of META an update makes), or undefined when the record does not
+ * exist. `lost`: the previous attempt's lost race, whose entries this read tells to withdraw
+ * (one read for both).
  */
 export async function readForUpdate(model: EntityModel, accountId: string, id: string, lost?: LostRace): Promise<UpdateRead | undefined> {
-  const [current, custom] = await Promise.all([getRecord(model.type, accountId, id), model.indexedCustom(accountId)]);
+  const { record: current, meta } = await readRecordWithMeta(model.type, accountId, id);
+  const custom = model.customFields ? meta.indexed : {};
   if (lost) await withdrawBeside(model, accountId, current, custom, lost);
-  return current ? { current, custom } : undefined;
+  return current ? { current, custom, meta } : undefined;
 }
 
 /** After the last lost race of an update that gives up: its entries, against the record as it is now. */
@@ -298,14 +286,19 @@ export async function withdrawLostRace(model: EntityModel, accountId: string, id
   await readForUpdate(model, accountId, id, lost).catch(() => undefined);
 }
 
-/** An update decided: the new image and the requests that write it (`planUpdate`). */
-export type PlannedUpdate = ReturnType<typeof planUpdate> & { current: StoredRecord; accountId: string; custom: IndexedCustom };
+/**
+ * An update decided: the new image and the requests that write it (`planUpdate`). `customChanged`:
+ * it sets or removes custom field values (only then can an indexed field turned on or off during
+ * the write leave its entry wrong: `settleIndexed`).
+ */
+export type PlannedUpdate = ReturnType<typeof planUpdate> & { current: StoredRecord; accountId: string; custom: IndexedCustom; customChanged: boolean };
 
 /** The update of `read` by `change` (pure), or undefined when it would change nothing. */
 export function prepareUpdate(model: EntityModel, accountId: string, read: UpdateRead, change: Change | undefined, now: string, actor?: Actor): PlannedUpdate | undefined {
   const effective = change && effectiveChange(read.current, change);
   if (!effective) return undefined;
-  return { ...planUpdate(model, accountId, read.current, effective, now, actor, read.custom), current: read.current, accountId, custom: read.custom };
+  const customChanged = Object.keys(effective.customSet ?? {}).length > 0 || (effective.customRemove ?? []).length > 0;
+  return { ...planUpdate(model, accountId, read.current, effective, now, actor, read.custom), current: read.current, accountId, custom: read.custom, customChanged };
 }
 
 /**
@@ -329,8 +322,13 @@ export async function writeUpdate(model: EntityModel, plan: PlannedUpdate, extra
     if (error instanceof WriteConflict) throw new WriteConflict({ put: beside.put, ver: next.ver });
     throw error;
   }
-  // Both after the write and independent of each other: one round trip, not two.
-  await Promise.all([deleteBeside(beside.remove, 'attribute_not_exists(#v) OR #v < :v', next.ver), settleIndexed(model, plan.accountId, plan.custom, [{ id: next.id, images: [current, next] }])]);
+  // Both after the write and independent of each other: one round trip, not two. An update that
+  // leaves every custom field value as it was keeps every custom field's entry where it was (an
+  // entry's key is its value and the record's position), so only one that changed one settles.
+  await Promise.all([
+    deleteBeside(beside.remove, olderThan(next.ver)),
+    plan.customChanged ? settleIndexed(model, plan.accountId, plan.custom, [{ id: next.id, images: [current, next] }]) : undefined,
+  ]);
   return next;
 }
 
@@ -356,9 +354,7 @@ export function deletionItems(model: EntityModel, accountId: string, current: St
       Delete: {
         TableName: tableName(),
         Key: keys.record(accountId, model.type, current.id),
-        ConditionExpression: '#ver = :ver',
-        ExpressionAttributeNames: { '#ver': 'ver' },
-        ExpressionAttributeValues: { ':ver': current.ver },
+        ...version(current.ver),
       },
     },
     ...extra,
@@ -386,15 +382,14 @@ export async function restoreRecord(model: EntityModel, accountId: string, trash
       Put: {
         TableName: tableName(),
         Item: { ...keys.record(accountId, model.type, old.id), ...keys.recordGsi(accountId, model.type, old.created_at, old.id), ...record, [TABLE_DEFINITION.entityTypeAttribute]: model.type },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...notExists(),
       },
     },
     {
       Delete: {
         TableName: tableName(),
         Key: keys.trash(accountId, model.type, old.id),
-        ConditionExpression: 'deleted_at = :d',
-        ExpressionAttributeValues: { ':d': trashed.deleted_at },
+        ...eq('deleted_at', trashed.deleted_at),
       },
     },
     ...extra,
@@ -432,7 +427,8 @@ export interface Written {
  * saw deleted unless a later version wrote them. Again while the fields keep changing (3 rounds
  * at most: a field turned on and off faster than that is settled by the next write).
  * Cost: one strongly consistent GetItem of the account's META item per write of a family with
- * custom fields (none for the others); the record read and the entries only when a field changed.
+ * custom fields (none for the others; none for an update that changes no custom field value:
+ * `writeUpdate`); the record read and the entries only when a field changed.
  */
 export async function settleIndexed(model: EntityModel, accountId: string, seen: IndexedCustom, written: readonly Written[]): Promise<void> {
   let known = seen;
@@ -456,7 +452,7 @@ export async function settleIndexed(model: EntityModel, accountId: string, seen:
           if (want !== undefined) puts.push({ field, item: sortedItem(accountId, model.type, field, want, current as StoredRecord & { created_at: string }) });
           for (const i of w.images) for (const at of [entryAt(i, known[f]), entryAt(i, now[f])]) if (at !== undefined && at !== want) stale.set(`${field}\u0000${at}`, keys.sortedEntry(accountId, model.type, field, at));
         }
-        return Promise.all([putBeside(puts), deleteBeside([...stale.values()], 'attribute_not_exists(#v) OR #v <= :v', ver)]);
+        return Promise.all([putBeside(puts), deleteBeside([...stale.values()], olderThan(ver, true))]);
       }),
     );
     known = now;

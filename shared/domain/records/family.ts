@@ -24,6 +24,7 @@ export const NAMED_TARGETS: ReadonlySet<string> = new Set<string>(NAMED_TYPES);
 export interface RecordFamily {
   def: Def;
   family: Family;
+  /** The family's store, which is also its model: what the update steps take (`readForUpdate`, `writeUpdate` … of shared/db/record-store.ts). */
   store: RecordStore;
   refs: Ref[];
   cfField: string | undefined;

@@ -9,7 +9,7 @@
 import type { RecordChange } from '../../db/changes.js';
 import { repointInboundEmailContact } from '../../db/inbound-emails.js';
 import type { StoredRecord } from '../../db/items.js';
-import { clearOverride, readMeta, setOverrideItem } from '../../db/meta.js';
+import { clearOverride, setOverrideItem } from '../../db/meta.js';
 import { recordReads, recordStore, recordUpkeep } from '../../db/record-store.js';
 import { type EntityType, keys } from '../../db/table.js';
 import { advanceMerge, getMerge, mergePut, partitionEntriesAfter, recordVersionCheck, trashPut } from '../../db/trash.js';
@@ -112,19 +112,19 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
     let deletion: ReturnType<typeof upkeep.deletion> | undefined;
     // One transaction: the primary's update (guarded by the version read here), the secondary's
     // deletion at the version read here with its trash item, and the merge item.
-    const { stored, changed } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
+    const { stored, changed, meta } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
       load: async () => undefined,
-      items: (current, next) => {
+      items: (current, next, custom) => {
         firstTry();
         if (current.ver !== primary.ver) throw new StaleMerge();
-        deletion = upkeep.deletion(ctx.accountId, secondary, secondaryItems(next), actorOf(ctx));
+        deletion = upkeep.deletion(ctx.accountId, secondary, secondaryItems(next), custom, actorOf(ctx));
         return deletion.items;
       },
     });
     // Nothing was written: the primary changed since it was read and holds these values already.
     if (!changed) throw new StaleMerge();
     await deletion?.settle();
-    return toApi(fam, stored, await readMeta(ctx.accountId));
+    return toApi(fam, stored, meta);
   }
   // Nothing to take from the secondary: its deletion alone, guarded by the primary's version.
   const old = await trashOrDelete(
@@ -139,7 +139,7 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
     { id: primaryId, name: String(primary.name ?? '') },
   );
   if (!old) throw new StaleMerge(); // deleted meanwhile: the next attempt answers not_found
-  return toApi(fam, primary, await readMeta(ctx.accountId));
+  return toApi(fam, primary, p.meta);
 }
 
 // --- the stream worker's side: re-pointing the secondary's links ---

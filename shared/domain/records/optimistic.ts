@@ -1,13 +1,26 @@
 /**
- * A record's partial update with optimistic locking, decided here and stored by the data layer:
- * read the record, decide the change, plan it (the new image and its requests, pure), write it.
+ * A record's partial update with optimistic locking, decided here and stored by the data layer,
+ * each step one call of the record store's functions (shared/db/record-store.ts): read the record
+ * with the account's META item (`readForUpdate`), decide the change, plan it (`prepareUpdate`:
+ * the new image and its requests, pure), write it (`writeUpdate`).
  * When the write loses a race (the record changed since the read), read and decide again after a
  * back-off; the lost attempt's sort-ordered entries are withdrawn by the next read. Concurrent
  * updates of different fields all survive. Deletes likewise. The data layer never calls back
  * into the domain.
  */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
-import { type Change, type LostRace, type RecordStore, WriteConflict } from '../../db/record-store.js';
+import {
+  type Change,
+  type LostRace,
+  prepareUpdate,
+  readForUpdate,
+  type RecordModel,
+  type UpdateRead,
+  withdrawLostRace,
+  WriteConflict,
+  writeDelete,
+  writeUpdate,
+} from '../../db/record-store.js';
 import type { Actor } from '../../schemas/events.js';
 import { backoff } from '../../backoff.js';
 
@@ -23,8 +36,8 @@ export interface OptimisticUpdate {
   id: string;
   /** Decides the change from the record as read; may throw an ApiError. Runs again after a lost race. */
   decide: (current: StoredRecord) => Promise<Change | undefined> | Change | undefined;
-  /** More items for the same transaction (condition checks, metadata), from the record as read and as it will be. */
-  extra?: (current: StoredRecord, next: StoredRecord) => TransactItem[];
+  /** More items for the same transaction (condition checks, metadata), from the record as read and as it will be (`read`: all the read). */
+  extra?: (current: StoredRecord, next: StoredRecord, read: UpdateRead) => TransactItem[];
   /** The write's time (updated_at); default now. */
   now?: string;
   /** Who writes it (stored as `actor` with every effective change). */
@@ -48,25 +61,28 @@ async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
  * the record as read (`extra`: its trash item, name override …), delete; again after a lost race.
  * The record as it was, or undefined when it does not exist.
  */
-export async function deleteOptimistic(store: RecordStore, args: { accountId: string; id: string; extra?: (current: StoredRecord) => TransactItem[]; actor?: Actor }): Promise<StoredRecord | undefined> {
+export async function deleteOptimistic(model: RecordModel, args: { accountId: string; id: string; extra?: (current: StoredRecord) => TransactItem[]; actor?: Actor }): Promise<StoredRecord | undefined> {
   return retrying(async () => {
-    const read = await store.readForUpdate(args.accountId, args.id);
-    return read && store.writeDelete(args.accountId, read, args.extra?.(read.current) ?? [], args.actor);
+    const read = await readForUpdate(model, args.accountId, args.id);
+    return read && writeDelete(model, args.accountId, read, args.extra?.(read.current) ?? [], args.actor);
   });
 }
 
-/** The record as written (as read when nothing changed), or undefined when it does not exist. */
-export async function updateOptimistic(store: RecordStore, args: OptimisticUpdate): Promise<StoredRecord | undefined> {
+/**
+ * The record as written (as read when nothing changed) and the account's META item as read with
+ * it (`meta`: the API view needs nothing else), or undefined when the record does not exist.
+ */
+export async function updateOptimistic(model: RecordModel, args: OptimisticUpdate): Promise<{ record: StoredRecord; meta: UpdateRead['meta'] } | undefined> {
   let lost: LostRace | undefined;
   try {
     for (let attempt = 0; ; attempt++) {
-      const read = await store.readForUpdate(args.accountId, args.id, lost);
+      const read = await readForUpdate(model, args.accountId, args.id, lost);
       lost = undefined;
       if (!read) return undefined;
-      const plan = store.planUpdate(args.accountId, read, await args.decide(read.current), args.now ?? new Date().toISOString(), args.actor);
-      if (!plan) return read.current;
+      const plan = prepareUpdate(model, args.accountId, read, await args.decide(read.current), args.now ?? new Date().toISOString(), args.actor);
+      if (!plan) return { record: read.current, meta: read.meta };
       try {
-        return await store.writeUpdate(plan, args.extra?.(read.current, plan.next));
+        return { record: await writeUpdate(model, plan, args.extra?.(read.current, plan.next, read)), meta: read.meta };
       } catch (error) {
         if (!(error instanceof WriteConflict)) throw error;
         lost = error.lost;
@@ -76,6 +92,6 @@ export async function updateOptimistic(store: RecordStore, args: OptimisticUpdat
     }
   } finally {
     // Out of retries, or the re-read failed, after a lost race: that race's entries, against the record as it is now.
-    if (lost) await store.withdrawLostRace(args.accountId, args.id, lost);
+    if (lost) await withdrawLostRace(model, args.accountId, args.id, lost);
   }
 }

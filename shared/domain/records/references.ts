@@ -115,7 +115,7 @@ export async function reconcile(fam: RecordFamily, accountId: string, record: St
           if (!target) return { set: { [ref.field]: null, ...(ref.nameField ? { [ref.nameField]: '' } : {}) } };
           return ref.nameField ? { set: { [ref.nameField]: target.name } } : undefined;
         },
-      })) ?? current;
+      }))?.record ?? current;
   }
   return current;
 }

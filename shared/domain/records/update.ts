@@ -1,6 +1,7 @@
 /** Updating a record: custom fields and changed references checked, rules, derived fields, one optimistic write. */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
-import { readMeta, setOverrideItem } from '../../db/meta.js';
+import { type AccountMeta, setOverrideItem } from '../../db/meta.js';
+import type { UpdateRead } from '../../db/record-store.js';
 import type { EntityType } from '../../db/table.js';
 import type { ParsedBody } from '../../schemas/record-body.js';
 import { actorOf, type OperationContext } from '../context.js';
@@ -10,14 +11,20 @@ import { type Preloaded, reconcile, type Resolved, resolveRefs } from './referen
 import { startSuppressionCheck } from './suppression.js';
 import { updateOptimistic } from './optimistic.js';
 
-/** More of the same transaction (a merge deletes its secondary with the primary's update): `load` runs on every attempt. */
+/**
+ * More of the same transaction (a merge deletes its secondary with the primary's update): `load`
+ * runs on every attempt; `items` gets the indexed custom fields the update read (`custom`).
+ */
 export interface AlsoWrite {
   load: () => Promise<void>;
-  items: (current: StoredRecord, next: StoredRecord) => TransactItem[];
+  items: (current: StoredRecord, next: StoredRecord, custom: UpdateRead['custom']) => TransactItem[];
 }
 
-/** An update up to the stored record (the API view needs the account's meta); `changed`: false when nothing had to be written. */
-export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id, fields: sent }: ParsedBody, pre?: Preloaded, also?: AlsoWrite): Promise<{ stored: StoredRecord; changed: boolean }> {
+/**
+ * An update up to the stored record, with the account's META item its read brought (`meta`: what
+ * the API view needs, read once); `changed`: false when nothing had to be written.
+ */
+export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id, fields: sent }: ParsedBody, pre?: Preloaded, also?: AlsoWrite): Promise<{ stored: StoredRecord; changed: boolean; meta: AccountMeta }> {
   const { def, cfField } = fam;
   const { [cfField ?? '']: cfInput, ...rest } = sent as Record<string, unknown>;
   const cf = cfField && cfInput ? await checkCustomFields(fam.family, ctx.accountId, def.type as CustomFieldEntity, cfInput as Record<string, unknown>, pre?.definitions) : undefined;
@@ -46,18 +53,18 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
       },
       // A rename shows on every referencing record at once (meta override) while the stream
       // worker rewrites their stored names and search entries.
-      extra: (current, next) => [
+      extra: (current, next, read) => [
         ...(fam.named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
-        ...(also?.items(current, next) ?? []),
+        ...(also?.items(current, next, read.custom) ?? []),
       ],
     }),
   );
   if (!updated) throw notFoundOf(fam);
-  const stored = await writing(fam, () => reconcile(fam, ctx.accountId, updated, resolved, actorOf(ctx)));
-  return { stored, changed: updated.ver !== readVer };
+  const stored = await writing(fam, () => reconcile(fam, ctx.accountId, updated.record, resolved, actorOf(ctx)));
+  return { stored, changed: updated.record.ver !== readVer, meta: updated.meta };
 }
 
 export async function update(fam: RecordFamily, ctx: OperationContext, body: ParsedBody): Promise<Record<string, unknown>> {
-  const { stored } = await applyUpdate(fam, ctx, body);
-  return toApi(fam, stored, await readMeta(ctx.accountId));
+  const { stored, meta } = await applyUpdate(fam, ctx, body);
+  return toApi(fam, stored, meta);
 }
