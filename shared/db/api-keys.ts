@@ -8,10 +8,11 @@
  * (shared/db/control.ts: no stream), under the key's own key; reading a key merges it in (a record
  * written before the control table may still hold its own `last_used_at`).
  */
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
-import { cancellationCodes, transactUnlessRefused, writeUnlessRefused } from './items.js';
+import { afterCursor, eq, exists, is, itemOf, notExists, or, project, transact, transactUnlessRefused, update } from './expr.js';
+import { writeUnlessRefused } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 import { tokenItem } from './tokens.js';
 
@@ -30,12 +31,6 @@ export interface ApiKeyItem {
   token_hash: string;
 }
 
-const strip = (item: Record<string, unknown> | undefined): ApiKeyItem | undefined => {
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
-  return rest as unknown as ApiKeyItem;
-};
-
 /**
  * Writes a key's record and token item. `false` when either exists already (a seeded dev
  * token's key id is derived from its hash, so seeding again at start-up changes nothing, and a
@@ -47,14 +42,14 @@ export async function insertApiKey(item: ApiKeyItem): Promise<boolean> {
       Put: {
         TableName: tableName(),
         Item: { ...keys.apiKey(item.account_id, item.id), ...keys.apiKeyGsi(item.account_id, item.created_at, item.id), ...item },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...notExists(),
       },
     },
     {
       Put: {
         TableName: tableName(),
         Item: tokenItem(item.token_hash, { accountId: item.account_id, userId: item.created_by, keyId: item.id, scopes: item.scopes, expiresAt: item.expires_at, createdAt: item.created_at }),
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...notExists(),
       },
     },
   ]);
@@ -69,9 +64,9 @@ const later = (a: unknown, b: unknown): string | null => {
 export async function getApiKeyItem(accountId: string, id: string): Promise<ApiKeyItem | undefined> {
   const [out, use] = await Promise.all([
     db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true })),
-    db().send(new GetCommand({ TableName: controlTableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true, ProjectionExpression: 'last_used_at' })),
+    db().send(new GetCommand({ TableName: controlTableName(), Key: keys.apiKey(accountId, id), ConsistentRead: true, ...project('last_used_at') })),
   ]);
-  const key = strip(out.Item);
+  const key = itemOf<ApiKeyItem>(out.Item);
   return key && { ...key, last_used_at: later(key.last_used_at, use.Item?.last_used_at) };
 }
 
@@ -82,7 +77,7 @@ async function withUse(accountId: string, items: ApiKeyItem[]): Promise<ApiKeyIt
   const used = new Map<string, unknown>();
   let pending: Record<string, unknown>[] | undefined = items.map((k) => keys.apiKey(accountId, k.id));
   for (let attempt = 0; pending && pending.length > 0 && attempt < 5; attempt++) {
-    const out = await db().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ProjectionExpression: 'pk, last_used_at' } } }));
+    const out = await db().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...project('pk', 'last_used_at') } } }));
     for (const item of out.Responses?.[table] ?? []) used.set(String(item.pk), item.last_used_at);
     pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined;
   }
@@ -95,13 +90,12 @@ export async function queryApiKeys(accountId: string, limit: number, after?: str
     new QueryCommand({
       TableName: tableName(),
       IndexName: TABLE_DEFINITION.gsi1.name,
-      KeyConditionExpression: after ? 'gsi1pk = :p AND gsi1sk < :a' : 'gsi1pk = :p',
-      ExpressionAttributeValues: { ':p': keys.apiKeyListPartition(accountId), ...(after ? { ':a': after } : {}) },
+      ...afterCursor(keys.apiKeyListPartition(accountId), after, { index: 'gsi1' }),
       ScanIndexForward: false,
       Limit: limit,
     }),
   );
-  return withUse(accountId, (out.Items ?? []).map((i) => strip(i)!));
+  return withUse(accountId, (out.Items ?? []).map((i) => itemOf<ApiKeyItem>(i)));
 }
 
 /**
@@ -111,28 +105,12 @@ export async function queryApiKeys(accountId: string, limit: number, after?: str
 export async function revokeApiKeyItem(accountId: string, id: string, now: string): Promise<ApiKeyItem | undefined> {
   const key = await getApiKeyItem(accountId, id);
   if (!key || key.revoked_at) return key;
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.apiKey(accountId, id),
-              UpdateExpression: 'SET revoked_at = :now',
-              ConditionExpression: 'attribute_exists(pk) AND revoked_at = :null',
-              ExpressionAttributeValues: { ':now': now, ':null': null },
-            },
-          },
-          { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
-        ],
-      }),
-    );
-  } catch (error) {
-    // Revoked meanwhile by another call: answer what is stored.
-    if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return getApiKeyItem(accountId, id);
-    throw error;
-  }
+  const refused = await transact([
+    { Update: { TableName: tableName(), Key: keys.apiKey(accountId, id), ...update({ set: { revoked_at: now } }, exists(), eq('revoked_at', null)) } },
+    { Delete: { TableName: tableName(), Key: keys.token(key.token_hash) } },
+  ]);
+  // Revoked meanwhile by another call: answer what is stored.
+  if (refused) return getApiKeyItem(accountId, id);
   return { ...key, revoked_at: now };
 }
 
@@ -147,9 +125,7 @@ export async function touchApiKey(accountId: string, id: string, now: string, cu
     Update: {
       TableName: controlTableName(),
       Key: keys.apiKey(accountId, id),
-      UpdateExpression: 'SET last_used_at = :now',
-      ConditionExpression: 'attribute_not_exists(last_used_at) OR last_used_at < :cutoff',
-      ExpressionAttributeValues: { ':now': now, ':cutoff': cutoff },
+      ...update({ set: { last_used_at: now } }, or(notExists('last_used_at'), is('last_used_at', '<', cutoff))),
     },
   });
 }

@@ -2,9 +2,10 @@
  * Custom-field definitions in the table: one partition per account; the per-entity-type count
  * (at most `max` definitions) and the deleted-definition ids live on the account's META item.
  */
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { cancellationCodes, queryPartition, transactUnlessRefused, writeUnlessRefused } from './items.js';
+import { cond, eq, exists, is, notExists, or, transact, transactUnlessRefused, update } from './expr.js';
+import { queryPartition, writeUnlessRefused } from './items.js';
 import { keys, metaAttr } from './table.js';
 
 export interface DefinitionItem {
@@ -25,18 +26,10 @@ export async function getDefinitionItem(accountId: string, id: string): Promise<
 
 /** Creates a definition and counts it; false when the entity type already has `max`. */
 export async function putDefinitionItem(accountId: string, def: DefinitionItem & Record<string, unknown>, max: number): Promise<boolean> {
+  const count = metaAttr.definitionCount(def.entity_type);
   return transactUnlessRefused([
-    { Put: { TableName: tableName(), Item: { ...keys.customField(accountId, def.id), ...def }, ConditionExpression: 'attribute_not_exists(pk)' } },
-    {
-      Update: {
-        TableName: tableName(),
-        Key: keys.accountMeta(accountId),
-        UpdateExpression: 'ADD #c :one',
-        ConditionExpression: 'attribute_not_exists(#c) OR #c < :max',
-        ExpressionAttributeNames: { '#c': metaAttr.definitionCount(def.entity_type) },
-        ExpressionAttributeValues: { ':one': 1, ':max': max },
-      },
-    },
+    { Put: { TableName: tableName(), Item: { ...keys.customField(accountId, def.id), ...def }, ...notExists() } },
+    { Update: { TableName: tableName(), Key: keys.accountMeta(accountId), ...update({ add: { [count]: 1 } }, or(notExists(count), is(count, '<', max))) } },
   ], 1);
 }
 
@@ -46,10 +39,7 @@ export async function updateDefinitionItem(accountId: string, next: DefinitionIt
     Update: {
       TableName: tableName(),
       Key: keys.customField(accountId, next.id),
-      UpdateExpression: 'SET #n = :n, description = :d, #o = :o, updated_at = :u',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#n': 'name', '#o': 'options' },
-      ExpressionAttributeValues: { ':n': next.name, ':d': next.description, ':o': next.options, ':u': next.updated_at },
+      ...update({ set: { name: next.name, description: next.description, options: next.options, updated_at: next.updated_at } }, exists()),
     },
   });
 }
@@ -57,16 +47,8 @@ export async function updateDefinitionItem(accountId: string, next: DefinitionIt
 /** Deletes a definition; its id joins the META item's deleted ids so reads hide its values at once. */
 export async function deleteDefinitionItem(accountId: string, id: string, entityType: string): Promise<boolean> {
   return transactUnlessRefused([
-    { Delete: { TableName: tableName(), Key: keys.customField(accountId, id), ConditionExpression: 'attribute_exists(pk)' } },
-    {
-      Update: {
-        TableName: tableName(),
-        Key: keys.accountMeta(accountId),
-        UpdateExpression: 'ADD #df :id, #c :minus',
-        ExpressionAttributeNames: { '#df': metaAttr.deletedFields, '#c': metaAttr.definitionCount(entityType) },
-        ExpressionAttributeValues: { ':id': new Set([id]), ':minus': -1 },
-      },
-    },
+    { Delete: { TableName: tableName(), Key: keys.customField(accountId, id), ...exists() } },
+    { Update: { TableName: tableName(), Key: keys.accountMeta(accountId), ...update({ add: { [metaAttr.deletedFields]: new Set([id]), [metaAttr.definitionCount(entityType)]: -1 } }) } },
   ], 0);
 }
 
@@ -87,45 +69,27 @@ export async function startDefinitionIndex(
   change: { indexed: boolean; buildId: string; type: string; entityType: string; now: string; known: readonly string[]; max: number },
 ): Promise<'started' | 'gone' | 'limit'> {
   const set = metaAttr.indexedSet(change.entityType);
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.customField(accountId, id),
-              UpdateExpression: 'SET #i = :i, index_status = :b, index_build = :j, updated_at = :u',
-              ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeNames: { '#i': 'indexed' },
-              ExpressionAttributeValues: { ':i': change.indexed, ':b': 'building', ':j': change.buildId, ':u': change.now },
-            },
-          },
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.accountMeta(accountId),
-              ...(change.indexed
-                ? {
-                    UpdateExpression: 'SET #a = :t ADD #s :ids',
-                    ConditionExpression: '(attribute_not_exists(#s) AND :known < :max) OR size(#s) < :max OR contains(#s, :id)',
-                    ExpressionAttributeNames: { '#a': metaAttr.indexedField(id), '#s': set },
-                    ExpressionAttributeValues: { ':t': change.type, ':ids': new Set([...change.known, id]), ':id': id, ':known': change.known.length, ':max': change.max },
-                  }
-                : { UpdateExpression: 'REMOVE #a DELETE #s :ids', ExpressionAttributeNames: { '#a': metaAttr.indexedField(id), '#s': set }, ExpressionAttributeValues: { ':ids': new Set([id]) } }),
-            },
-          },
-        ],
-      }),
-    );
-    return 'started';
-  } catch (error) {
-    const codes = cancellationCodes(error);
-    if (codes?.[0] === 'ConditionalCheckFailed') return 'gone';
-    if (codes?.[1] === 'ConditionalCheckFailed') return 'limit';
-    throw error;
-  }
+  const field = metaAttr.indexedField(id);
+  // The cap: the set (or, where there is none yet, the fields as read) holds fewer than `max`, or the field already.
+  const cap = cond('(attribute_not_exists(#s) AND :known < :max) OR size(#s) < :max OR contains(#s, :id)', { ':id': id, ':known': change.known.length, ':max': change.max }, { '#s': set });
+  const refused = await transact(
+    [
+      { Update: { TableName: tableName(), Key: keys.customField(accountId, id), ...update({ set: { indexed: change.indexed, index_status: 'building', index_build: change.buildId, updated_at: change.now } }, exists()) } },
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.accountMeta(accountId),
+          ...(change.indexed ? update({ set: { [field]: change.type }, add: { [set]: new Set([...change.known, id]) } }, cap) : unindex(field, set, id)),
+        },
+      },
+    ],
+    ['gone', 'limit'] as const,
+  );
+  return refused ? (refused.which as 'gone' | 'limit') : 'started';
 }
+
+/** Removes a field from the account's indexed fields and from its entity type's set. */
+const unindex = (field: string, set: string, id: string) => update({ remove: [field], delete: { [set]: new Set([id]) } });
 
 /** Marks a definition's index `ready` once its build `buildId` is done (not when a later change superseded it). */
 export async function finishDefinitionIndex(accountId: string, id: string, buildId: string): Promise<boolean> {
@@ -133,9 +97,7 @@ export async function finishDefinitionIndex(accountId: string, id: string, build
     Update: {
       TableName: tableName(),
       Key: keys.customField(accountId, id),
-      UpdateExpression: 'SET index_status = :r',
-      ConditionExpression: 'index_build = :j',
-      ExpressionAttributeValues: { ':r': 'ready', ':j': buildId },
+      ...update({ set: { index_status: 'ready' } }, eq('index_build', buildId)),
     },
   });
 }
@@ -146,9 +108,7 @@ export async function dropIndexedField(accountId: string, id: string, entityType
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.accountMeta(accountId),
-      UpdateExpression: 'REMOVE #a DELETE #s :ids',
-      ExpressionAttributeNames: { '#a': metaAttr.indexedField(id), '#s': metaAttr.indexedSet(entityType) },
-      ExpressionAttributeValues: { ':ids': new Set([id]) },
+      ...unindex(metaAttr.indexedField(id), metaAttr.indexedSet(entityType), id),
     }),
   );
 }

@@ -20,6 +20,12 @@ type Clause = 'Condition' | 'Update' | 'KeyCondition' | 'Filter' | 'Projection';
 /** Expression fields of a request (each `<Clause>Expression`), with the names and values they use. */
 export type Expr = { [C in `${Clause}Expression`]?: string } & { ExpressionAttributeNames?: Names; ExpressionAttributeValues?: Values };
 
+/** An update's parameters (a request of UpdateItem, or a transaction's Update, needs its expression). */
+export type UpdateExpr = Expr & Required<Pick<Expr, 'UpdateExpression'>>;
+
+/** A part to merge, or nothing (a falsy value: `after && sortKey(…)`). */
+type Maybe = Expr | false | '' | null | undefined;
+
 /** An attribute, or a path into a map attribute (`['custom_fields', id]`). */
 export type Path = string | readonly string[];
 
@@ -54,6 +60,11 @@ function absorb(into: { names: Names; values: Values }, names: Names = {}, value
   return renames.size ? texts.map((t) => t.replace(PLACEHOLDER, (m) => renames.get(m) ?? m)) : texts;
 }
 
+/** A condition's text moved to another clause. */
+function relabel({ ConditionExpression: text, ...rest }: Expr, to: Clause): Expr {
+  return { [field(to)]: text, ...rest };
+}
+
 const finish = (out: Expr, bag: { names: Names; values: Values }): Expr => {
   if (Object.keys(bag.names).length) out.ExpressionAttributeNames = bag.names;
   if (Object.keys(bag.values).length) out.ExpressionAttributeValues = bag.values;
@@ -65,7 +76,7 @@ const finish = (out: Expr, bag: { names: Names; values: Values }): Expr => {
  * projections listed; names and values merged, a clashing placeholder renamed. At most one part
  * may carry an update. Falsy parts are skipped.
  */
-export function merge(...parts: (Expr | undefined | false)[]): Expr {
+export function merge(...parts: Maybe[]): Expr {
   const bag = { names: {}, values: {} };
   const texts = new Map<Clause, string[]>();
   for (const part of parts) {
@@ -128,7 +139,7 @@ export function oneOf(attr: Path, values: readonly unknown[]): Expr {
 }
 
 /** All of the conditions (falsy ones skipped). */
-export const and = (...conds: (Expr | undefined | false)[]): Expr => merge(...conds);
+export const and = (...conds: Maybe[]): Expr => merge(...conds);
 /** Any of the conditions. */
 export function or(...conds: Expr[]): Expr {
   const bag = { names: {}, values: {} };
@@ -137,9 +148,7 @@ export function or(...conds: Expr[]): Expr {
 }
 
 /** A condition as a Query's filter. */
-export function filter({ ConditionExpression, ...rest }: Expr): Expr {
-  return { FilterExpression: ConditionExpression, ...rest };
-}
+export const filter = (c: Expr): Expr => relabel(c, 'Filter');
 
 // ---- updates ------------------------------------------------------------------------------------
 
@@ -148,6 +157,8 @@ export interface UpdateSpec {
   /** `SET path = value` (keys of a record are attributes; pairs allow paths). */
   set?: Assignments;
   remove?: Iterable<Path>;
+  /** `SET path = list_append(…)`: the lists' items appended (to an empty list where there is none). */
+  append?: Assignments;
   /** `ADD path value` (numbers add, sets gain members). */
   add?: Assignments;
   /** `DELETE path value` (sets lose members). */
@@ -157,10 +168,10 @@ export interface UpdateSpec {
 const pairs = (a: Assignments | undefined): Iterable<readonly [Path, unknown]> => (!a ? [] : Symbol.iterator in a ? (a as Iterable<readonly [Path, unknown]>) : Object.entries(a));
 
 /**
- * An UpdateExpression (`SET … REMOVE … ADD … DELETE …`) from values, with the conditions it is
+ * An update (`SET … REMOVE … ADD … DELETE …`) from values, with the conditions it is
  * made under. The conditions keep their placeholders; an update's value that clashes is renamed.
  */
-export function update(spec: UpdateSpec, ...conditions: (Expr | undefined | false)[]): Expr {
+export function update(spec: UpdateSpec, ...conditions: Maybe[]): UpdateExpr {
   const condition = merge(...conditions);
   const bag = { names: { ...condition.ExpressionAttributeNames }, values: { ...condition.ExpressionAttributeValues } };
   const actions: [string, string[]][] = [];
@@ -173,12 +184,18 @@ export function update(spec: UpdateSpec, ...conditions: (Expr | undefined | fals
     if (done.length) actions.push([verb, done]);
   };
   act('SET', pairs(spec.set), ' = ');
+  for (const [p, value] of pairs(spec.append)) {
+    const { text, names, id } = pathOf(p);
+    const [done] = absorb(bag, names, { [`:${id}`]: value, [`:${id}_none`]: [] }, [`${text} = list_append(if_not_exists(${text}, :${id}_none), :${id})`]);
+    if (actions[0]?.[0] === 'SET') actions[0][1].push(done!);
+    else actions.unshift(['SET', [done!]]);
+  }
   act('REMOVE', [...(spec.remove ?? [])].map((p) => [p, undefined] as const), '', false);
   act('ADD', pairs(spec.add), ' ');
   act('DELETE', pairs(spec.delete), ' ');
   if (!actions.length) throw new Error('an update changes something');
   const { ExpressionAttributeNames: _n, ExpressionAttributeValues: _v, ...clauses } = condition;
-  return finish({ UpdateExpression: actions.map(([verb, list]) => `${verb} ${list.join(', ')}`).join(' '), ...clauses }, bag);
+  return finish({ UpdateExpression: actions.map(([verb, list]) => `${verb} ${list.join(', ')}`).join(' '), ...clauses }, bag) as UpdateExpr;
 }
 
 // ---- queries ------------------------------------------------------------------------------------
@@ -188,16 +205,23 @@ export type SortCondition = readonly [Comparator, string] | readonly ['between',
 /** The key attributes a query reads: the table's, GSI1's (`'gsi1'`), or others. */
 export type KeyAttributes = 'gsi1' | { pk: string; sk: string };
 
-/** A KeyConditionExpression: partition `pk`, and its sort key when `sk` is given. */
+/** A key condition on the sort key `attr` alone (with `merge`, it narrows a partition's). */
+export function sortKey(attr: string, sk: SortCondition): Expr {
+  const { text, names, id } = pathOf(attr);
+  const c =
+    sk[0] === 'between'
+      ? cond(`${text} BETWEEN :${id} AND :${id}_end`, { [`:${id}`]: sk[1], [`:${id}_end`]: sk[2] }, names)
+      : sk[0] === 'begins_with'
+        ? on(attr, (a, v) => `begins_with(${a}, ${v})`, sk[1])
+        : is(attr, sk[0], sk[1]);
+  return relabel(c, 'KeyCondition');
+}
+
+/** A key condition: partition `pk`, and its sort key when `sk` is given. */
 export function partition(pk: string, sk?: SortCondition, index?: KeyAttributes): Expr {
   const [p, s] =
     index === 'gsi1' ? [TABLE_DEFINITION.gsi1.partitionKey, TABLE_DEFINITION.gsi1.sortKey] : index ? [index.pk, index.sk] : [TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey];
-  const parts: Expr[] = [on(p, (a, v) => `${a} = ${v}`, pk)];
-  if (sk?.[0] === 'between') parts.push(cond(`#${token(s)} BETWEEN :${token(s)} AND :${token(s)}_end`, { [`:${token(s)}`]: sk[1], [`:${token(s)}_end`]: sk[2] }, { [`#${token(s)}`]: s }));
-  else if (sk?.[0] === 'begins_with') parts.push(on(s, (a, v) => `begins_with(${a}, ${v})`, sk[1]));
-  else if (sk) parts.push(is(s, sk[0], sk[1]));
-  const { ConditionExpression, ...rest } = merge(...parts);
-  return { KeyConditionExpression: ConditionExpression, ...rest };
+  return merge(relabel(eq(p, pk), 'KeyCondition'), sk && sortKey(s, sk));
 }
 
 /**
@@ -207,7 +231,7 @@ export function partition(pk: string, sk?: SortCondition, index?: KeyAttributes)
 export const afterCursor = (pk: string, after?: string, opts: { forward?: boolean; index?: KeyAttributes } = {}): Expr =>
   partition(pk, after ? [opts.forward ? '>' : '<', after] : undefined, opts.index);
 
-/** A ProjectionExpression of attributes and paths. */
+/** A projection of attributes and paths. */
 export function project(...paths: Path[]): Expr {
   const bag = { names: {}, values: {} };
   const texts = paths.map((p) => {

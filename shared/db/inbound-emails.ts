@@ -17,9 +17,10 @@
  *   erasure finds the mail of a person's address that matched no contact (contract §18). Written
  *   after the email (and again by a redelivery of the same message), deleted with it.
  */
-import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { batchGetItems, batchWriteItems, cancellationCodes, isConditionFailure, positionOf, queryAll, queryPartition, type TransactItem, writeUnlessRefused } from './items.js';
+import { cancellationCodes, cond, eq, exists, itemOf, merge, notExists, pageOf, partition, project, transact, type TransactItem, update } from './expr.js';
+import { batchGetItems, batchWriteItems, isConditionFailure, positionOf, queryAll, queryPartition, writeUnlessRefused } from './items.js';
 import { readPartition } from './lists.js';
 import { emailHash } from './suppression.js';
 import { keys, TABLE_DEFINITION } from './table.js';
@@ -70,9 +71,8 @@ export interface InboundEmailItem extends InboundEmailRecord {
 /** Largest item part kept for text in one item (DynamoDB's item limit is 400 KB). */
 export const TEXT_ITEM_BYTES = 350_000;
 
-const BOOKKEEPING = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.ttlAttribute]);
 /** The email's fields without the table's bookkeeping (the item holds what `putInboundEmail` wrote). */
-const strip = (item: Record<string, unknown>): InboundEmailItem => Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k))) as unknown as InboundEmailItem;
+const strip = (item: Record<string, unknown>) => itemOf<InboundEmailItem>(item, [TABLE_DEFINITION.ttlAttribute]);
 
 /** Cuts a string into pieces of at most `bytes` UTF-8 bytes, never inside a character. */
 export function splitUtf8(text: string, bytes: number): string[] {
@@ -103,25 +103,20 @@ export async function addressKeyOf(accountId: string, userId: string, create: ()
   if (existing) return existing;
   for (let attempt = 0; attempt < 3; attempt++) {
     const key = create();
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Put: { TableName: tableName(), Item: { ...keys.inboundAddress(accountId), address_key: key, created_by: userId }, ConditionExpression: 'attribute_not_exists(pk)' } },
-            { Put: { TableName: tableName(), Item: { ...keys.inboundAddressOwner(key), account_id: accountId, user_id: userId }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          ],
-        }),
-      );
-      return key;
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (!codes) throw error;
-      if (codes[0] === 'ConditionalCheckFailed') {
-        const theirs = await read();
-        if (theirs) return theirs;
-      }
-      // The key was taken by another account (never in practice: 120 random bits): try another.
+    const refused = await transact([
+      { Put: { TableName: tableName(), Item: { ...keys.inboundAddress(accountId), address_key: key, created_by: userId }, ...notExists() } },
+      { Put: { TableName: tableName(), Item: { ...keys.inboundAddressOwner(key), account_id: accountId, user_id: userId }, ...notExists() } },
+    ]).catch((error: unknown) => {
+      // A transaction cancelled for another reason (a conflict) is tried again too.
+      if (cancellationCodes(error)) return { at: [] };
+      throw error;
+    });
+    if (!refused) return key;
+    if (refused.at[0] === 0) {
+      const theirs = await read();
+      if (theirs) return theirs;
     }
+    // The key was taken by another account (never in practice: 120 random bits): try another.
   }
   throw new Error('could not create an inbound address');
 }
@@ -146,26 +141,23 @@ export type InsertOutcome = { inserted: true } | { inserted: false; existingId: 
  */
 export async function insertInboundEmail(item: InboundEmailItem, textRest: string[]): Promise<InsertOutcome> {
   const { account_id: accountId, id } = item;
-  const transact: TransactItem[] = [
+  const items: TransactItem[] = [
     {
       Put: {
         TableName: tableName(),
         Item: { ...keys.inboundMessageId(accountId, item.message_hash), email_id: id, created_at: item.created_at },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...notExists(),
       },
     },
     { Put: { TableName: tableName(), Item: { ...keys.inboundEmail(accountId, id), ...keys.inboundEmailGsi(accountId, item.created_at, id), ...item, text_chunks: textRest.length } } },
     ...textRest.map((text, i) => ({ Put: { TableName: tableName(), Item: { ...keys.inboundEmailText(accountId, id, i), text } } })),
   ];
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: transact }));
-    return { inserted: true };
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundMessageId(accountId, item.message_hash), ConsistentRead: true }));
-    if (!out.Item) throw error;
-    return { inserted: false, existingId: String(out.Item.email_id), deleted: out.Item.deleted === true };
-  }
+  const refused = await transact(items);
+  if (!refused) return { inserted: true };
+  if (refused.at[0] !== 0) throw refused.error;
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundMessageId(accountId, item.message_hash), ConsistentRead: true }));
+  if (!out.Item) throw refused.error;
+  return { inserted: false, existingId: String(out.Item.email_id), deleted: out.Item.deleted === true };
 }
 
 
@@ -175,9 +167,7 @@ export async function addRawKey(accountId: string, id: string, rawKey: string): 
     Update: {
       TableName: tableName(),
       Key: keys.inboundEmail(accountId, id),
-      UpdateExpression: 'SET raw_keys = list_append(if_not_exists(raw_keys, :none), :k)',
-      ConditionExpression: 'attribute_exists(pk) AND NOT contains(raw_keys, :key)',
-      ExpressionAttributeValues: { ':none': [], ':k': [rawKey], ':key': rawKey },
+      ...update({ append: { raw_keys: [rawKey] } }, exists(), cond('NOT contains(raw_keys, :key)', { ':key': rawKey })),
     },
   });
 }
@@ -207,7 +197,7 @@ export async function putAddressEntries(email: InboundEmailRecord): Promise<void
  */
 export async function* emailsOfAddress(accountId: string, address: string): AsyncGenerator<{ id: string; key: Record<string, unknown> }> {
   const pk = keys.inboundEmailByAddressPartition(accountId, await emailHash(address));
-  for await (const entry of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk }, ProjectionExpression: 'pk, sk, id' })) {
+  for await (const entry of queryAll(merge(partition(pk), project('pk', 'sk', 'id')))) {
     yield { id: String(entry.id), key: { pk: entry.pk, sk: entry.sk } };
   }
 }
@@ -223,9 +213,7 @@ export async function setEmailActivity(accountId: string, id: string, activityId
     Update: {
       TableName: tableName(),
       Key: keys.inboundEmail(accountId, id),
-      UpdateExpression: 'SET activity_id = :a REMOVE pending_activity',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':a': activityId },
+      ...update({ set: { activity_id: activityId }, remove: ['pending_activity'] }, exists()),
     },
   });
 }
@@ -270,7 +258,7 @@ export async function listInboundEmailItems(accountId: string, opts: { contactId
   if (!opts.contactId) {
     const g = TABLE_DEFINITION.gsi1;
     for await (const item of readPartition(
-      { IndexName: g.name, KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': g.partitionKey }, ExpressionAttributeValues: { ':p': keys.inboundEmailListPartition(accountId) } },
+      { IndexName: g.name, ...partition(keys.inboundEmailListPartition(accountId), undefined, 'gsi1') },
       g.sortKey,
       opts.after,
       want,
@@ -280,7 +268,7 @@ export async function listInboundEmailItems(accountId: string, opts: { contactId
     }
   } else {
     const reader = readPartition(
-      { KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.inboundEmailByContactPartition(accountId, opts.contactId) } },
+      partition(keys.inboundEmailByContactPartition(accountId, opts.contactId)),
       'sk',
       opts.after,
       want,
@@ -307,9 +295,8 @@ export async function listInboundEmailItems(accountId: string, opts: { contactId
     }
     await reader.return?.(undefined);
   }
-  const items = await withText(accountId, found.slice(0, opts.limit));
-  const next = found.length > opts.limit ? positionOf(items[items.length - 1]!) : undefined;
-  return { items, next };
+  const page = pageOf(found, opts.limit, (r) => positionOf(r as { created_at: string; id: string }));
+  return { items: await withText(accountId, page.items), next: page.next };
 }
 
 /**
@@ -320,7 +307,7 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
   const current = await getInboundEmailItem(accountId, id);
   if (!current) return undefined;
   try {
-    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.inboundEmail(accountId, id), ConditionExpression: 'attribute_exists(pk)' }));
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.inboundEmail(accountId, id), ...exists() }));
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
@@ -334,9 +321,7 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
     Update: {
       TableName: tableName(),
       Key: keys.inboundMessageId(accountId, current.message_hash),
-      UpdateExpression: 'SET deleted = :t',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':t': true },
+      ...update({ set: { deleted: true } }, exists()),
     },
   });
   return current;
@@ -352,7 +337,7 @@ export async function deleteInboundEmailItem(accountId: string, id: string): Pro
 export async function repointInboundEmailContact(accountId: string, entry: { sk: string; id: string }, from: string, to: string): Promise<void> {
   const id = entry.id;
   for (let attempt = 0; ; attempt++) {
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundEmail(accountId, id), ConsistentRead: true, ProjectionExpression: 'matched_contact_ids, created_at' }));
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.inboundEmail(accountId, id), ConsistentRead: true, ...project('matched_contact_ids', 'created_at') }));
     const current = out.Item as { matched_contact_ids?: string[]; created_at?: string } | undefined;
     const ids = current?.matched_contact_ids ?? [];
     if (!current || !ids.includes(from)) {
@@ -361,27 +346,12 @@ export async function repointInboundEmailContact(accountId: string, entry: { sk:
     }
     const next = [...new Set(ids.map((c) => (c === from ? to : c)))];
     const createdAt = String(current.created_at);
-    try {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: tableName(),
-                Key: keys.inboundEmail(accountId, id),
-                UpdateExpression: 'SET matched_contact_ids = :n',
-                ConditionExpression: 'matched_contact_ids = :o',
-                ExpressionAttributeValues: { ':n': next, ':o': ids },
-              },
-            },
-            { Delete: { TableName: tableName(), Key: keys.inboundEmailByContact(accountId, from, createdAt, id) } },
-            { Put: { TableName: tableName(), Item: { ...keys.inboundEmailByContact(accountId, to, createdAt, id), id } } },
-          ],
-        }),
-      );
-      return;
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed' || attempt >= 10) throw error;
-    }
+    const refused = await transact([
+      { Update: { TableName: tableName(), Key: keys.inboundEmail(accountId, id), ...update({ set: { matched_contact_ids: next } }, eq('matched_contact_ids', ids)) } },
+      { Delete: { TableName: tableName(), Key: keys.inboundEmailByContact(accountId, from, createdAt, id) } },
+      { Put: { TableName: tableName(), Item: { ...keys.inboundEmailByContact(accountId, to, createdAt, id), id } } },
+    ]);
+    if (!refused) return;
+    if (refused.at[0] !== 0 || attempt >= 10) throw refused.error;
   }
 }

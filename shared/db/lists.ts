@@ -11,6 +11,7 @@ import type { EntityDefinition } from '../schemas/entities/index.js';
 import { compareSort, type Condition, CUSTOM_FIELD_PREFIX, type FieldType, type Filter, type FilterField, matchesFilter, type Sort, type SortPosition, sortKeyOf, sortPosition } from '../schemas/filter.js';
 import { distinctOptions, type IndexOption, matchesQuery, measurements, pickOption, type SearchQuery } from '../search/index.js';
 import { db, tableName } from './client.js';
+import { afterCursor, merge, partition, sortKey } from './expr.js';
 import { batchGetRecords, positionOf, type StoredRecord } from './items.js';
 import { type AccountMeta, readMeta } from './meta.js';
 import { currentView, searchWords, sortedFieldValue, sortedKeyOf } from './record-model.js';
@@ -38,21 +39,19 @@ interface Candidate {
 /** Newest-first (or, `forward`, oldest-first) reader of one partition, strictly beyond `after`, page by page (handles empty pages). */
 export async function* readPartition(
   input: Omit<QueryCommandInput, 'TableName'> & { TableName?: string },
-  sortKey: string,
+  sortAttr: string,
   after: string | undefined,
   pageSize: number,
   forward = false,
 ): AsyncGenerator<Record<string, unknown>> {
   let startKey: Record<string, unknown> | undefined;
-  const names = { ...(input.ExpressionAttributeNames ?? {}), '#sk': sortKey };
+  const beyond = merge(input, after && sortKey(sortAttr, [forward ? '>' : '<', after]));
   do {
     const out = await db().send(
       new QueryCommand({
         TableName: tableName(),
         ...input,
-        KeyConditionExpression: after ? `${input.KeyConditionExpression} AND #sk ${forward ? '>' : '<'} :after` : input.KeyConditionExpression,
-        ExpressionAttributeNames: after ? names : input.ExpressionAttributeNames,
-        ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ...(after ? { ':after': after } : {}) },
+        ...beyond,
         ScanIndexForward: forward,
         Limit: pageSize,
         ExclusiveStartKey: startKey,
@@ -87,7 +86,7 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
   if (driver.kind === 'all') {
     const g = TABLE_DEFINITION.gsi1;
     for await (const item of readPartition(
-      { IndexName: g.name, KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': g.partitionKey }, ExpressionAttributeValues: { ':p': keys.listPartition(accountId, type) } },
+      { IndexName: g.name, ...partition(keys.listPartition(accountId, type), undefined, 'gsi1') },
       g.sortKey,
       start,
       pageSize,
@@ -103,7 +102,7 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
       ? [...new Set(driver.prefixes)].map((prefix) => readValue(driver.partition, prefix, start, pageSize, order.forward)[Symbol.asyncIterator]())
       : [...new Set(driver.names)].map((name) =>
           readPartition(
-            { TableName: partitionTableName(name), KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': 'pk' }, ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name) } },
+            { TableName: partitionTableName(name), ...partition(keys.indexPartition(accountId, type, name)) },
             'sk',
             start,
             pageSize,
@@ -139,28 +138,27 @@ async function* candidates(type: EntityType, accountId: string, driver: Driver, 
  * One value's sort-ordered entries (`prefix`: `v<value>\u0001`) in position order, strictly beyond
  * `start`, yielded as index entries are (`sk`: the position).
  */
-async function* readValue(partition: string, prefix: string, start: string | undefined, pageSize: number, forward: boolean): AsyncGenerator<Record<string, unknown>> {
+async function* readValue(pk: string, prefix: string, start: string | undefined, pageSize: number, forward: boolean): AsyncGenerator<Record<string, unknown>> {
   const from = forward && start !== undefined ? prefix + start : prefix;
   const to = !forward && start !== undefined ? prefix + start : prefix + TOP;
   // The range bound by a position holds that position's own entry (BETWEEN is inclusive): one more.
-  let limit = pageSize + (start === undefined ? 0 : 1);
+  for await (const item of readRange(pk, from, to, forward, pageSize + (start === undefined ? 0 : 1), pageSize)) {
+    const position = String(item.sk).slice(prefix.length);
+    if (position !== start) yield { sk: position, id: item.id };
+  }
+}
+
+/**
+ * The items of partition `pk` whose sort keys are from `from` to `to` (inclusive), in order
+ * (`forward`: ascending), `first` on the first query and `pageSize` on each next one.
+ */
+async function* readRange(pk: string, from: string, to: string, forward: boolean, first: number, pageSize: number): AsyncGenerator<Record<string, unknown>> {
+  let limit = first;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
-        ExpressionAttributeValues: { ':p': partition, ':a': from, ':b': to },
-        ScanIndexForward: forward,
-        Limit: limit,
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const out = await db().send(new QueryCommand({ TableName: tableName(), ...partition(pk, ['between', from, to]), ScanIndexForward: forward, Limit: limit, ExclusiveStartKey: startKey }));
     limit = pageSize;
-    for (const item of out.Items ?? []) {
-      const position = String(item.sk).slice(prefix.length);
-      if (position !== start) yield { sk: position, id: item.id };
-    }
+    yield* out.Items ?? [];
     startKey = out.LastEvaluatedKey;
   } while (startKey);
 }
@@ -183,8 +181,7 @@ export async function probePartition(type: EntityType, accountId: string, name: 
   const out = await db().send(
     new QueryCommand({
       TableName: partitionTableName(name),
-      KeyConditionExpression: after ? 'pk = :p AND sk < :after' : 'pk = :p',
-      ExpressionAttributeValues: { ':p': keys.indexPartition(accountId, type, name), ...(after ? { ':after': after } : {}) },
+      ...afterCursor(keys.indexPartition(accountId, type, name), after),
       Select: 'COUNT',
       Limit: limit,
     }),
@@ -477,26 +474,11 @@ async function* sortedEntries(type: EntityType, accountId: string, read: SortedR
     }
     // An empty range (`between` of a larger value and a smaller one): DynamoDB refuses it.
     if (from > to) continue;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
-          ExpressionAttributeValues: { ':p': pk, ':a': from, ':b': to },
-          ScanIndexForward: forward,
-          Limit: limit,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      limit = pageSize;
-      for (const item of out.Items ?? []) {
-        const at = String(item.sk);
-        if (at === after) continue;
-        yield { at, id: String(item.id), pos: String(item.pos) };
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of readRange(pk, from, to, forward, limit, pageSize)) {
+      const at = String(item.sk);
+      if (at !== after) yield { at, id: String(item.id), pos: String(item.pos) };
+    }
+    limit = pageSize;
   }
 }
 

@@ -204,3 +204,15 @@ describe('transactions', () => {
     await expect(transactUnlessRefused(items, 1)).rejects.toBe(elsewhere);
   });
 });
+
+describe('update: append', () => {
+  it('appends to a list, creating it, beside the other SETs', () => {
+    expect(update({ set: { a: 1 }, append: { raw_keys: ['k'] } }, exists())).toEqual({
+      UpdateExpression: 'SET #a = :a, #raw_keys = list_append(if_not_exists(#raw_keys, :raw_keys_none), :raw_keys)',
+      ConditionExpression: 'attribute_exists(#pk)',
+      ExpressionAttributeNames: { '#pk': 'pk', '#a': 'a', '#raw_keys': 'raw_keys' },
+      ExpressionAttributeValues: { ':a': 1, ':raw_keys': ['k'], ':raw_keys_none': [] },
+    });
+    expect(update({ append: { l: [1] } }).UpdateExpression).toBe('SET #l = list_append(if_not_exists(#l, :l_none), :l)');
+  });
+});
