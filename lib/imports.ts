@@ -1,10 +1,10 @@
-import { Aws, Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { privateBucket } from './buckets.js';
 import { addJobQueue, IMPORT_QUEUE } from './job-queue.js';
-import { acknowledge } from './nag.js';
 
 /** Uploaded and inline import files are removed this long after they were written. */
 export const IMPORT_FILE_RETENTION = Duration.days(7);
@@ -31,19 +31,12 @@ export class Imports extends Construct {
 
   constructor(scope: Construct, id: string, props: ImportsProps) {
     super(scope, id);
-    const bucketName = `crm-imports-${Aws.ACCOUNT_ID}-${Aws.REGION}-${this.node.addr.slice(0, 8)}`;
-    this.bucketArn = `arn:${Aws.PARTITION}:s3:::${bucketName}`;
-    this.bucket = new s3.Bucket(this, 'Files', {
-      bucketName,
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      enforceSSL: true,
-      versioned: false,
-      lifecycleRules: [{ id: 'expire-import-files', expiration: IMPORT_FILE_RETENTION, abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+    ({ bucket: this.bucket, bucketArn: this.bucketArn } = privateBucket(this, 'Files', {
+      prefix: 'crm-imports',
+      expire: { id: 'expire-import-files', after: IMPORT_FILE_RETENTION },
       removalPolicy: props.removalPolicy,
-    });
-    acknowledge(this.bucket, 'AwsSolutions-S1', 'Import files live at most 7 days and are written only through presigned URLs of imports-create; access is logged by CloudTrail data events where enabled, not by server access logs.');
+      noAccessLogs: 'Import files live at most 7 days and are written only through presigned URLs of imports-create; access is logged by CloudTrail data events where enabled, not by server access logs.',
+    }));
 
     ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue } = addJobQueue(this, { ...IMPORT_QUEUE, alarm: props.alarm }));
   }

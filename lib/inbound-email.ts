@@ -6,6 +6,7 @@ import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { INBOUND_PREFIX } from './bindings.js';
+import { privateBucket } from './buckets.js';
 import { acknowledge, NAG_REASONS } from './nag.js';
 
 export { INBOUND_PREFIX };
@@ -50,23 +51,12 @@ export class InboundEmail extends Construct {
     // A name known before the bucket exists: the queue policy and the function's grant name the
     // bucket without referring to it, so the bucket's notification can depend on the queue policy
     // (no cycle, and no notification custom resource).
-    const bucketName = `crm-inbound-${Aws.ACCOUNT_ID}-${Aws.REGION}-${this.node.addr.slice(0, 8)}`;
-    this.bucket = new s3.Bucket(this, 'RawMessages', {
-      bucketName,
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      enforceSSL: true,
-      versioned: false,
-      lifecycleRules: [{ id: 'expire-raw-messages', prefix: INBOUND_PREFIX, expiration: RAW_MESSAGE_RETENTION, abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+    ({ bucket: this.bucket, bucketName: this.bucketName, bucketArn: this.bucketArn } = privateBucket(this, 'RawMessages', {
+      prefix: 'crm-inbound',
+      expire: { id: 'expire-raw-messages', prefix: INBOUND_PREFIX, after: RAW_MESSAGE_RETENTION },
       removalPolicy: props.removalPolicy,
-    });
-    acknowledge(this.bucket, 'AwsSolutions-S1', 'Raw inbound messages live at most 14 days and are written only by SES; access is logged by CloudTrail data events where enabled, not by server access logs.');
-
-    const { ACCOUNT_ID: account, PARTITION: partition } = Aws;
-    const bucketArn = `arn:${partition}:s3:::${bucketName}`;
-    this.bucketName = bucketName;
-    this.bucketArn = bucketArn;
+      noAccessLogs: 'Raw inbound messages live at most 14 days and are written only by SES; access is logged by CloudTrail data events where enabled, not by server access logs.',
+    }));
 
     // ObjectCreated → queue → function: failed messages come back after the visibility timeout
     // and go to the dead-letter queue after 5 receives (the raw message stays in the bucket).
@@ -87,7 +77,7 @@ export class InboundEmail extends Construct {
         principals: [new iam.ServicePrincipal('s3.amazonaws.com')],
         actions: ['sqs:SendMessage'],
         resources: [this.queue.queueArn],
-        conditions: { ArnLike: { 'aws:SourceArn': bucketArn }, StringEquals: { 'aws:SourceAccount': account } },
+        conditions: { ArnLike: { 'aws:SourceArn': this.bucketArn }, StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } },
       }),
     );
 

@@ -22,19 +22,27 @@ export interface JobQueueProps {
 }
 
 /**
+ * The queue of a job someone waits for (an export, an import): messages kept 4 days, five tries,
+ * and alarms when a job failed five times or waited 30 minutes for a worker.
+ */
+function waitedFor(job: 'export' | 'import', worker: string): Omit<JobQueueProps, 'alarm'> {
+  const Job = job[0]!.toUpperCase() + job.slice(1);
+  return {
+    worker,
+    label: `the ${job} queue`,
+    retention: Duration.days(4),
+    maxReceiveCount: 5,
+    failedAlarm: { id: `${Job}sDlqDepth`, description: `${Job} messages are waiting in the ${job} dead-letter queue (a job failed five times).` },
+    waitAlarm: { id: `${Job}sQueueAge`, description: `An ${job} job has waited more than 30 minutes for a worker.`, after: Duration.minutes(30) },
+  };
+}
+
+/**
  * The job queues, by the topology queue each is: its construct id (the prefix of its template
  * logical ids), its worker, its retention, receives before the dead-letter queue, and alarms.
  */
 export const JOB_QUEUES = {
-  exports: {
-    id: 'Exports',
-    worker: 'exportWorker',
-    label: 'the export queue',
-    retention: Duration.days(4),
-    maxReceiveCount: 5,
-    failedAlarm: { id: 'ExportsDlqDepth', description: 'Export messages are waiting in the export dead-letter queue (a job failed five times).' },
-    waitAlarm: { id: 'ExportsQueueAge', description: 'An export job has waited more than 30 minutes for a worker.', after: Duration.minutes(30) },
-  },
+  exports: { id: 'Exports', ...waitedFor('export', 'exportWorker') },
   erasures: {
     id: 'Erasures',
     worker: 'erasureWorker',
@@ -55,14 +63,7 @@ export const JOB_QUEUES = {
 export type JobQueueName = keyof typeof JOB_QUEUES;
 
 /** The import queue, built inside the imports' construct with their bucket (lib/imports.ts). */
-export const IMPORT_QUEUE = {
-  worker: 'importWorker',
-  label: 'the import queue',
-  retention: Duration.days(4),
-  maxReceiveCount: 5,
-  failedAlarm: { id: 'ImportsDlqDepth', description: 'Import messages are waiting in the import dead-letter queue (a job failed five times).' },
-  waitAlarm: { id: 'ImportsQueueAge', description: 'An import job has waited more than 30 minutes for a worker.', after: Duration.minutes(30) },
-} as const satisfies Omit<JobQueueProps, 'alarm'>;
+export const IMPORT_QUEUE = waitedFor('import', 'importWorker');
 
 /** A job queue and its dead-letter queue. */
 export interface JobQueueResources {

@@ -1,43 +1,26 @@
 /**
- * Handlers of the batch operations (contract §13), derived from an entity definition like the
- * CRUD handlers (crud.ts): each handler file is one line
- * (`export const handler = batchGetHandler(contactEntity)`). Batch creates and upserts are
- * declared idempotent: their handlers are `batchCreateHandler` and `batchUpsertHandler` of
- * idempotent-records.ts (over `batchItemsOperation` here), which apply the idempotency their
- * declarations ask for, so that the other handlers' bundles do not carry it.
+ * The steps and handlers of the batch operations (contract §13), built from their declarations
+ * like the CRUD ones (records.ts): `export const handler = batchGetHandler(contactEntity);`. Batch
+ * creates and upserts are declared idempotent: their handlers are `batchCreateHandler` and
+ * `batchUpsertHandler` of idempotent-records.ts (over `batchItems` here). Each handler calls its
+ * own domain function, so its bundle carries that one only.
  */
 import { batchDeleteOf, batchGetOf, batchUpdateOf, type batchCreateOf } from '../domain/batch.js';
-import type { Family } from '../errors.js';
-import type { Entity } from '../schemas/entities/index.js';
 import { parseBatchIds, parseBatchItems } from '../schemas/batch.js';
-import { operation, type RunWrapper } from './operation.js';
+import { recordHandler, type RecordStep } from './records.js';
 
-type RunItems = typeof batchCreateOf;
-type RunIds = typeof batchGetOf | typeof batchDeleteOf;
+/** A batch of items (`create`, `update`, `upsert`) to its domain call. */
+export const batchItems = (call: typeof batchCreateOf): RecordStep<{ items: unknown[] }> => ({
+  parse: (entity, body) => parseBatchItems(entity.family, body),
+  run: (entity, ctx, { items }) => call(entity, ctx, items),
+});
 
-/**
- * A batch of items (`create`, `update`, `upsert`) with the wrap its declaration asks for. Each
- * handler passes its own domain function, so its bundle carries that one only.
- */
-export const batchItemsOperation = (entity: Entity, verb: 'create' | 'update' | 'upsert', run: RunItems, wrap?: RunWrapper) =>
-  operation({
-    name: `${entity.family}-batch-${verb}`,
-    family: entity.family as Family,
-    access: 'write',
-    wrap,
-    parse: (body) => parseBatchItems(entity.family as Family, body),
-    run: ({ items: list }, ctx) => run(entity, ctx, list),
-  });
+/** A batch of ids (`delete`, `get`) to its domain call. */
+const batchIds = (call: typeof batchGetOf | typeof batchDeleteOf): RecordStep<{ ids: unknown[] }> => ({
+  parse: (entity, body) => parseBatchIds(entity.family, body),
+  run: (entity, ctx, { ids }) => call(entity, ctx, ids),
+});
 
-const ids = (entity: Entity, verb: 'delete' | 'get', run: RunIds) =>
-  operation({
-    name: `${entity.family}-batch-${verb}`,
-    family: entity.family as Family,
-    access: verb === 'get' ? 'read' : 'write',
-    parse: (body) => parseBatchIds(entity.family as Family, body),
-    run: ({ ids: list }, ctx): Promise<unknown> => run(entity, ctx, list),
-  });
-
-export const batchUpdateHandler = (entity: Entity) => batchItemsOperation(entity, 'update', batchUpdateOf);
-export const batchDeleteHandler = (entity: Entity) => ids(entity, 'delete', batchDeleteOf);
-export const batchGetHandler = (entity: Entity) => ids(entity, 'get', batchGetOf);
+export const batchUpdateHandler = /* @__PURE__ */ recordHandler('batch-update', /* @__PURE__ */ batchItems(batchUpdateOf));
+export const batchDeleteHandler = /* @__PURE__ */ recordHandler('batch-delete', /* @__PURE__ */ batchIds(batchDeleteOf));
+export const batchGetHandler = /* @__PURE__ */ recordHandler('batch-get', /* @__PURE__ */ batchIds(batchGetOf));

@@ -1,9 +1,7 @@
 /**
- * Handlers of plain CRUD operations, derived from an entity definition: each handler file is
- * one line (`export const handler = getHandler(contactEntity)`). A create is declared idempotent:
- * its handler is `createHandler` of idempotent-records.ts (over `createOperation` here), which
- * applies the idempotency its declaration asks for, so that the other handlers' bundles do not
- * carry it.
+ * The steps and handlers of the record families' CRUD operations (records.ts builds them from
+ * their declarations): `export const handler = getHandler(contactEntity);`. A create is declared
+ * idempotent: its handler is `createHandler` of idempotent-records.ts (over `createStep` here).
  * Each calls its one domain function (shared/domain/records/), so a handler's bundle carries that
  * operation's rules and not the whole service (a get does not bundle merge).
  */
@@ -12,55 +10,24 @@ import { remove } from '../domain/records/delete.js';
 import { familyOf } from '../domain/records/family.js';
 import { list } from '../domain/records/list.js';
 import { update } from '../domain/records/update.js';
-import type { Family } from '../errors.js';
-import { parseIdOnly, parseWith } from '../schemas/common.js';
-import { type Entity, listParseSchema, type RecordOf } from '../schemas/entities/index.js';
-import { parseRecordBody } from '../schemas/record-body.js';
-import { operation, type RunWrapper } from './operation.js';
+import { parseWith } from '../schemas/common.js';
+import { listParseSchema } from '../schemas/entities/index.js';
+import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
+import { byId, recordHandler, type RecordStep } from './records.js';
 
-/** `<family>-create` with the wrap its declaration asks for (idempotent-records.ts `createHandler`). */
-export const createOperation = <D extends Entity>(entity: D, wrap: RunWrapper | undefined) =>
-  operation({
-    name: `${entity.family}-create`,
-    family: entity.family as Family,
-    access: 'write',
-    wrap,
-    parse: (body) => parseRecordBody(entity, body, 'create'),
-    run: (input, ctx) => create(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
-  });
+/** `<family>-create` and `-update`: a record body, checked for the mode, to its domain call. */
+const withBody = (mode: 'create' | 'update', call: typeof create | typeof update): RecordStep<ParsedBody> => ({
+  parse: (entity, body) => parseRecordBody(entity, body, mode),
+  run: (entity, ctx, input) => call(familyOf(entity), ctx, input),
+});
 
-export const getHandler = <D extends Entity>(entity: D) =>
-  operation({
-    name: `${entity.family}-get`,
-    family: entity.family as Family,
-    access: 'read',
-    parse: (body) => parseIdOnly(entity.family as Family, body),
-    run: ({ id }, ctx) => get(familyOf(entity), ctx, id) as Promise<RecordOf<D>>,
-  });
+/** The step of `<family>-create` (its handler: idempotent-records.ts `createHandler`). */
+export const createStep = /* @__PURE__ */ withBody('create', create);
 
-export const updateHandler = <D extends Entity>(entity: D) =>
-  operation({
-    name: `${entity.family}-update`,
-    family: entity.family as Family,
-    access: 'write',
-    parse: (body) => parseRecordBody(entity, body, 'update'),
-    run: (input, ctx) => update(familyOf(entity), ctx, input) as Promise<RecordOf<D>>,
-  });
-
-export const deleteHandler = <D extends Entity>(entity: D) =>
-  operation({
-    name: `${entity.family}-delete`,
-    family: entity.family as Family,
-    access: 'write',
-    parse: (body) => parseIdOnly(entity.family as Family, body),
-    run: ({ id }, ctx) => remove(familyOf(entity), ctx, id),
-  });
-
-export const listHandler = <D extends Entity>(entity: D) =>
-  operation({
-    name: `${entity.family}-list`,
-    family: entity.family as Family,
-    access: 'read',
-    parse: (body) => parseWith(entity.family as Family, listParseSchema(entity), body) as Record<string, unknown>,
-    run: (input, ctx) => list(familyOf(entity), ctx, input),
-  });
+export const getHandler = /* @__PURE__ */ recordHandler('get', /* @__PURE__ */ byId(get));
+export const updateHandler = /* @__PURE__ */ recordHandler('update', /* @__PURE__ */ withBody('update', update));
+export const deleteHandler = /* @__PURE__ */ recordHandler('delete', /* @__PURE__ */ byId(remove));
+export const listHandler = /* @__PURE__ */ recordHandler('list', {
+  parse: (entity, body) => parseWith(entity.family, listParseSchema(entity), body) as Record<string, unknown>,
+  run: (entity, ctx, input) => list(familyOf(entity), ctx, input),
+});

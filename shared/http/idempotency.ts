@@ -4,9 +4,9 @@
  *
  * - Active only for the operations whose declaration says `idempotent: true` (every create, batch
  *   create and batch upsert but `api-keys-create`: shared/schemas/resources/), and only when the
- *   header is sent. The handlers of those operations apply it from the declaration
- *   (`idempotencyOf`): `handle` of idempotent-resource.ts, and `createHandler`,
- *   `batchCreateHandler`, `batchUpsertHandler` of idempotent-records.ts.
+ *   header is sent. The builders of those operations' handlers add its middleware from the
+ *   declaration (`idempotencyOf`): `handle` of idempotent-resource.ts, and the record families'
+ *   idempotent verbs in idempotent-records.ts.
  * - Scope: account + operation + key. The record lives at
  *   pk = `IDEMP#<accountId>#<operation>#<key>`, sk = `IDEMP`; `ttl` (epoch seconds) expires it
  *   24 h after the first success (enable the table's TTL on `ttl` to have DynamoDB delete it;
@@ -23,7 +23,7 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import type { Context } from 'aws-lambda';
 import { ERASED_ANSWER_ATTR, idempotencyStore, indexIdempotentAnswer } from '../db/idempotency-store.js';
 import { ApiError, type Family, invalidRequest, notFound } from '../errors.js';
-import type { OperationContext, RunWrapper } from './operation.js';
+import { IDEMPOTENCY_MIDDLEWARE, type OperationContext, type OperationMiddleware } from './operation.js';
 import { keys, TABLE_DEFINITION } from '../db/table.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -62,28 +62,35 @@ export interface ResultSeal<R> {
 }
 
 /**
- * The `wrap` of an idempotent operation: with an `Idempotency-Key` header, a retry within 24 h
- * returns the first result and creates nothing. `seal` keeps secrets in the stored result
- * encrypted (webhooks-create).
+ * The idempotency middleware of an operation declared `idempotent` (`before`, after validation):
+ * with an `Idempotency-Key` header (checked here, 400), the run goes through `runIdempotent`
+ * (`request.internal.around`), so a retry within 24 h returns the first result and creates
+ * nothing. `seal` keeps secrets in the stored result encrypted (webhooks-create).
  */
-function idempotentCreate<S = unknown>(seal?: ResultSeal<S>): RunWrapper {
-  return async <R>(call: Parameters<RunWrapper>[0], run: () => Promise<R>): Promise<R> => {
-    const key = idempotencyKeyOf(call.family, call.ctx.headers);
-    if (key === undefined) return run();
-    const { ctx } = call;
-    const scope = { accountId: ctx.accountId, operation: ctx.operation, family: call.family, key, body: call.body, lambdaContext: call.lambdaContext };
-    if (!seal) return runIdempotent(scope, run);
-    const stored = await runIdempotent(scope, async () => seal.seal((await run()) as unknown as S, ctx));
-    return (await seal.open(stored, ctx)) as unknown as R;
+function idempotency<R>(seal?: ResultSeal<R>): OperationMiddleware<R> {
+  return {
+    name: IDEMPOTENCY_MIDDLEWARE,
+    before: (request) => {
+      const { ctx, family, body } = request.internal;
+      if (!ctx || !family || !body) throw new Error('idempotency runs after validation');
+      const key = idempotencyKeyOf(family, ctx.headers);
+      if (key === undefined) return;
+      const call = { accountId: ctx.accountId, operation: ctx.operation, family, key, body, lambdaContext: request.context };
+      request.internal.around = seal
+        ? async (run) => seal.open(await runIdempotent(call, async () => seal.seal(await run(), ctx)), ctx)
+        : (run) => runIdempotent(call, run);
+    },
   };
 }
 
 /**
- * The wrap an operation's declaration asks for: `idempotentCreate` when it says `idempotent: true`,
+ * The middlewares an operation's declaration asks for: idempotency when it says `idempotent: true`,
  * none otherwise. The only way a handler gets idempotency, so it honours the header exactly when its
- * declaration (and so its function's grant to write idempotency records, and the OpenAPI document) says.
+ * declaration (and so its function's grant to write idempotency records, and the OpenAPI document)
+ * says. Only the builders of idempotent operations import this module (idempotent-records.ts,
+ * idempotent-resource.ts), so other bundles do not carry Powertools idempotency.
  */
-export const idempotencyOf = <S = unknown>(decl: { idempotent?: true }, seal?: ResultSeal<S>): RunWrapper | undefined => (decl.idempotent ? idempotentCreate(seal) : undefined);
+export const idempotencyOf = <R>(decl: { idempotent?: true }, seal?: ResultSeal<R>): OperationMiddleware<R>[] => (decl.idempotent ? [idempotency(seal)] : []);
 
 /** Families whose records are people (contract §18): their stored answers are indexed by record. */
 const PERSONAL_FAMILIES = new Set<Family>(['contacts']);

@@ -1,7 +1,7 @@
 /**
  * The handler of an operation of a resource definition declared `idempotent`
  * (shared/schemas/resource.ts): `handle` of resource.ts, applying the idempotency its declaration
- * asks for (`idempotencyOf`, idempotency.ts). A handler file is the same one line and never says it:
+ * asks for (the middleware of `idempotencyOf`, idempotency.ts). A handler file is the same one line and never says it:
  * `export const handler = handle(exportsResource, 'create', (input, ctx) => createExport(ctx, input));`
  *
  * Apart from resource.ts so that the other operations' bundles do not carry Powertools

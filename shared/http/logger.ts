@@ -1,30 +1,54 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
+import type middy from '@middy/core';
 import type { ApiError } from '../errors.js';
 import { API_ERROR_LOG_KEY } from '../observability/names.js';
 
 const base = new Logger({ serviceName: 'crm' });
-/** The logger of the invocation in progress (its keys), where one is (`withLogKeys`). */
-const invocation = new AsyncLocalStorage<Logger>();
+
+/** The log scope of one invocation: the logger its lines go through (with its keys, once `logKeys` set them). */
+interface LogScope {
+  logger: Logger;
+}
+const invocation = new AsyncLocalStorage<LogScope>();
 
 /**
- * Structured JSON logs (Powertools). Never pass secrets, tokens or request bodies to it. Inside
- * `withLogKeys` it is that invocation's logger, so its keys (`function`, `request_id`…) are its
- * own: locally several functions run at once in one thread, and keys appended to one shared
- * logger leaked from one function's lines into another's.
+ * Structured JSON logs (Powertools). Never pass secrets, tokens or request bodies to it. Inside an
+ * invocation's log scope (`ownLogScope`) it is that invocation's logger, so its keys (`function`,
+ * `operation`, `request_id`) are its own: locally several functions run at once in one thread, and
+ * keys appended to one shared logger leaked from one function's lines into another's.
  */
 export const logger: Logger = new Proxy(base, {
   get(target, prop) {
-    const current = invocation.getStore() ?? target;
+    const current = invocation.getStore()?.logger ?? target;
     const value = Reflect.get(current, prop, current) as unknown;
     return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current) : value;
   },
 });
 
-/** Runs `fn` with a logger of its own carrying `keys` on every line it logs (and only on those). */
-export function withLogKeys<T>(keys: Record<string, string>, fn: () => T): T {
-  return invocation.run(base.createChild({ persistentKeys: keys }), fn);
-}
+/**
+ * Runs each call of `handler` in a log scope of its own, where `logKeys` puts the invocation's
+ * keys: they are on every line the invocation logs, however invocations interleave, and on no
+ * line outside it. (A middleware cannot open the scope: middy calls it, it does not wrap the rest.)
+ */
+export const ownLogScope =
+  <E, C, R>(handler: (event: E, context: C) => Promise<R>) =>
+  (event: E, context: C): Promise<R> =>
+    invocation.run({ logger: base }, () => handler(event, context));
+
+/**
+ * Middleware (`before`): from here on, every line of the invocation carries `keysOf(request)`: the
+ * function or operation, and the request id. The one log-key step of both pipelines (operation.ts,
+ * instrumented.ts), inside the scope `ownLogScope` opened; the keys go with the scope.
+ */
+export const logKeys = <E, R>(keysOf: (request: middy.Request<E, R>) => Record<string, string | undefined>): middy.MiddlewareObj<E, R> => ({
+  before: (request) => {
+    const scope = invocation.getStore();
+    if (!scope) return;
+    const keys = Object.fromEntries(Object.entries(keysOf(request)).filter((e): e is [string, string] => e[1] !== undefined));
+    scope.logger = base.createChild({ persistentKeys: keys });
+  },
+});
 
 /**
  * One log line per error envelope an API function answers, carrying API_ERROR_LOG_KEY (the code):

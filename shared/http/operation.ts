@@ -6,7 +6,7 @@ import { covers, requiredScope, type ScopeAccess, scopesFromContext } from '../a
 import { recordKeyUse } from '../domain/key-use.js';
 import { consumeRateLimit, knownOverLimit, type RateLimitDecision, rateLimitHeaders } from '../domain/rate-limit.js';
 import { type ApiEvent, type ApiResult, errorResponse, jsonResponse, requestIdOf } from './envelope.js';
-import { logErrorAnswer, logger } from './logger.js';
+import { logErrorAnswer, logKeys, ownLogScope } from './logger.js';
 
 export type { AuthContext, OperationContext };
 
@@ -18,19 +18,46 @@ export { errorResponse, jsonResponse, requestIdOf };
 export const MAX_BODY_BYTES = 256 * 1024;
 
 /**
- * Wraps a run: the idempotency of an operation declared `idempotent` (shared/http/idempotency.ts
- * `idempotencyOf`), set by the handler builders from the declaration, never by a handler file. Only
- * the builders of idempotent operations import it, so other functions' bundles do not carry it.
+ * What the middlewares of one request keep for each other and for the run step (middy's
+ * `request.internal`, a fresh object per request): nothing about a request outlives it.
  */
-export type RunWrapper = <R>(call: { ctx: OperationContext; family: Family; body: Record<string, unknown>; lambdaContext?: Context }, run: () => Promise<R>) => Promise<R>;
+export interface OperationInternal<R = unknown> extends Record<string, unknown> {
+  /** The caller (`admit`). */
+  auth?: AuthContext;
+  /** The limiter's count of this call (`admit`), settled before the answer. */
+  limiter?: Limiter;
+  /** The family of the operation's error codes. */
+  family?: Family;
+  /** The JSON object body, as sent (`validate`). */
+  body?: Record<string, unknown>;
+  /** The operation's input, validated (`validate`). */
+  input?: unknown;
+  /** What the domain receives: the caller, the operation, the headers (`validate`). */
+  ctx?: OperationContext;
+  /** Runs the operation's `run` around something (the idempotency of an operation declared `idempotent`); absent: as is. */
+  around?: (run: () => Promise<R>) => Promise<R>;
+}
+
+/** The `name` of the idempotency middleware (idempotency.ts), which an operation has exactly when declared `idempotent`. */
+export const IDEMPOTENCY_MIDDLEWARE = 'idempotency';
+
+/** A middleware of the operation pipeline. */
+export type OperationMiddleware<R = unknown> = middy.MiddlewareObj<ApiEvent, ApiResult, Error, Context, OperationInternal<R>>;
+type OperationRequest = middy.Request<ApiEvent, ApiResult, Error, Context, OperationInternal>;
 
 export interface OperationSpec<I, R> {
   name: string;
   family: Family;
   /** The declaration's `access`: the scope it needs (`<family>:<access>`), and whether it waits for the limiter. */
   access: ScopeAccess;
-  /** Optional wrapper around `run` (the idempotency of an operation declared `idempotent`). */
-  wrap?: RunWrapper;
+  /** The declaration's `idempotent`: `use` must hold the idempotency middleware exactly then (checked when the handler loads). */
+  idempotent?: true;
+  /**
+   * Middlewares between validation and the run, given by the builder from the declaration: the
+   * idempotency of an operation declared `idempotent` (idempotency.ts), never by a handler file.
+   * Only the builders of idempotent operations import it, so other bundles do not carry it.
+   */
+  use?: readonly OperationMiddleware<R>[];
   /** Validates the JSON object body into the operation's input; throws ApiError. */
   parse: (body: Record<string, unknown>) => I;
   run: (input: I, ctx: OperationContext) => Promise<R>;
@@ -58,44 +85,89 @@ function authFrom(event: ApiEvent, now = Date.now()): AuthContext {
   };
 }
 
-/** The rate-limit decision of each request in flight, for the headers of its answer (success or error). */
-const rateLimits = new WeakMap<ApiEvent, RateLimitDecision>();
+/** The limiter's count of one call: started in `before`, settled before the answer. */
+interface Limiter {
+  counted: Promise<RateLimitDecision | undefined>;
+  /** Known once counted: the `RateLimit-*` headers of the answer. */
+  decision?: RateLimitDecision;
+}
 
-/** `RateLimit-*` (and on 429 `Retry-After`) on every answer of a request the limiter counted. */
-const rateLimitAnswer = (): middy.MiddlewareObj<ApiEvent, ApiResult> => {
-  const add = async (request: middy.Request<ApiEvent, ApiResult>) => {
-    const decision = rateLimits.get(request.event);
+/** Starts counting the call: the account's rate limit and the key's use, in parallel. */
+function startLimiter(auth: AuthContext): Limiter {
+  const limiter: Limiter = {
+    counted: Promise.all([consumeRateLimit(auth.accountId), recordKeyUse(auth)]).then(([decision]) => {
+      limiter.decision = decision;
+      return decision;
+    }),
+  };
+  // Settled on every path (`admit`); until then a failure must not count as unhandled.
+  limiter.counted.catch(() => undefined);
+  return limiter;
+}
+
+/** Resolves once the limiter has counted the call; throws 429 when it was over the limit. */
+async function settle(limiter: Limiter | undefined): Promise<void> {
+  const decision = await limiter?.counted;
+  if (decision && !decision.allowed) {
+    throw new ApiError('api.rate_limited', `this account is over its rate limit (${decision.limit} requests at once): retry after ${decision.retryAfter} s`);
+  }
+}
+
+/** `before`: only POST (405). */
+const postOnly = (): OperationMiddleware => ({
+  before: (request) => {
+    const method = request.event.requestContext?.http?.method;
+    if (method && method !== 'POST') throw new ApiError('api.method_not_allowed', 'only POST is allowed');
+  },
+});
+
+/**
+ * The one place access is enforced, for every operation (contract §14): the key (401), the scope
+ * the operation needs (403, from its declaration: family and access, shared/auth/scopes.ts), the
+ * account's rate limit (429).
+ *
+ * `before` authenticates and starts the limiter (`request.internal.limiter`). A write waits for
+ * the limiter before anything else (a refused call changes nothing); a read runs beside it, and
+ * `after` (or `onError`) settles it, so a read's answer (or error) is replaced by the 429 when the
+ * limiter refuses: a read pays the limiter's write in parallel, not in series
+ * (docs/performance.md, "Rate limiting"). A refused scope waits for the limiter too (429 first).
+ */
+const admit = (spec: { family: Family; access: ScopeAccess }): OperationMiddleware => {
+  const scope = requiredScope(spec);
+  return {
+    before: async (request) => {
+      const auth = authFrom(request.event);
+      const limiter = startLimiter(auth);
+      request.internal.auth = auth;
+      request.internal.limiter = limiter;
+      if (!covers(auth.scopes ?? [], scope)) {
+        await settle(limiter);
+        throw forbidden(scope);
+      }
+      if (spec.access === 'write' || knownOverLimit(auth.accountId)) await settle(limiter);
+    },
+    after: async (request) => {
+      await settle(request.internal.limiter);
+    },
+    onError: async (request) => {
+      // Thrown from here, an error would skip the envelope: the limiter's answer replaces the error instead.
+      try {
+        await settle(request.internal.limiter);
+      } catch (error) {
+        request.error = error as Error;
+      }
+    },
+  };
+};
+
+/** `after`/`onError`: `RateLimit-*` (and on 429 `Retry-After`) on every answer of a request the limiter counted. */
+const rateLimitAnswer = (): OperationMiddleware => {
+  const add = (request: OperationRequest) => {
+    const decision = request.internal.limiter?.decision;
     if (decision && request.response) request.response.headers = { ...request.response.headers, ...rateLimitHeaders(decision) };
   };
   return { after: add, onError: add };
 };
-
-/**
- * The one place access is enforced, for every operation (contract §14): the key (401), the scope
- * the operation needs (403, from its declaration: family and name, shared/auth/scopes.ts), the
- * account's rate limit (429). Returns the caller and `settle`, which resolves once the limiter
- * has counted the call and throws 429 when it was over the limit.
- *
- * A write waits for the limiter before anything else (a refused call changes nothing); a read
- * runs beside it and its answer is replaced by the 429 when the limiter refuses, so a read pays
- * the limiter's write in parallel, not in series (docs/performance.md, "Rate limiting").
- */
-function admit(event: ApiEvent): { auth: AuthContext; settle: () => Promise<void> } {
-  const auth = authFrom(event);
-  const counted = Promise.all([consumeRateLimit(auth.accountId), recordKeyUse(auth)]).then(([decision]) => {
-    if (decision) rateLimits.set(event, decision);
-    return decision;
-  });
-  // Settled below on every path; until then a failure must not count as unhandled.
-  counted.catch(() => undefined);
-  const settle = async () => {
-    const decision = await counted;
-    if (decision && !decision.allowed) {
-      throw new ApiError('api.rate_limited', `this account is over its rate limit (${decision.limit} requests at once): retry after ${decision.retryAfter} s`);
-    }
-  };
-  return { auth, settle };
-}
 
 /**
  * How deep a body's objects and arrays may nest (the body itself is level 1). Far above anything
@@ -148,9 +220,9 @@ export function readJsonObject(event: ApiEvent, family: Family): Record<string, 
   return parsed as Record<string, unknown>;
 }
 
-/** Error middleware: the one place where errors become responses (and their log line, which the ApiErrors metric counts). */
-const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult> => ({
-  onError: async (request) => {
+/** `onError`: the one place where errors become responses (and their log line, which the ApiErrors metric counts). */
+const errorEnvelope = (family: Family): OperationMiddleware => ({
+  onError: (request) => {
     const apiError = toApiError(request.error, family);
     const requestId = requestIdOf(request.event);
     logErrorAnswer(apiError, requestId, apiError.cause ?? request.error);
@@ -158,57 +230,64 @@ const errorEnvelope = (family: Family): middy.MiddlewareObj<ApiEvent, ApiResult>
   },
 });
 
-/** Every log line of the request carries its request id and operation. */
-const requestKeys = (name: string): middy.MiddlewareObj<ApiEvent, ApiResult> => {
-  const clear = async () => {
-    logger.removeKeys(['request_id', 'operation']);
-  };
-  return {
-    before: async (request) => {
-      const requestId = requestIdOf(request.event);
-      logger.appendKeys({ operation: name, ...(requestId ? { request_id: requestId } : {}) });
-    },
-    after: clear,
-    onError: clear,
-  };
-};
+/**
+ * The run step's context: Lambda's (through its prototype, unchanged) and the request's internal
+ * storage, since middy calls a handler with the event and the context only.
+ */
+interface RunContext<R> extends Context {
+  readonly internal: OperationInternal<R>;
+}
 
 /**
- * Builds a Lambda handler for one operation: auth, scope, rate limit → body → validate → run → envelope.
- * The same function serves API Gateway and the local HTTP server.
+ * `before`: the body, read (413, depth, JSON object) and validated by the operation's `parse` (400),
+ * and the domain's context: the caller, the operation, the headers (lowercased). Hands the run
+ * step `request.internal` (what this and the other middlewares keep there, `around` included) on
+ * a context of its own: Lambda's is not changed.
+ */
+const validate = <I>(spec: { name: string; family: Family; parse: (body: Record<string, unknown>) => I }): OperationMiddleware => ({
+  before: (request) => {
+    const body = readJsonObject(request.event, spec.family);
+    request.internal.input = spec.parse(body);
+    request.internal.body = body;
+    request.internal.family = spec.family;
+    request.internal.ctx = {
+      ...request.internal.auth!,
+      operation: spec.name,
+      headers: Object.fromEntries(Object.entries(request.event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+    };
+    request.context = Object.assign(Object.create(request.context) as Context, { internal: request.internal }) satisfies RunContext<unknown>;
+  },
+});
+
+/**
+ * Builds a Lambda handler for one operation: a middy pipeline, the same for API Gateway and the
+ * local HTTP server. `before` runs in this order, `after` and `onError` in the reverse one:
+ *
+ * 1. logKeys — the operation and request id on every line of the invocation (logger.ts);
+ * 2. rateLimitAnswer — `RateLimit-*` headers on every answer, errors included;
+ * 3. errorEnvelope — anything thrown becomes the contract's error envelope;
+ * 4. postOnly — 405;
+ * 5. admit — 401, 403, the limiter started (a write waits for it), settled before any answer (429);
+ * 6. validate — the body read and parsed into the input (413, 400), handed to the run;
+ * 7. `spec.use` — the idempotency of an operation declared `idempotent`;
+ * 8. the run, in the success envelope.
  */
 export function operation<I, R>(spec: OperationSpec<I, R>) {
-  return middy<ApiEvent, ApiResult, Error, Context>()
-    .use(requestKeys(spec.name))
+  if (Boolean(spec.idempotent) !== Boolean(spec.use?.some((m) => m.name === IDEMPOTENCY_MIDDLEWARE))) {
+    throw new Error(`${spec.name}: its idempotency must follow its declaration (idempotent: ${Boolean(spec.idempotent)})`);
+  }
+  const pipeline = middy<ApiEvent, ApiResult, Error, Context, OperationInternal<R>>()
+    .use(logKeys<ApiEvent, ApiResult>((request) => ({ operation: spec.name, request_id: requestIdOf(request.event) })))
     .use(rateLimitAnswer())
     .use(errorEnvelope(spec.family))
-    .handler(async (event, context) => {
-      if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') {
-        throw new ApiError('api.method_not_allowed', 'only POST is allowed');
-      }
-      const { auth, settle } = admit(event);
-      const scope = requiredScope(spec);
-      if (!covers(auth.scopes ?? [], scope)) {
-        await settle();
-        throw forbidden(scope);
-      }
-      if (spec.access === 'write' || knownOverLimit(auth.accountId)) await settle();
-      let result: unknown;
-      try {
-        const body = readJsonObject(event, spec.family);
-        const input = spec.parse(body);
-        const ctx: OperationContext = {
-          ...auth,
-          operation: spec.name,
-          headers: Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
-        };
-        const run = () => spec.run(input, ctx);
-        result = spec.wrap ? await spec.wrap({ ctx, family: spec.family, body, lambdaContext: context }, run) : await run();
-      } catch (error) {
-        await settle();
-        throw error;
-      }
-      await settle();
-      return jsonResponse(200, { ok: true, result });
+    .use(postOnly())
+    .use(admit(spec))
+    .use(validate(spec))
+    .use([...(spec.use ?? [])])
+    .handler(async (_event, context) => {
+      const { input, ctx, around } = (context as RunContext<R>).internal;
+      const run = () => spec.run(input as I, ctx!);
+      return jsonResponse(200, { ok: true, result: around ? await around(run) : await run() });
     });
+  return ownLogScope((event: ApiEvent, context: Context) => pipeline(event, context));
 }

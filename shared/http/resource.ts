@@ -10,24 +10,28 @@
  * operation declared idempotent with a key.
  */
 import { type InputOfOp, type OperationDecl, operationName, parseOperation, type ResourceDefinition } from '../schemas/resource.js';
-import { type OperationContext, operation, type RunWrapper } from './operation.js';
+import { type OperationContext, type OperationMiddleware, operation } from './operation.js';
 
 /** The verbs of a definition whose declaration says `idempotent: true`. */
 export type IdempotentVerb<Ops> = { [V in keyof Ops & string]: Ops[V] extends { idempotent: true } ? V : never }[keyof Ops & string];
 
-/** The operation of a declaration, with the run wrapper its declaration asks for (idempotent-resource.ts). */
+/**
+ * The operation of a declaration: name, family, access and parse from it, and the middlewares its
+ * declaration asks for (`use`: idempotency, given by idempotent-resource.ts).
+ */
 export function declaredOperation<Ops extends Record<string, OperationDecl<unknown>>, V extends keyof Ops & string, R>(
   def: ResourceDefinition<Ops>,
   verb: V,
   run: (input: InputOfOp<Ops[V]>, ctx: OperationContext) => Promise<R>,
-  wrap?: RunWrapper,
+  use: readonly OperationMiddleware<R>[] = [],
 ) {
   const op = def.operations[verb]!;
   return operation({
     name: operationName(def, verb),
     family: def.family,
     access: op.access,
-    wrap,
+    idempotent: op.idempotent,
+    use,
     parse: (body) => parseOperation(def.family, op, body) as InputOfOp<Ops[V]>,
     run,
   });

@@ -1,31 +1,16 @@
 /**
- * Handlers of the trash operations (contract §15), derived from an entity definition like the
- * CRUD ones: `export const handler = restoreHandler(contactEntity);`.
+ * The handlers of the trash operations (contract §15), built from their declarations like the
+ * CRUD ones (records.ts): `export const handler = restoreHandler(contactEntity);`.
  */
-import type { Family } from '../errors.js';
-import { parseIdOnly } from '../schemas/common.js';
-import type { Entity, RecordOf } from '../schemas/entities/index.js';
-import { parseMerge } from '../schemas/trash.js';
 import { familyOf } from '../domain/records/family.js';
 import { merge } from '../domain/records/merge.js';
 import { restore } from '../domain/records/restore.js';
-import { operation } from './operation.js';
+import { parseMerge } from '../schemas/trash.js';
+import { byId, recordHandler } from './records.js';
 
-export const restoreHandler = <D extends Entity>(entity: D) =>
-  operation({
-    name: `${entity.family}-restore`,
-    family: entity.family as Family,
-    access: 'write',
-    parse: (body) => parseIdOnly(entity.family as Family, body),
-    run: ({ id }, ctx) => restore(familyOf(entity), ctx, id) as Promise<RecordOf<D>>,
-  });
+export const restoreHandler = /* @__PURE__ */ recordHandler('restore', /* @__PURE__ */ byId(restore));
 
-export const mergeHandler = <D extends Entity>(entity: D) =>
-  operation({
-    name: `${entity.family}-merge`,
-    family: entity.family as Family,
-    access: 'write',
-    parse: (body) => parseMerge(entity.family as Family, body),
-    run: (input, ctx) => merge(familyOf(entity), ctx, input.primary_id, input.secondary_id) as Promise<RecordOf<D>>,
-  });
-
+export const mergeHandler = /* @__PURE__ */ recordHandler('merge', {
+  parse: (entity, body) => parseMerge(entity.family, body),
+  run: (entity, ctx, input) => merge(familyOf(entity), ctx, input.primary_id, input.secondary_id),
+});

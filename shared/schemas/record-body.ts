@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import type { Family } from '../errors.js';
 import { ApiError, invalidRequest } from '../errors.js';
 import { parseWith, rejectUnknownFields, requireId, requireName } from './common.js';
 import { customField, type EntityDefinition, readOnlyFields, settable, writableEntries } from './entities/define.js';
@@ -30,7 +29,7 @@ function partialSchema(def: EntityDefinition, mode: 'create' | 'update'): v.Gene
  * type and rules (with details).
  */
 export function parseRecordBody(def: EntityDefinition, body: Record<string, unknown>, mode: 'create' | 'update'): ParsedBody {
-  const family = def.family as Family;
+  const family = def.family;
   const writable = settable(def, mode);
   rejectUnknownFields(family, body, { allowed: mode === 'update' ? ['id', ...writable] : writable, readOnly: readOnlyFields(def, mode) });
   const id = mode === 'update' ? requireId(family, body) : undefined;

@@ -6,7 +6,8 @@
  *
  * - the registry entries (routes, Lambdas, grants): `registryEntries` in shared/http/registry.ts;
  * - the body parsing, in the contract's order: `parseOperation` below;
- * - the handler (name, family, parse): `handle(resource, verb, run)` in shared/http/resource.ts;
+ * - the handler (name, family, access, parse, idempotency): `handle(resource, verb, run)` in
+ *   shared/http/resource.ts (record families: shared/http/records.ts);
  * - the API shape of a stored item (`toApi`): `apiShape(record)` below;
  * - the OpenAPI operations and components, and the client's types: shared/openapi/operations.ts.
  *
@@ -60,9 +61,10 @@ export interface OperationDecl<I = unknown> extends OperationDoc {
   access: Access;
   /**
    * Honours `Idempotency-Key` (contract §7; every operation that creates something but
-   * `api-keys-create`): the one source of it. The handler builders (shared/http/) apply
-   * `idempotentCreate` from it, its function may write the control table's idempotency items
-   * (policies.ts), and the OpenAPI document offers the header.
+   * `api-keys-create`): the one source of it. The handler builders (shared/http/) add the
+   * idempotency middleware from it (a handler disagreeing with it fails when loaded), its
+   * function may write the control table's idempotency items (policies.ts), and the OpenAPI
+   * document offers the header.
    */
   idempotent?: true;
   /**

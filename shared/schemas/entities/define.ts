@@ -10,6 +10,7 @@ import type { SearchableText } from '../../search/tokenize.js';
 import { cursorString, limitInteger, searchString } from '../primitives.js';
 import type { FieldSpec } from '../fields.js';
 import { filterSchemas } from '../filter.js';
+import type { EntityFamily } from './index.js';
 
 export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.GenericSchema>>;
 
@@ -33,7 +34,11 @@ export interface Violation {
   message: string;
 }
 
-export interface EntityDefinition<T extends string = string, Fam extends string = string, FS extends Fields = Fields, Req extends string = string> {
+/**
+ * An entity definition; `Fam` is its family's literal (`'contacts'`). Without it (code for any
+ * family), `family` is one of the entity list's families, so it is a `Family` (shared/errors.ts).
+ */
+export interface EntityDefinition<T extends string = string, Fam extends string = EntityFamily, FS extends Fields = Fields, Req extends string = string> {
   /** Stored entity type, singular (`contact`): keys, events (`contact.created`). */
   type: T;
   /** Error family (`contacts`): codes `<family>.<name>`; also the operation prefix (`contacts-create`) and handler folder. */

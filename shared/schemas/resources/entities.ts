@@ -2,7 +2,8 @@
  * The operations of every record family (contacts, companies, lead sources, projects,
  * activities), derived from its entity definition: the five CRUD operations, the batches
  * (contract §13: `-batch-upsert` when it has a `lookup`), `-restore` (`trash: true`) and `-merge`
- * (`merge: true`). Their handlers are one line each over shared/http/crud.ts, batch.ts, trash.ts.
+ * (`merge: true`). Their access and idempotency: entity-operations.ts. Their handlers are one line
+ * each, built from those entries (shared/http/records.ts).
  */
 import * as v from 'valibot';
 import { MAX_BATCH_ITEMS } from '../batch.js';
@@ -180,7 +181,7 @@ function batchOperations(def: EntityDefinition): Record<string, OperationDecl> {
 function restoreOperation(def: EntityDefinition): OperationDecl {
   const p = def.family;
   return {
-    access: 'write',
+    ...OPS.restore,
     summary: `Restore a ${def.label} from the trash`,
     description:
       `Brings a deleted ${def.label} back with its id, fields, \`created_at\` and its own links (a link to a record that is gone is dropped), and undoes its deletion's cascades where nothing changed them since (within seconds: the stream worker re-links them, raising their \`*.updated\` events). Raises \`${def.type}.restored\` (body as \`${def.type}.created\`). ` +
@@ -195,7 +196,7 @@ function mergeOperation(def: EntityDefinition): OperationDecl {
   const p = def.family;
   const links = def.type === 'contact' ? "activities' and projects' `contact_ids`, inbound emails' `matched_contact_ids`" : "contacts', projects' and activities' `company_id`";
   return {
-    access: 'write',
+    ...OPS.merge,
     summary: `Merge a duplicate ${def.label} into another`,
     description:
       `The primary keeps its non-empty fields and takes the secondary's where its own are empty; \`tags\` are the union (the primary's first); \`custom_fields\` merge by key, the primary's value winning. The secondary goes to the trash (restorable; restoring it does not undo the merge) and its links move to the primary (${links}): ` +

@@ -1,30 +1,34 @@
 /**
- * What the CRUD and batch operations of every record family do, beyond their documentation:
- * their `access` and whether they are `idempotent` (../resource.ts). Declared once, here, as
- * data: `entityResource` (entities.ts) spreads each into its operation's declaration (from which
- * the registry, the grants and the OpenAPI document follow), and the handlers of the idempotent
- * ones (`createHandler`, `batchCreateHandler`, `batchUpsertHandler` of
- * shared/http/idempotent-records.ts) apply idempotency from the same entry, so a handler cannot
- * disagree with its declaration. Apart from entities.ts, one constant each, so that a handler's
- * bundle carries its own entry, not every operation's schemas and documentation.
+ * What the operations of every record family do, beyond their documentation: their `access` and
+ * whether they are `idempotent` (../resource.ts). Declared once, here, as data: `entityResource`
+ * (entities.ts) spreads each into its operation's declaration (from which the registry, the
+ * grants and the OpenAPI document follow), and the handler builder (`recordHandler`,
+ * shared/http/records.ts) takes the name, access and idempotency of every record handler from the
+ * same entry, so a handler cannot disagree with its declaration. Apart from entities.ts so that a
+ * handler's bundle carries these few entries, not every operation's schemas and documentation.
  */
 import type { OperationDecl } from '../resource.js';
 
-type Effects = Pick<OperationDecl, 'access' | 'idempotent'>;
+export type EntityOperationEffects = Pick<OperationDecl, 'access' | 'idempotent'>;
 
-export const ENTITY_CREATE = { access: 'write', idempotent: true } as const satisfies Effects;
-export const ENTITY_BATCH_CREATE = { access: 'write', idempotent: true } as const satisfies Effects;
-export const ENTITY_BATCH_UPSERT = { access: 'write', idempotent: true } as const satisfies Effects;
+const read = { access: 'read' } as const;
+const write = { access: 'write' } as const;
+const idempotentWrite = { access: 'write', idempotent: true } as const;
 
 export const ENTITY_OPERATIONS = {
-  list: { access: 'read' },
-  get: { access: 'read' },
-  create: ENTITY_CREATE,
-  update: { access: 'write' },
-  delete: { access: 'write' },
-  'batch-create': ENTITY_BATCH_CREATE,
-  'batch-update': { access: 'write' },
-  'batch-delete': { access: 'write' },
-  'batch-get': { access: 'read' },
-  'batch-upsert': ENTITY_BATCH_UPSERT,
-} as const satisfies Record<string, Effects>;
+  list: read,
+  get: read,
+  create: idempotentWrite,
+  update: write,
+  delete: write,
+  'batch-create': idempotentWrite,
+  'batch-update': write,
+  'batch-delete': write,
+  'batch-get': read,
+  'batch-upsert': idempotentWrite,
+  restore: write,
+  merge: write,
+} as const satisfies Record<string, EntityOperationEffects>;
+
+/** A verb of a record family (`get`, `batch-upsert`, `merge` …). */
+export type EntityVerb = keyof typeof ENTITY_OPERATIONS;
