@@ -15,8 +15,9 @@
  *   then checked once per target type for a reference renamed or deleted meanwhile (the single
  *   create's reconcile, for the few that need it);
  * - updates keep their per-record optimistic locking (a lost race re-reads that record only) and
- *   run concurrently; deletes call the service's delete (so they follow whatever it does);
- * - the account's meta (current computed names) is read once for all results.
+ *   run concurrently, each answered with the account's meta its own read brought (as a single
+ *   update); deletes call the service's delete (so they follow whatever it does);
+ * - the account's meta (current computed names) is read once for all other results.
  * Events come from the table's stream for every record written, as for single writes.
  */
 import { randomUUID } from 'node:crypto';
@@ -184,7 +185,7 @@ async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, ite
  * (unanswered) instead of answered `not_found`: an upsert's match deleted meanwhile.
  */
 async function updateAll<T extends { slot: Slot; body: ParsedBody }>(b: Batch, ctx: OperationContext, items: readonly T[], pre: Preloaded, gone = false): Promise<T[]> {
-  const done: Array<{ slot: Slot; stored: StoredRecord; changed: boolean }> = [];
+  const done: Array<{ slot: Slot } & Awaited<ReturnType<typeof applyUpdate>>> = [];
   const lost: T[] = [];
   await eachConcurrently(items, async (item) => {
     try {
@@ -194,9 +195,7 @@ async function updateAll<T extends { slot: Slot; body: ParsedBody }>(b: Batch, c
       else item.slot.result = failure(b, item.slot.index, error);
     }
   });
-  if (done.length === 0) return lost;
-  const meta = await readMeta(ctx.accountId);
-  for (const d of done) d.slot.result = { index: d.slot.index, ok: true, action: d.changed ? 'updated' : 'unchanged', record: toApi(b.fam, d.stored, meta) };
+  for (const d of done) d.slot.result = { index: d.slot.index, ok: true, action: d.changed ? 'updated' : 'unchanged', record: toApi(b.fam, d.stored, d.meta) };
   return lost;
 }
 

@@ -8,7 +8,7 @@
  * saved chunk, an export starts its file again), and the markers of jobs that have ended are
  * removed.
  */
-import { importRecovery } from '../db/imports.js';
+import { importRecovery } from '../domain/imports.js';
 import { enqueueImport } from './storage.js';
 
 /** What recovery needs of a job family (its data-layer store and its queue). */

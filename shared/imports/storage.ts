@@ -1,12 +1,11 @@
 /**
- * The import files' bucket (through the data layer's object store, shared/db/objects.ts) and the
- * job queues' messages (imports, exports, erasures, index builds): the only SQS calls of the jobs.
- * Deployed, `IMPORTS_BUCKET` and `IMPORTS_QUEUE_URL` come from the stack (lib/imports.ts).
+ * The job queues' messages (imports, exports, erasures, index builds): the only SQS calls of the
+ * jobs (an import's file is the domain's: shared/domain/imports.ts).
+ * Deployed, `IMPORTS_QUEUE_URL` comes from the stack (lib/imports.ts).
  * Locally, `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL_SQS` (the SDK's own variables) point at the
  * in-process fauxqs, addressed path-style (`http://127.0.0.1:<port>/<bucket>/<key>`).
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Sha256 } from '@smithy/core/checksum';
 import { Client, Command, type SmithyResolvedConfiguration } from '@smithy/core/client';
@@ -16,25 +15,9 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { CALL_TIME_LIMITS } from '../config/call-limits.js';
 import { optionalEnv, requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
-import { objectSize, openObject, presignedPutUrl, putObject } from '../db/objects.js';
 import type { JobFairness } from '../http/job-handler.js';
 
-export const importsBucket = () => requireEnv(bindingEnv('importsBucket'));
-export const importsQueueUrl = () => requireEnv(bindingEnv('importsQueue'));
-
-/** Object key of an import's file: by account and import id (never the client's file name). */
-export const objectKeyOf = (accountId: string, importId: string) => `imports/${accountId}/${importId}.csv`;
-
-export const putFile = (key: string, body: string) => putObject(importsBucket(), key, body, 'text/csv; charset=utf-8');
-
-/** A presigned HTTP PUT URL for the file (`curl -T file.csv "<url>"` works). */
-export const uploadUrl = (key: string, expiresIn: number) => presignedPutUrl(importsBucket(), key, expiresIn);
-
-/** The file's size in bytes, or undefined when nothing was uploaded. */
-export const fileSize = (key: string) => objectSize(importsBucket(), key);
-
-/** The file as a stream of bytes (never read whole). */
-export const openFile = (key: string): Promise<Readable> => openObject(importsBucket(), key);
+const importsQueueUrl = () => requireEnv(bindingEnv('importsQueue'));
 
 /** A job queue's message: which job of which account to work on (`id` names the job's id field). */
 export type JobMessage<K extends string> = { account_id: string } & Record<K, string>;

@@ -18,11 +18,21 @@ import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { type Readable, Transform } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { getImportItem, type ImportItem, type ImportStatus, leaseImport, putRowErrors, type RowErrorItem } from '../db/imports.js';
-import type { JobLease } from '../db/job-lease.js';
 import type { StoredRecord } from '../db/items.js';
 import type { OperationContext } from '../domain/context.js';
 import { listDefinitions } from '../domain/custom-fields.js';
+import {
+  completeImport,
+  failImport,
+  fileSize,
+  type ImportItem,
+  type ImportLease,
+  leaseImportJob,
+  openFile,
+  type RowErrorItem,
+  saveChunk,
+  saveFileCounted,
+} from '../domain/imports.js';
 import { companiesByDomain, contactsByEmail, normalizeLookupKey } from '../domain/lookups.js';
 import { batchService } from '../domain/batch.js';
 import { ApiError } from '../errors.js';
@@ -30,7 +40,7 @@ import { companyEntity, contactEntity, customField, type Entity, type EntityDefi
 import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
-import { enqueueImport, fileSize, importQueueFairness, type ImportMessage, openFile } from './storage.js';
+import { enqueueImport, importQueueFairness, type ImportMessage } from './storage.js';
 
 export interface ImportWorkerDeps {
   /** Rows per chunk (default `CRM_IMPORT_CHUNK_ROWS`, else 200: tests run several chunks of fewer rows). */
@@ -353,10 +363,8 @@ class JobRun {
 
 }
 
-async function fail(lease: JobLease<ImportItem, ImportStatus>, reason: string): Promise<RunOutcome> {
-  const now = new Date().toISOString();
-  const out = await lease.end({ status: 'failed', failure_reason: reason, completed_at: now, updated_at: now });
-  return out ? 'failed' : 'skipped';
+async function fail(lease: ImportLease, reason: string): Promise<RunOutcome> {
+  return (await failImport(lease, reason)) ? 'failed' : 'skipped';
 }
 
 /** Counts the data rows and maps the header (the first pass: nothing is applied before the file is known to be readable). */
@@ -385,9 +393,7 @@ async function countRows(job: ImportItem, def: EntityDefinition): Promise<{ tota
  */
 export async function runImport(message: ImportMessage, deps: ImportWorkerDeps = {}): Promise<RunOutcome> {
   const opts = { ...DEFAULTS, chunkSize: positiveIntEnv('CRM_IMPORT_CHUNK_ROWS', DEFAULTS.chunkSize), ...deps };
-  const found = await getImportItem(message.account_id, message.import_id);
-  const now = new Date().toISOString();
-  const lease = found && (await leaseImport(found, { running: 'processing', from: 'queued', started: { started_at: now, updated_at: now }, leaseMs: opts.leaseMs }));
+  const lease = await leaseImportJob(message.account_id, message.import_id, opts.leaseMs);
   if (!lease) return 'skipped';
   try {
     return await work(lease, message, opts);
@@ -398,7 +404,7 @@ export async function runImport(message: ImportMessage, deps: ImportWorkerDeps =
   }
 }
 
-async function work(lease: JobLease<ImportItem, ImportStatus>, message: ImportMessage, opts: ImportWorkerDeps & typeof DEFAULTS): Promise<RunOutcome> {
+async function work(lease: ImportLease, message: ImportMessage, opts: ImportWorkerDeps & typeof DEFAULTS): Promise<RunOutcome> {
   let job = lease.job;
   /**
    * A conditional write of the job failed: it was canceled or finished (done), or another worker
@@ -415,8 +421,8 @@ async function work(lease: JobLease<ImportItem, ImportStatus>, message: ImportMe
     const counted = await countRows(job, def);
     mapping = counted.mapping;
     if (job.total_rows === null) {
-      const set = { total_rows: counted.total, unmapped_columns: mapping.unmapped.slice(0, MAX_UNMAPPED_LISTED).map((h) => (h.length > MAX_HEADER_SHOWN ? `${h.slice(0, MAX_HEADER_SHOWN - 3)}...` : h)), updated_at: new Date().toISOString(), chunk_time: new Date().toISOString() };
-      const saved = await lease.save(set, { position: job.position });
+      const unmapped = mapping.unmapped.slice(0, MAX_UNMAPPED_LISTED).map((h) => (h.length > MAX_HEADER_SHOWN ? `${h.slice(0, MAX_HEADER_SHOWN - 3)}...` : h));
+      const saved = await saveFileCounted(lease, counted.total, unmapped);
       if (!saved) return lost();
       job = saved;
     }
@@ -435,21 +441,9 @@ async function work(lease: JobLease<ImportItem, ImportStatus>, message: ImportMe
   const flush = async (prepared: Promise<Prepared>, end: number): Promise<boolean> => {
     const chunkOf = await prepared;
     const result = await run.applyChunk(chunkOf, job.chunk_time ?? new Date().toISOString());
-    if (result.errors.length) await putRowErrors(job.account_id, job.id, result.errors);
-    await opts.afterApply?.({ firstRow: position + 2, lastRow: end + 1 });
-    const saved = await lease.save(
-      {
-        position: end,
-        processed_rows: job.processed_rows + chunkOf.rows,
-        created_count: job.created_count + result.created,
-        updated_count: job.updated_count + result.updated,
-        error_count: job.error_count + result.errors.length,
-        updated_at: new Date().toISOString(),
-        chunk_time: new Date().toISOString(),
-      },
-      // A chunk applied while the job was canceled still counts (its rows stay applied).
-      { statusIn: ['processing', 'canceled'], position },
-    );
+    const saved = await saveChunk(lease, job, { rows: chunkOf.rows, ...result }, position, end, async () => {
+      await opts.afterApply?.({ firstRow: position + 2, lastRow: end + 1 });
+    });
     if (!saved) return false;
     job = saved;
     position = end;
@@ -511,7 +505,5 @@ async function work(lease: JobLease<ImportItem, ImportStatus>, message: ImportMe
     if (error instanceof FileProblem) return fail(lease, error.message);
     throw error;
   }
-  const now = new Date().toISOString();
-  const done = await lease.end({ status: 'completed', completed_at: now, updated_at: now }, { position });
-  return done ? 'completed' : lost();
+  return (await completeImport(lease, position)) ? 'completed' : lost();
 }
