@@ -165,6 +165,12 @@ export interface UpdateSpec {
   delete?: Assignments;
 }
 
+class AttributeValue {
+  constructor(readonly path: Path) {}
+}
+/** A SET value that is another attribute's (`SET a = b`). */
+export const valueOf = (path: Path) => new AttributeValue(path);
+
 const pairs = (a: Assignments | undefined): Iterable<readonly [Path, unknown]> => (!a ? [] : Symbol.iterator in a ? (a as Iterable<readonly [Path, unknown]>) : Object.entries(a));
 
 /**
@@ -179,7 +185,9 @@ export function update(spec: UpdateSpec, ...conditions: Maybe[]): UpdateExpr {
     const done: string[] = [];
     for (const [p, value] of list) {
       const { text, names, id } = pathOf(p);
-      done.push(absorb(bag, names, withValue ? { [`:${id}`]: value } : {}, [withValue ? `${text}${op}:${id}` : text])[0]!);
+      const [target] = absorb(bag, names, {}, [text]);
+      if (value instanceof AttributeValue) done.push(`${target}${op}${absorb(bag, pathOf(value.path).names, {}, [pathOf(value.path).text])[0]}`);
+      else done.push(withValue ? `${target}${op}${absorb(bag, {}, { [`:${id}`]: value }, [`:${id}`])[0]}` : target!);
     }
     if (done.length) actions.push([verb, done]);
   };

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { cancellationCodes, isConditionFailure, newestFirst, queryAll, queryPartition, writeUnlessRefused } from './items.js';
+import { cond, eq, exists, filter, is, itemOf, merge, notExists, or, partition, transact, update, valueOf } from './expr.js';
+import { isConditionFailure, newestFirst, queryAll, queryPartition, writeUnlessRefused } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
 /**
@@ -89,9 +90,7 @@ export const refOf = (d: Pick<DeliveryItem, 'account_id' | 'endpoint_id' | 'id' 
 });
 
 const deliveryKey = (ref: DeliveryRef) => keys.webhookDelivery(ref.account_id, ref.endpoint_id, ref.created_at, ref.delivery_id);
-const BOOKKEEPING = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', TABLE_DEFINITION.ttlAttribute]);
-const strip = <T>(item: Record<string, unknown> | undefined): T | undefined =>
-  item && (Object.fromEntries(Object.entries(item).filter(([k]) => !BOOKKEEPING.has(k))) as T);
+const strip = <T extends object>(item: Record<string, unknown> | undefined) => itemOf<T>(item, [TABLE_DEFINITION.ttlAttribute]);
 
 /** Delivery records are removed by the table's TTL this long after they were created. */
 export const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
@@ -118,37 +117,19 @@ export async function listEndpointItems(accountId: string): Promise<EndpointItem
 export async function insertEndpoint(item: EndpointItem, max = MAX_ENDPOINTS_PER_ACCOUNT): Promise<boolean> {
   const counterKey = keys.webhookEndpointCount(item.account_id);
   const counter = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
-  const exists = typeof counter.Item?.n === 'number';
-  const base = exists ? 0 : (await listEndpointItems(item.account_id)).length;
-  if (!exists && base >= max) return false;
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName(),
-              Key: counterKey,
-              UpdateExpression: exists ? 'SET n = n + :one' : 'SET n = :first',
-              ConditionExpression: exists ? 'n < :max' : 'attribute_not_exists(n)',
-              ExpressionAttributeValues: exists ? { ':one': 1, ':max': max } : { ':first': base + 1 },
-            },
-          },
-          { Put: { TableName: tableName(), Item: { ...keys.webhookEndpoint(item.account_id, item.id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-      }),
-    );
-    return true;
-  } catch (error) {
-    const codes = cancellationCodes(error);
-    if (codes?.[0] === 'ConditionalCheckFailed') {
-      // Full, or another create changed the counter between the read and the write: look again.
-      const again = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
-      if (typeof again.Item?.n === 'number' && again.Item.n >= max) return false;
-      return insertEndpoint(item, max);
-    }
-    throw error;
-  }
+  const counted = typeof counter.Item?.n === 'number';
+  const base = counted ? 0 : (await listEndpointItems(item.account_id)).length;
+  if (!counted && base >= max) return false;
+  const refused = await transact([
+    { Update: { TableName: tableName(), Key: counterKey, ...(counted ? update({ add: { n: 1 } }, is('n', '<', max)) : update({ set: { n: base + 1 } }, notExists('n'))) } },
+    { Put: { TableName: tableName(), Item: { ...keys.webhookEndpoint(item.account_id, item.id), ...item }, ...notExists() } },
+  ]);
+  if (!refused) return true;
+  if (refused.at[0] !== 0) throw refused.error;
+  // Full, or another create changed the counter between the read and the write: look again.
+  const again = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
+  if (typeof again.Item?.n === 'number' && again.Item.n >= max) return false;
+  return insertEndpoint(item, max);
 }
 
 export interface EndpointChange {
@@ -163,28 +144,13 @@ export interface EndpointChange {
  * undefined when it does not exist or the extra condition does not hold.
  */
 export async function updateEndpointItem(accountId: string, id: string, change: EndpointChange): Promise<EndpointItem | undefined> {
-  const names: Record<string, string> = { ...change.condition?.names };
-  const values: Record<string, unknown> = { ...change.condition?.values };
-  const sets: string[] = [];
-  Object.entries(change.set ?? {}).forEach(([k, value], i) => {
-    names[`#s${i}`] = k;
-    values[`:s${i}`] = value;
-    sets.push(`#s${i} = :s${i}`);
-  });
-  const removes = (change.remove ?? []).map((k, i) => {
-    names[`#r${i}`] = k;
-    return `#r${i}`;
-  });
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  const extra = change.condition && cond(change.condition.expression, change.condition.values, change.condition.names);
   try {
     const out = await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.webhookEndpoint(accountId, id),
-        UpdateExpression: expression,
-        ConditionExpression: ['attribute_exists(pk)', change.condition?.expression].filter(Boolean).join(' AND '),
-        ExpressionAttributeNames: names,
-        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        ...update({ set: change.set, remove: change.remove }, exists(), extra),
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -199,33 +165,14 @@ export async function updateEndpointItem(accountId: string, id: string, change: 
 export async function deleteEndpointItem(accountId: string, id: string): Promise<boolean> {
   const counterKey = keys.webhookEndpointCount(accountId);
   const counter = await db().send(new GetCommand({ TableName: tableName(), Key: counterKey, ConsistentRead: true }));
-  const del = { TableName: tableName(), Key: keys.webhookEndpoint(accountId, id), ConditionExpression: 'attribute_exists(pk)' };
-  try {
-    if (typeof counter.Item?.n !== 'number') {
-      await db().send(new DeleteCommand(del));
-    } else {
-      await db().send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Delete: del },
-            { Update: { TableName: tableName(), Key: counterKey, UpdateExpression: 'SET n = n - :one', ConditionExpression: 'n > :zero', ExpressionAttributeValues: { ':one': 1, ':zero': 0 } } },
-          ],
-        }),
-      );
-    }
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    const codes = cancellationCodes(error);
-    if (codes?.[0] === 'ConditionalCheckFailed') return false;
-    if (codes?.[1] === 'ConditionalCheckFailed') {
-      await db().send(new DeleteCommand(del)).catch((e: unknown) => {
-        if (!isConditionFailure(e)) throw e;
-      });
-      return true;
-    }
-    throw error;
-  }
+  const del = { TableName: tableName(), Key: keys.webhookEndpoint(accountId, id), ...exists() };
+  if (typeof counter.Item?.n !== 'number') return writeUnlessRefused({ Delete: del });
+  const refused = await transact([{ Delete: del }, { Update: { TableName: tableName(), Key: counterKey, ...update({ add: { n: -1 } }, is('n', '>', 0)) } }]);
+  if (!refused) return true;
+  if (refused.at[0] === 0) return false;
+  // The counter was at 0 (out of step): the endpoint is deleted all the same.
+  await writeUnlessRefused({ Delete: del });
+  return true;
 }
 
 // ---- deliveries ---------------------------------------------------------------------------------
@@ -257,6 +204,10 @@ export const hourBucket = (iso: string) => iso.slice(0, 13);
 const shardOf = (id: string) => createHash('sha256').update(id).digest()[0]! % DUE_SHARDS;
 const dueAttributes = (dueAt: string, id: string) => keys.webhookDue(hourBucket(dueAt), shardOf(id), dueAt, id);
 
+/** A delivery's lease and sweep bookkeeping, and its entry in the sweeper's index (GSI1). */
+const LEASE_ATTRIBUTES = ['lease_id', 'lease_until', 'sweeps', 'swept_at'];
+const DUE_ATTRIBUTES = [TABLE_DEFINITION.gsi1.partitionKey, TABLE_DEFINITION.gsi1.sortKey];
+
 const ttlOf = (createdAt: string) => Math.floor(Date.parse(createdAt) / 1000) + DELIVERY_RETENTION_SECONDS;
 
 /**
@@ -275,7 +226,7 @@ export async function putDelivery(d: DeliveryItem, now = new Date()): Promise<{ 
   }
   const item = { ...deliveryKey(refOf(d)), ...dueAttributes(now.toISOString(), d.id), [TABLE_DEFINITION.ttlAttribute]: ttlOf(d.created_at), ...d };
   try {
-    await db().send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await db().send(new PutCommand({ TableName: tableName(), Item: item, ...notExists() }));
     return { created: true };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
@@ -295,23 +246,19 @@ export async function findDelivery(accountId: string, endpointId: string, id: st
     const found = await getDelivery({ account_id: accountId, endpoint_id: endpointId, delivery_id: id, created_at: createdAt });
     if (found) return found;
   }
-  for await (const item of queryAll({
-    KeyConditionExpression: 'pk = :p',
-    FilterExpression: 'id = :id',
-    ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':id': id },
-  })) {
+  for await (const item of queryAll(merge(partition(keys.webhookDeliveryPartition(accountId, endpointId)), filter(eq('id', id))))) {
     return strip<DeliveryItem>(item);
   }
   return undefined;
 }
 
 export async function markEnqueued(ref: DeliveryRef): Promise<void> {
-  try {
-    await db().send(new UpdateCommand({ TableName: tableName(), Key: deliveryKey(ref), UpdateExpression: 'SET enqueued = :t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':t': true } }));
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({ Update: { TableName: tableName(), Key: deliveryKey(ref), ...update({ set: { enqueued: true } }, exists()) } });
 }
+
+/** Conditions of a delivery's lease: it is pending; no lease is held, or the one held ran out at `now` (epoch ms). */
+const isPending = eq('status', 'pending');
+const leaseFree = (now: number) => or(notExists('lease_id'), is('lease_until', '<=', now));
 
 export interface Claim {
   attempt: number;
@@ -332,18 +279,11 @@ export async function claimAttempt(ref: DeliveryRef, seen: DeliveryItem, now: nu
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression: 'SET attempt_count = :n, lease_id = :lease, lease_until = :until',
-        ConditionExpression: redo
-          ? '#s = :pending AND lease_id = :old AND lease_until <= :now'
-          : '#s = :pending AND attempt_count = :seen AND attribute_not_exists(lease_id)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: {
-          ':n': attempt,
-          ':lease': leaseId,
-          ':until': now + leaseMs,
-          ':pending': 'pending',
-          ...(redo ? { ':old': seen.lease_id, ':now': now } : { ':seen': seen.attempt_count }),
-        },
+        ...update(
+          { set: { attempt_count: attempt, lease_id: leaseId, lease_until: now + leaseMs } },
+          isPending,
+          ...(redo ? [eq('lease_id', seen.lease_id), is('lease_until', '<=', now)] : [eq('attempt_count', seen.attempt_count), notExists('lease_id')]),
+        ),
       }),
     );
     return { attempt, leaseId };
@@ -371,19 +311,21 @@ export async function recordAttempt(ref: DeliveryRef, claim: Claim, outcome: Att
     Update: {
       TableName: tableName(),
       Key: deliveryKey(ref),
-      UpdateExpression: `SET #s = :s, http_status_code = :code, last_error = :err, next_attempt_at = :next, completed_at = :done${due ? ', gsi1pk = :dpk, gsi1sk = :dsk' : ''} REMOVE lease_id, lease_until, sweeps, swept_at${due ? '' : ', gsi1pk, gsi1sk'}`,
-      ConditionExpression: '#s = :pending AND lease_id = :lease',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: {
-        ':s': outcome.status,
-        ':code': outcome.httpStatusCode,
-        ':err': outcome.lastError,
-        ':next': outcome.nextAttemptAt,
-        ':done': outcome.status === 'pending' ? null : at.toISOString(),
-        ':pending': 'pending',
-        ':lease': claim.leaseId,
-        ...(due ? { ':dpk': due.gsi1pk, ':dsk': due.gsi1sk } : {}),
-      },
+      ...update(
+        {
+          set: {
+            status: outcome.status,
+            http_status_code: outcome.httpStatusCode,
+            last_error: outcome.lastError,
+            next_attempt_at: outcome.nextAttemptAt,
+            completed_at: outcome.status === 'pending' ? null : at.toISOString(),
+            ...due,
+          },
+          remove: [...LEASE_ATTRIBUTES, ...(due ? [] : DUE_ATTRIBUTES)],
+        },
+        isPending,
+        eq('lease_id', claim.leaseId),
+      ),
     },
   });
 }
@@ -395,10 +337,11 @@ export async function abandonDelivery(ref: DeliveryRef, reason: string, at: Date
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression: 'SET #s = :failed, last_error = :err, next_attempt_at = :null, completed_at = :at REMOVE lease_id, lease_until, sweeps, swept_at, gsi1pk, gsi1sk',
-        ConditionExpression: '#s = :pending AND (attribute_not_exists(lease_id) OR lease_until <= :now)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':failed': 'failed', ':err': reason, ':null': null, ':at': at.toISOString(), ':pending': 'pending', ':now': at.getTime() },
+        ...update(
+          { set: { status: 'failed', last_error: reason, next_attempt_at: null, completed_at: at.toISOString() }, remove: [...LEASE_ATTRIBUTES, ...DUE_ATTRIBUTES] },
+          isPending,
+          leaseFree(at.getTime()),
+        ),
       }),
     );
   } catch (error) {
@@ -419,11 +362,11 @@ export async function restartDelivery(ref: DeliveryRef, at: Date): Promise<Deliv
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression:
-          'SET #s = :pending, next_attempt_at = :now, completed_at = :null, schedule_base = attempt_count, enqueued = :t, gsi1pk = :dpk, gsi1sk = :dsk REMOVE lease_id, lease_until, sweeps, swept_at',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lease_id) OR lease_until <= :ms)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':null': null, ':t': true, ':dpk': due.gsi1pk, ':dsk': due.gsi1sk, ':ms': at.getTime() },
+        ...update(
+          { set: { status: 'pending', next_attempt_at: now, completed_at: null, schedule_base: valueOf('attempt_count'), enqueued: true, ...due }, remove: LEASE_ATTRIBUTES },
+          exists(),
+          leaseFree(at.getTime()),
+        ),
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -448,9 +391,7 @@ export async function queryDeliveries(accountId: string, endpointId: string, lim
     const out = await db().send(
       new QueryCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'pk = :p',
-        ...(opts.status ? { FilterExpression: '#st = :st', ExpressionAttributeNames: { '#st': 'status' } } : {}),
-        ExpressionAttributeValues: { ':p': pk, ...(opts.status ? { ':st': opts.status } : {}) },
+        ...merge(partition(pk), opts.status && filter(eq('status', opts.status))),
         ScanIndexForward: false,
         Limit: opts.status ? Math.max(limit, 100) : limit - found.length,
         ConsistentRead: true,
@@ -471,12 +412,7 @@ export async function queryDeliveries(accountId: string, endpointId: string, lim
  * `until`), the status filtered on the way.
  */
 export async function* deliveriesCreatedBetween(accountId: string, endpointId: string, since: string, until: string, status: DeliveryStatus): AsyncGenerator<DeliveryItem> {
-  for await (const item of queryAll({
-    KeyConditionExpression: 'pk = :p AND sk BETWEEN :since AND :until',
-    FilterExpression: '#s = :status',
-    ExpressionAttributeNames: { '#s': 'status' },
-    ExpressionAttributeValues: { ':p': keys.webhookDeliveryPartition(accountId, endpointId), ':since': since, ':until': until, ':status': status },
-  })) {
+  for await (const item of queryAll(merge(partition(keys.webhookDeliveryPartition(accountId, endpointId), ['between', since, until]), filter(eq('status', status))))) {
     yield strip<DeliveryItem>(item)!;
   }
 }
@@ -485,7 +421,7 @@ export async function* deliveriesCreatedBetween(accountId: string, endpointId: s
 
 /** Every delivery of a record's events (its index partition: one query, bounded by the record). */
 export async function* deliveriesOfRecord(accountId: string, recordId: string): AsyncGenerator<DeliveryRef> {
-  for await (const item of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.webhookDeliveryOfRecordPartition(accountId, recordId) } })) {
+  for await (const item of queryAll(partition(keys.webhookDeliveryOfRecordPartition(accountId, recordId)))) {
     yield { account_id: accountId, endpoint_id: String(item.endpoint_id), delivery_id: String(item.id), created_at: String(item.created_at) };
   }
 }
@@ -494,7 +430,7 @@ export async function* deliveriesOfRecord(accountId: string, recordId: string): 
 export async function rewriteDeliveryBody(ref: DeliveryRef, rewrite: (body: string) => string): Promise<boolean> {
   const current = await getDelivery(ref);
   if (!current) return false;
-  return writeUnlessRefused({ Update: { TableName: tableName(), Key: deliveryKey(ref), UpdateExpression: 'SET body = :b', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':b': rewrite(current.body) } } });
+  return writeUnlessRefused({ Update: { TableName: tableName(), Key: deliveryKey(ref), ...update({ set: { body: rewrite(current.body) } }, exists()) } });
 }
 
 // ---- the sweeper's index --------------------------------------------------------------------
@@ -505,11 +441,7 @@ export async function rewriteDeliveryBody(ref: DeliveryRef, rewrite: (body: stri
  */
 export async function* dueDeliveries(bucket: string, cutoff: string): AsyncGenerator<DeliveryItem> {
   for (let shard = 0; shard < DUE_SHARDS; shard++) {
-    for await (const item of queryAll({
-      IndexName: TABLE_DEFINITION.gsi1.name,
-      KeyConditionExpression: 'gsi1pk = :p AND gsi1sk <= :cutoff',
-      ExpressionAttributeValues: { ':p': keys.webhookDuePartition(bucket, shard), ':cutoff': `${cutoff}#~` },
-    })) {
+    for await (const item of queryAll({ IndexName: TABLE_DEFINITION.gsi1.name, ...partition(keys.webhookDuePartition(bucket, shard), ['<=', `${cutoff}#~`], 'gsi1') })) {
       yield strip<DeliveryItem>(item)!;
     }
   }
@@ -526,10 +458,7 @@ export async function countSweep(ref: DeliveryRef, now: number, gapMs: number): 
       new UpdateCommand({
         TableName: tableName(),
         Key: deliveryKey(ref),
-        UpdateExpression: 'ADD sweeps :one SET swept_at = :now',
-        ConditionExpression: '#s = :pending AND (attribute_not_exists(swept_at) OR swept_at <= :before)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending', ':now': now, ':before': now - gapMs },
+        ...update({ set: { swept_at: now }, add: { sweeps: 1 } }, isPending, or(notExists('swept_at'), is('swept_at', '<=', now - gapMs))),
         ReturnValues: 'UPDATED_NEW',
       }),
     );

@@ -216,3 +216,14 @@ describe('update: append', () => {
     expect(update({ append: { l: [1] } }).UpdateExpression).toBe('SET #l = list_append(if_not_exists(#l, :l_none), :l)');
   });
 });
+
+describe('update: valueOf', () => {
+  it('sets an attribute to another one', async () => {
+    const { valueOf } = await import('../../shared/db/expr.js');
+    expect(update({ set: { schedule_base: valueOf('attempt_count'), n: 1 } })).toEqual({
+      UpdateExpression: 'SET #schedule_base = #attempt_count, #n = :n',
+      ExpressionAttributeNames: { '#schedule_base': 'schedule_base', '#attempt_count': 'attempt_count', '#n': 'n' },
+      ExpressionAttributeValues: { ':n': 1 },
+    });
+  });
+});
