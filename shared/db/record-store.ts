@@ -68,23 +68,27 @@ export function recordReads(type: EntityType) {
  */
 export type RecordModel = EntityModel;
 
-const models = new WeakMap<EntityDefinition, RecordModel>();
+/** `make` once per definition. */
+function perDefinition<T>(make: (def: EntityDefinition) => T): (def: EntityDefinition) => T {
+  const made = new WeakMap<EntityDefinition, T>();
+  return (def) => {
+    let out = made.get(def);
+    if (out === undefined) made.set(def, (out = make(def)));
+    return out;
+  };
+}
 
 /** The model of a family (one per definition; its store carries it). */
-function recordModel(def: EntityDefinition): RecordModel {
-  let model = models.get(def);
-  if (model) return model;
+const recordModel = perDefinition((def): RecordModel => {
   const customFields = Boolean(customField(def));
-  model = {
+  return {
     type: def.type as EntityType,
     customFields,
     indexNames: (r) => indexNamesOf(def, r),
     sortedEntries: (r, custom) => sortedEntriesOf(def, r, custom),
     indexedCustom: async (accountId) => (customFields ? readIndexedCustom(accountId) : {}),
   };
-  models.set(def, model);
-  return model;
-}
+});
 
 function makeRecordStore(def: EntityDefinition) {
   const model = recordModel(def);
@@ -126,14 +130,8 @@ function makeRecordStore(def: EntityDefinition) {
 
 export type RecordStore = ReturnType<typeof makeRecordStore>;
 
-const stores = new WeakMap<EntityDefinition, RecordStore>();
-
 /** The store of a family (one per definition). */
-export function recordStore(def: EntityDefinition): RecordStore {
-  let store = stores.get(def);
-  if (!store) stores.set(def, (store = makeRecordStore(def)));
-  return store;
-}
+export const recordStore: (def: EntityDefinition) => RecordStore = perDefinition(makeRecordStore);
 
 /**
  * The writes of a family that no create, update, delete or batch runs: a restore and a merge's
@@ -182,11 +180,5 @@ function makeRecordUpkeep(def: EntityDefinition) {
 
 export type RecordUpkeep = ReturnType<typeof makeRecordUpkeep>;
 
-const upkeeps = new WeakMap<EntityDefinition, RecordUpkeep>();
-
 /** The upkeep side of a family's store (one per definition). */
-export function recordUpkeep(def: EntityDefinition): RecordUpkeep {
-  let upkeep = upkeeps.get(def);
-  if (!upkeep) upkeeps.set(def, (upkeep = makeRecordUpkeep(def)));
-  return upkeep;
-}
+export const recordUpkeep: (def: EntityDefinition) => RecordUpkeep = perDefinition(makeRecordUpkeep);

@@ -219,27 +219,32 @@ function parseEach(b: Batch, slots: Slot[], items: readonly unknown[], parse: (i
 
 const slotsFor = (items: readonly unknown[]): Slot[] => items.map((_, index) => ({ index }));
 
-async function batchCreate(b: Batch, ctx: OperationContext, items: readonly unknown[]): Promise<BatchResults<Rec>> {
-  const { def } = b;
-  const slots = slotsFor(items);
-  const parsed = parseEach(b, slots, items, (item) => parseRecordBody(def, item, 'create'));
-  await createAll(b, ctx, parsed, await preload(b, ctx, parsed.map((p) => p.body)));
-  return finish(slots);
-}
-
-async function batchUpdate(b: Batch, ctx: OperationContext, items: readonly unknown[]): Promise<BatchResults<Rec>> {
-  const { def } = b;
+/**
+ * `-batch-create` and `-batch-update`: each item parsed as its single operation (an update's id
+ * once per batch), the batch's reads preloaded, then `write` (createAll or updateAll: a batch's
+ * bundle carries only its own).
+ */
+async function batchWrite(
+  b: Batch,
+  ctx: OperationContext,
+  items: readonly unknown[],
+  mode: 'create' | 'update',
+  write: (b: Batch, ctx: OperationContext, items: Array<{ slot: Slot; body: ParsedBody }>, pre: Preloaded) => Promise<unknown>,
+): Promise<BatchResults<Rec>> {
   const slots = slotsFor(items);
   const seen = new Set<string>();
   const parsed = parseEach(b, slots, items, (item) => {
-    const id = typeof item.id === 'string' && isUuid(item.id) ? item.id.toLowerCase() : undefined;
+    const id = mode === 'update' && typeof item.id === 'string' && isUuid(item.id) ? item.id.toLowerCase() : undefined;
     if (id !== undefined && seen.has(id)) throw duplicate(b, `id ${id}`);
     if (id !== undefined) seen.add(id);
-    return parseRecordBody(def, item, 'update');
+    return parseRecordBody(b.def, item, mode);
   });
-  await updateAll(b, ctx, parsed, await preload(b, ctx, parsed.map((p) => p.body)));
+  await write(b, ctx, parsed, await preload(b, ctx, parsed.map((p) => p.body)));
   return finish(slots);
 }
+
+const batchCreate = (b: Batch, ctx: OperationContext, items: readonly unknown[]) => batchWrite(b, ctx, items, 'create', createAll);
+const batchUpdate = (b: Batch, ctx: OperationContext, items: readonly unknown[]) => batchWrite(b, ctx, items, 'update', updateAll);
 
 async function batchDelete(b: Batch, ctx: OperationContext, ids: readonly unknown[]): Promise<BatchResults<Rec>> {
   const { family } = b;

@@ -10,7 +10,7 @@ import { cascadeRecordPut, getTrash } from '../../db/trash.js';
 import { entityByType, type EntityDefinition } from '../../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
 import { NAMED_TARGETS } from './family.js';
-import { referencesTo } from './referencing.js';
+import { referencesTo, relink } from './referencing.js';
 import { updateOptimistic } from './optimistic.js';
 
 /**
@@ -38,16 +38,8 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
         accountId,
         id,
         actor: SYSTEM_ACTOR,
-        decide: (current) => {
-          const value = current[field.field];
-          if (field.many) {
-            const ids = Array.isArray(value) ? (value as string[]) : [];
-            return ids.includes(refId) && !ref ? { set: { [field.field]: ids.filter((x) => x !== refId) } } : undefined;
-          }
-          if (value !== refId) return undefined;
-          if (ref) return { set: { [field.nameField!]: ref.name } };
-          return { set: { [field.field]: null, ...(field.nameField ? { [field.nameField]: '' } : {}) } };
-        },
+        // A rename keeps the link and writes the name; a deletion drops the link.
+        decide: (current) => relink(field, current, refId, ref ? { id: refId, name: String(ref.name ?? '') } : null),
         // What the cascade wrote, so a restore can undo exactly that (contract §15).
         extra: trashable
           ? (current, next) => {

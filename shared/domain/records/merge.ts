@@ -19,7 +19,7 @@ import { SYSTEM_ACTOR } from '../../schemas/events.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { trashOrDelete } from './delete.js';
 import { NAMED_TARGETS, notFoundOf, type RecordFamily, toApi } from './family.js';
-import { inParallel, type Reference, referencesTo } from './referencing.js';
+import { inParallel, type Reference, referencesTo, relink } from './referencing.js';
 import { applyUpdate } from './update.js';
 import { updateOptimistic } from './optimistic.js';
 import { backoff } from '../../backoff.js';
@@ -157,17 +157,7 @@ async function repointRecord(reference: Reference, accountId: string, id: string
     accountId,
     id,
     actor: SYSTEM_ACTOR,
-    decide: (current) => {
-      const value = current[ref.field];
-      if (ref.many) {
-        const ids = Array.isArray(value) ? (value as string[]) : [];
-        if (!ids.includes(from)) return undefined;
-        return { set: { [ref.field]: [...new Set(ids.flatMap((x) => (x === from ? (primary ? [primary.id] : []) : [x])))] } };
-      }
-      if (value !== from) return undefined;
-      if (!primary) return { set: { [ref.field]: null, ...(ref.nameField ? { [ref.nameField]: '' } : {}) } };
-      return { set: { [ref.field]: primary.id, ...(ref.nameField ? { [ref.nameField]: String(primary.name ?? '') } : {}) } };
-    },
+    decide: (current) => relink(ref, current, from, primary ? { id: primary.id, name: String(primary.name ?? '') } : null),
   });
 }
 
