@@ -10,7 +10,7 @@ import type { SearchableText } from '../../search/tokenize.js';
 import { cursorString, limitInteger, searchString } from '../primitives.js';
 import type { FieldSpec } from '../fields.js';
 import { filterSchemas } from '../filter.js';
-import type { EntityFamily } from './index.js';
+import type { SCOPE_FAMILIES } from '../scope-names.js';
 
 export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.GenericSchema>>;
 
@@ -34,11 +34,14 @@ export interface Violation {
   message: string;
 }
 
+/** The families a scope names (contract §14): a record family is one of them. */
+type ScopeFamily = (typeof SCOPE_FAMILIES)[number];
+
 /**
  * An entity definition; `Fam` is its family's literal (`'contacts'`). Without it (code for any
- * family), `family` is one of the entity list's families, so it is a `Family` (shared/errors.ts).
+ * family), `family` is a family a scope names, so a `Family` (shared/errors.ts) with no cast.
  */
-export interface EntityDefinition<T extends string = string, Fam extends string = EntityFamily, FS extends Fields = Fields, Req extends string = string> {
+export interface EntityDefinition<T extends string = string, Fam extends string = ScopeFamily, FS extends Fields = Fields, Req extends string = string> {
   /** Stored entity type, singular (`contact`): keys, events (`contact.created`). */
   type: T;
   /** Error family (`contacts`): codes `<family>.<name>`; also the operation prefix (`contacts-create`) and handler folder. */
@@ -90,7 +93,7 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
 /** Declares an entity (identity function that keeps the literal types, the lookup key's included: batch upserts are typed by it). */
 export const defineEntity = <
   const T extends string,
-  const Fam extends string,
+  const Fam extends ScopeFamily,
   FS extends Fields,
   const Req extends keyof FS & string,
   const L extends { field: keyof FS & string; index: 'email' | 'domain' } | undefined = undefined,
@@ -117,9 +120,6 @@ type OutputEntries<FS extends Fields> = { [K in keyof FS]: FS[K]['output'] };
 type InputEntries<FS extends Fields> = { [K in keyof FS as FS[K]['input'] extends v.GenericSchema ? K : never]: NonNullable<FS[K]['input']> };
 
 export type RecordSchema<FS extends Fields> = v.ObjectSchema<typeof recordHead & OutputEntries<FS> & typeof recordTail, undefined>;
-
-/** The API shape of a record of the definition (typed per field). */
-export type RecordOf<D extends EntityDefinition> = v.InferOutput<RecordSchema<D['fields']>>;
 
 const cache = new WeakMap<object, Map<string, unknown>>();
 /** The same schema object on every call (the OpenAPI document refers to them by identity). */
