@@ -7,45 +7,48 @@
  * tells the store what to write; the stream worker, batches, imports, restores and merges go
  * through the domain's services or this store.
  *
- * Three parts, so that a function's bundle carries the part it calls and not the others
- * (docs/performance.md, "Cold start"): `recordReads(type)` (records by id, for any entity type
- * without its definition: a reference's target, an erasure's contact), `recordStore(def)` (what
- * the record operations and batches write: creates, upsert claims) and `recordUpkeep(def)` (a
- * restore, a merge's deletion, index builds' pages, the stream's search entries). Lists are not
- * the store's: shared/db/lists.ts runs a list plan (`runListPlan`).
+ * The writes are the data layer's own functions, exported here as they are (no forwarding
+ * layer, so that a function's bundle carries only what it calls: docs/performance.md, "Cold
+ * start"); the domain calls each with the family's store, which is its model (`RecordModel`), or
+ * its type: the steps of an update and a delete (shared/domain/records/optimistic.ts:
+ * `readForUpdate`, the record and the account's META item in one read; `prepareUpdate`, the
+ * change planned, pure; `writeUpdate`; `withdrawLostRace`; `writeDelete`; docs/architecture.md,
+ * "The update path"), creates (`createRecord`, `createRecords` in bulk), a restore
+ * (`restoreRecord`), upsert claims (`readClaims`, `takeClaims`, `releaseClaim`) and index builds'
+ * pages (`buildSortedPage`, `removeSortedPage`).
  *
- * The steps of an update and a delete are writes.ts's own functions, exported here as they are
- * (no forwarding layer): the domain (shared/domain/records/optimistic.ts) calls each with the
- * family's store, which is its model (`RecordModel`): `readForUpdate` (the record and the account's META item
- * in one read), `prepareUpdate` (the change planned, pure), `writeUpdate`, `withdrawLostRace`,
- * `writeDelete` (docs/architecture.md, "The update path").
+ * Besides, `recordReads(type)` (records by id, for any entity type without its definition: a
+ * reference's target, an erasure's contact), `recordStore(def)` (the model, reads, the reference
+ * index) and `recordUpkeep(def)` (a merge's deletion, the stream's search entries). Lists are not
+ * the store's: shared/db/lists.ts runs a list plan (`runListPlan`).
  */
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
-import { createRecords, type NewRecord, readClaims, readRecords, releaseClaim, takeClaims, type UpsertClaim } from './batch.js';
+import { readRecords } from './batch.js';
 import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
 import { type AccountMeta, readIndexedCustom, readRecordWithMeta } from './meta.js';
 import { type IndexedCustom, indexNamesOf, searchNamesOf, sortedEntriesOf } from './record-model.js';
 import { customField } from '../schemas/entities/index.js';
 import { syncSearchEntries } from './search.js';
-import { type BuildPage, buildSortedPage, removeSortedPage } from './sorted-index.js';
-import type { FieldType } from '../schemas/filter.js';
 import { type EntityType, indexName, keys } from './table.js';
-import { partitionEntriesAfter, type TrashItem } from './trash.js';
-import { type CreateArgs, createRecord, deletionItems, type EntityModel, newRecordItems, restoreRecord, settleIndexed } from './writes.js';
+import { partitionEntriesAfter } from './trash.js';
+import { type CreateArgs, deletionItems, type EntityModel, newRecordItems, settleIndexed } from './writes.js';
 
 export {
   type Change,
+  createRecord,
   type LostRace,
   prepareUpdate,
   readForUpdate,
+  restoreRecord,
   type UpdateRead,
   withdrawLostRace,
   WriteConflict,
   writeDelete,
   writeUpdate,
 } from './writes.js';
-export type { UpsertClaim } from './batch.js';
+export { createRecords, readClaims, releaseClaim, takeClaims, type UpsertClaim } from './batch.js';
+export { buildSortedPage, removeSortedPage } from './sorted-index.js';
 
 /** Records of one entity type by id: reads that need no definition. */
 export function recordReads(type: EntityType) {
@@ -107,22 +110,6 @@ function makeRecordStore(def: EntityDefinition) {
     /** The same, in bounded chunks after a sort key (a merge's re-pointing). */
     referencingAfter: (accountId: string, target: string, refId: string, after: string, limit: number) => partitionEntriesAfter(refPartition(accountId, target, refId), after, limit),
 
-    /**
-     * The upsert claims of normalized lookup keys (contract §13), strongly consistent: read before
-     * an upsert looks for its match, so that taking a claim (`takeClaims`) fails when another
-     * upsert took it after that.
-     */
-    readClaims: (accountId: string, lookupKeys: readonly string[]): Promise<Map<string, UpsertClaim>> => readClaims(type, accountId, lookupKeys),
-    /** Takes a key's claim for a record about to be created by an upsert; false when another upsert took it since `seen` was read. */
-    takeClaims: (accountId: string, claims: ReadonlyArray<{ key: string; seen: UpsertClaim; id: string }>): Promise<Set<string>> => takeClaims(type, accountId, claims),
-    /** Releases a key's claim held by `id` (an erasure). */
-    releaseClaim: (accountId: string, lookupKey: string, id: string): Promise<void> => releaseClaim(type, accountId, lookupKey, id),
-
-    // --- writes ---
-    /** A new record with its index entries, with `checks` in the same transaction. */
-    create: (args: CreateArgs): Promise<StoredRecord> => createRecord(model, args),
-    /** New records in bulk (entries first, then records); `skipExisting` keeps records whose id exists. */
-    createMany: (records: readonly NewRecord[], opts: { skipExisting?: boolean } = {}): Promise<StoredRecord[]> => createRecords(model, records, opts),
     /** The items of a new record without writing them (seeding tools write them in bulk). */
     newItems: (args: Omit<CreateArgs, 'checks'>, now?: string, id?: string) => newRecordItems(model, args, now, id),
   };
@@ -134,9 +121,9 @@ export type RecordStore = ReturnType<typeof makeRecordStore>;
 export const recordStore: (def: EntityDefinition) => RecordStore = perDefinition(makeRecordStore);
 
 /**
- * The writes of a family that no create, update, delete or batch runs: a restore and a merge's
- * deletion (contract §15), the pages of an index build (§17), the search entries the stream keeps
- * in step. Apart from `recordStore` so that the bundles of the record operations do not carry them.
+ * The writes of a family that no create, update, delete or batch runs: a merge's deletion
+ * (contract §15) and the search entries the stream keeps in step. Apart from `recordStore` so that
+ * the bundles of the record operations do not carry them.
  */
 function makeRecordUpkeep(def: EntityDefinition) {
   const model = recordModel(def);
@@ -151,17 +138,6 @@ function makeRecordUpkeep(def: EntityDefinition) {
     deletion(accountId: string, current: StoredRecord, extra: TransactItem[], custom: IndexedCustom, actor?: Actor): { items: TransactItem[]; settle: () => Promise<void> } {
       return { items: deletionItems(model, accountId, current, extra, actor, custom), settle: () => settleIndexed(model, accountId, custom, [{ id: current.id, images: [current] }]) };
     },
-    /** Brings a trashed record back with its index entries; undefined when the trash item is gone or the id is taken. */
-    restore: (accountId: string, trashed: TrashItem, fields: Record<string, unknown>, now: string, actor: unknown, extra: TransactItem[] = []): Promise<StoredRecord | undefined> =>
-      restoreRecord(model, accountId, trashed, fields, now, actor, extra),
-    /**
-     * An index build's page (contract §17): the sort-ordered entries of custom field `fieldId`
-     * for the records after `after` (oldest first), each checked against the record as it is
-     * once written. Run once the field is among the account's indexed fields.
-     */
-    buildSorted: (accountId: string, fieldId: string, fieldType: FieldType, after: string | undefined, limit: number): Promise<BuildPage> => buildSortedPage(type, accountId, fieldId, fieldType, after, limit),
-    /** Deletes a page of custom field `fieldId`'s sort-ordered entries (its `indexed` turned off, or the definition deleted). */
-    removeSorted: (accountId: string, fieldId: string, limit: number): Promise<BuildPage> => removeSortedPage(type, accountId, fieldId, limit),
     /**
      * Keeps a record's search entries in step with it (the stream worker, from the record's old
      * and new images): the prefixes of the new image the old one lacked are put, the ones it no

@@ -23,7 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import { newestFirst, type StoredRecord } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
-import { recordReads, type UpsertClaim } from '../db/record-store.js';
+import { createRecords, readClaims, recordReads, takeClaims, type UpsertClaim } from '../db/record-store.js';
 import type { EntityType } from '../db/table.js';
 import { trashedIds } from '../db/trash.js';
 import { ApiError, type Family, internal, invalidRequest } from '../errors.js';
@@ -138,7 +138,7 @@ async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, ite
   const claiming = drafted.filter((d) => d.item.claim).map((d) => ({ d, key: d.item.claim!.key, seen: d.item.claim!.seen, id: d.item.id ?? randomUUID() }));
   if (claiming.length) {
     try {
-      const taken = await b.fam.store.takeClaims(ctx.accountId, claiming);
+      const taken = await takeClaims(b.fam.store.type, ctx.accountId, claiming);
       // One create per key: a key given twice in the batch is taken for its first item, the other resolves again.
       const first = new Map<string, (typeof claiming)[number]>();
       for (const c of claiming) if (!first.has(c.key)) first.set(c.key, c);
@@ -153,7 +153,8 @@ async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, ite
   const bulk = drafted.filter((d) => !d.item.claim || ids.has(d));
   if (bulk.length) {
     try {
-      const stored = await b.fam.store.createMany(
+      const stored = await createRecords(
+        b.fam.store,
         bulk.map((d) => ({ accountId: ctx.accountId, userId: ctx.userId, fields: d.draft, now: d.now, actor: actorOf(ctx), ...((ids.get(d) ?? d.item.id) ? { id: ids.get(d) ?? d.item.id } : {}) })),
         opts,
       );
@@ -368,7 +369,7 @@ async function upsertAll(b: Batch, ctx: OperationContext, items: readonly Upsert
     }
     if (round > 1) await new Promise((r) => setTimeout(r, roundPauseMs(round)));
     // The claims first: a create by another upsert after this read takes a claim, and fails ours.
-    const claims = await b.fam.store.readClaims(ctx.accountId, pending.map((u) => u.key));
+    const claims = await readClaims(b.fam.store.type, ctx.accountId, pending.map((u) => u.key));
     const matches = await recordsByLookup(ctx.accountId, type, lookup.index, pending.map((u) => u.key));
     // Keys without a match whose claim names another record: written since the lookup (the
     // match), trashed or moved to another key (the claim is free), or still being written (wait).

@@ -1,7 +1,7 @@
 /**
  * The index-build worker (contract §17): applies a change of a custom field's `indexed` to the
- * account's existing records, page by page, through the upkeep side of the record store
- * (`recordUpkeep`: `buildSorted`, entries written and checked against the records; `removeSorted`,
+ * account's existing records, page by page, through the record store (shared/db/record-store.ts:
+ * `buildSortedPage`, entries written and checked against the records; `removeSortedPage`,
  * entries deleted). Each page's end is
  * saved through the job store's lease (a conditional update of position and lease:
  * shared/db/jobs.ts), so a worker that dies resumes after its last saved page once the lease runs
@@ -10,7 +10,8 @@
  */
 import { finishDefinitionIndex, getDefinitionItem } from '../db/custom-fields.js';
 import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, leaseIndexBuild } from '../db/index-builds.js';
-import { recordUpkeep } from '../db/record-store.js';
+import { buildSortedPage, removeSortedPage } from '../db/record-store.js';
+import type { EntityType } from '../db/table.js';
 import { entityByType } from '../schemas/entities/index.js';
 import { type IndexBuildMessage, indexBuildQueueFairness } from './storage.js';
 
@@ -42,7 +43,7 @@ export async function runIndexBuild(message: IndexBuildMessage, deps: IndexBuild
   }
   const entity = entityByType(job.entity_type);
   if (!entity) throw new Error(`index build ${id}: unknown entity type ${job.entity_type}`);
-  const store = recordUpkeep(entity);
+  const type = entity.type as EntityType;
   const pageSize = deps.pageSize ?? PAGE_SIZE;
   for (;;) {
     // A later change of the field (or, for a build, its deletion) supersedes this one.
@@ -53,7 +54,7 @@ export async function runIndexBuild(message: IndexBuildMessage, deps: IndexBuild
       return 'superseded';
     }
     const current = lease.job;
-    const page = job.action === 'build' ? await store.buildSorted(accountId, job.field_id, job.field_type, current.after, pageSize) : await store.removeSorted(accountId, job.field_id, pageSize);
+    const page = job.action === 'build' ? await buildSortedPage(type, accountId, job.field_id, job.field_type, current.after, pageSize) : await removeSortedPage(type, accountId, job.field_id, pageSize);
     const finished = job.action === 'build' ? page.after === undefined : page.done === 0;
     const saved = await lease.save({ position: current.position + 1, done: current.done + page.done, ...(job.action === 'build' && page.after ? { after: page.after } : {}) }, { position: current.position });
     if (!saved) return ((await lease.lost()) as IndexBuildOutcome | undefined) ?? 'gone';

@@ -1,4 +1,5 @@
 /** Creating a record (and reading one): custom fields and references checked, rules, derived fields, then one write. */
+import { createRecord } from '../../db/record-store.js';
 import type { ParsedBody } from '../../schemas/record-body.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
@@ -31,7 +32,7 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
 export async function create(fam: RecordFamily, ctx: OperationContext, body: ParsedBody, opts: CreateOptions = {}): Promise<Record<string, unknown>> {
   const { draft, resolved, now } = await draftOf(fam, ctx, body, opts);
   // A conflict beyond the data layer's retries is the contract's 409, never a 500.
-  const record = await writing(fam, () => fam.store.create({ accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) }));
+  const record = await writing(fam, () => createRecord(fam.store, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) }));
   return toApi(fam, await writing(fam, () => reconcile(fam, ctx.accountId, record, resolved, actorOf(ctx))));
 }
 

@@ -4,6 +4,7 @@
  * only for it (activities linked to no other record). Referencing records that stay lose the
  * link by the stream's fan-out of the deletion, as for any delete (`*.updated` events).
  */
+import { releaseClaim } from '../../db/record-store.js';
 import { readCascadeRecords, deleteCascadeRecords, getTrash, purgeTrash, trashDelete } from '../../db/trash.js';
 import type { EntityType } from '../../db/table.js';
 import { activityEntity, type EntityDefinition } from '../../schemas/entities/index.js';
@@ -25,7 +26,7 @@ export async function purge(fam: RecordFamily, accountId: string, id: string): P
   const trashed = await purgeTrash(accountId, type, id);
   // The upsert claim of its lookup key (a digest of the address) goes with it.
   const lookup = fam.def.lookup && before ? before[fam.def.lookup.field] : undefined;
-  if (typeof lookup === 'string' && lookup !== '') await fam.store.releaseClaim(accountId, normalizeLookupKey(lookup.trim()), id);
+  if (typeof lookup === 'string' && lookup !== '') await releaseClaim(fam.store.type, accountId, normalizeLookupKey(lookup.trim()), id);
   return Boolean(live) || trashed;
 }
 

@@ -8,7 +8,7 @@
 import type { RecordChange } from '../../db/changes.js';
 import type { StoredRecord } from '../../db/items.js';
 import { readMeta } from '../../db/meta.js';
-import { recordStore, recordUpkeep } from '../../db/record-store.js';
+import { recordStore, restoreRecord } from '../../db/record-store.js';
 import { type EntityType, RESTORED_ATTR } from '../../db/table.js';
 import { clearOverrideItem, deleteCascadeRecords, getTrash, readCascadeRecords } from '../../db/trash.js';
 import { entityByType, type EntityDefinition, refFields } from '../../schemas/entities/index.js';
@@ -62,7 +62,7 @@ export async function restore(fam: RecordFamily, ctx: OperationContext, id: stri
   if (!trashed) throw notFoundOf(fam);
   const { set, resolved } = await liveLinks(fam, ctx.accountId, trashed.record as Record<string, unknown>);
   const extra = fam.named ? [clearOverrideItem(ctx.accountId, type, id)] : [];
-  const record = await recordUpkeep(fam.def).restore(ctx.accountId, trashed, set, new Date().toISOString(), actorOf(ctx), extra);
+  const record = await restoreRecord(fam.store, ctx.accountId, trashed, set, new Date().toISOString(), actorOf(ctx), extra);
   if (!record) throw notFoundOf(fam);
   const current = await writing(fam, () => reconcile(fam, ctx.accountId, record, resolved, actorOf(ctx)));
   return toApi(fam, current, await readMeta(ctx.accountId));
