@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ChangeMessageVisibilityCommand, DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { CALL_TIME_LIMITS } from '../shared/config/call-limits.js';
 
@@ -7,8 +7,10 @@ export interface QueueWorker {
   stop(): Promise<void>;
   /**
    * Resolves once the worker is idle: no message in hand, and a receive that began after this
-   * call (with nothing in hand) found the queue empty. Delayed messages (retries not due yet)
-   * do not count. For tests that prove something did NOT happen.
+   * call (with nothing in hand) found the queue empty, or the queue, asked after this call, held
+   * no message visible or in flight (received, not yet deleted) — at once, where the receive
+   * waits out its long poll. Delayed messages (retries not due yet) do not count. For tests
+   * that prove something did NOT happen.
    */
   drain(timeoutMs?: number): Promise<void>;
 }
@@ -357,7 +359,14 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker & { stat
     async drain(timeoutMs = 15_000) {
       const from = receives;
       const deadline = Date.now() + timeoutMs;
+      /** Nothing in hand, and the queue holds nothing visible or in flight (every received message is deleted or back). */
+      const empty = async () => {
+        if (inFlight.size > 0 || busy.size > 0) return false;
+        const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+        return Number(Attributes.ApproximateNumberOfMessages) === 0 && Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0 && inFlight.size === 0 && busy.size === 0;
+      };
       while (!(idleReceive > from && inFlight.size === 0)) {
+        if (await empty()) return;
         if (Date.now() > deadline) throw new Error(`queue ${opts.queueUrl.split('/').pop()} did not drain in time`);
         await new Promise((r) => setTimeout(r, 20));
       }

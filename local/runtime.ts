@@ -52,6 +52,12 @@ export interface LocalStackOptions {
   host?: string;
   dataDir?: string;
   tableName?: string;
+  /**
+   * A DynamoDB Local already running (a test's: its worker's instance, test/helpers/global-setup.ts):
+   * the stack creates its table there unless it exists and leaves the instance running when it
+   * stops. Default: a DynamoDB Local of the stack's own (in `dataDir` when given).
+   */
+  dynamoEndpoint?: string;
   devTokens?: string;
   /** Extra GET routes (e.g. documentation). */
   routes?: StaticRoute[];
@@ -112,17 +118,43 @@ function functionOf(functions: Record<string, LocalFunction>, kind: TriggerKind,
   return fn;
 }
 
-/** The stream and the changes queue it routes to as one: drain() waits for both, in that order. */
-function routedStream(functions: Record<string, LocalFunction>): StreamPoller {
+/**
+ * The stream and the changes queue it routes to as one: drain() waits for both, in that order,
+ * and again while the changes worker's own writes (a rename's fan-out, a merge's next chunk) put
+ * new records on the stream: until a round in which the changes worker finished nothing new (two
+ * rounds where its count is not known: the workers thread).
+ */
+function routedStream(functions: Record<string, LocalFunction>, stop?: () => Promise<void>): StreamPoller {
   const stream = functionOf(functions, 'stream');
   const changes = functionOf(functions, 'queue', 'changes');
+  const finished = () => (changes.state?.() as { finished?: number } | undefined)?.finished;
   return {
     async drain(timeoutMs) {
-      await stream.drain(timeoutMs);
-      await changes.drain(timeoutMs);
+      for (let round = 0; ; round++) {
+        const before = finished();
+        await stream.drain(timeoutMs);
+        await changes.drain(timeoutMs);
+        const after = finished();
+        if (after === undefined ? round >= 1 : after === before) return;
+      }
     },
-    stop: () => stream.stop(),
+    stop: stop ?? (() => stream.stop()),
   };
+}
+
+/** The functions of the record changes' path: the stream function and the changes queue's worker. */
+const CHANGES_PATH = FUNCTIONS.filter((f) => f.trigger.kind === 'stream' || (f.trigger.kind === 'queue' && f.trigger.queue === 'changes'));
+
+/**
+ * The record changes' path alone, as `npm start` runs it: the stream function routing to the
+ * changes queue (`r.queueUrls.changes`, created already, its URL in the stream's binding) and the
+ * changes worker on it, under their triggers' adapters with their handlers and grants. For tests
+ * that run the stream beside their own table and queues: drain() waits for the stream and then
+ * the changes queue; stop() stops both.
+ */
+export async function startRoutedStream(r: LocalResources, opts: { onError?: WorkerErrorHandler } = {}): Promise<StreamPoller> {
+  const workers = await startBackgroundWorkers(r, opts, CHANGES_PATH);
+  return routedStream(workers.functions, () => workers.stop());
 }
 
 /**
@@ -147,19 +179,20 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   try {
     // A malformed CRM_RATE_LIMIT stops the start here rather than failing every request.
     currentRateLimit();
-    dynamo = await startDynamo({ dataDir: opts.dataDir });
+    if (!opts.dynamoEndpoint) dynamo = await startDynamo({ dataDir: opts.dataDir });
+    const dynamoEndpoint = opts.dynamoEndpoint ?? dynamo!.endpoint;
     Object.assign(process.env, LOCAL_AWS_ENV, { CRM_LOCAL: 'true' });
     // Local defaults of settings (README "Local mode"): plain-HTTP receivers, a short sweep grace.
     process.env.CRM_ALLOW_INSECURE_WEBHOOKS ??= 'true';
     process.env.WEBHOOK_SWEEP_GRACE_SECONDS ??= '15';
-    await ensureTable(dynamo.endpoint, tableName);
+    await ensureTable(dynamoEndpoint, tableName);
 
     // Every local service listens on 127.0.0.1 only (test/integration/local-start.test.ts).
     // With a data directory the object store (import files, inline CSVs, raw mail) lives in it too.
     queue = await startLocalQueue(LOCAL_QUEUES.delivery, { objectDir: opts.dataDir ? `${opts.dataDir}/objects` : undefined });
     const smtpPort = opts.smtpPort ?? (process.env.SMTP_PORT ? Number(process.env.SMTP_PORT) : opts.port ? DEFAULT_SMTP_PORT : 0);
     // The queues, buckets and every binding's variable here (a workers thread copies this environment when it starts).
-    const resources = await createLocalResources(FUNCTIONS, { awsEndpoint: queue.endpoint, dynamoEndpoint: dynamo.endpoint, tableName, dataDir: opts.dataDir, smtpPort });
+    const resources = await createLocalResources(FUNCTIONS, { awsEndpoint: queue.endpoint, dynamoEndpoint, tableName, dataDir: opts.dataDir, smtpPort });
 
     const tokens: DevToken[] = [];
     if (opts.devTokens) {
@@ -201,7 +234,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     const { port } = server.address() as AddressInfo;
     return {
       baseUrl: `http://127.0.0.1:${port}`,
-      dynamoEndpoint: dynamo.endpoint,
+      dynamoEndpoint,
       tableName,
       tokens,
       resources,

@@ -1,13 +1,12 @@
 /**
- * The stream worker's writer of the change log (contract §12): every record change that raises
- * an event is appended to its account's log with the payload its webhooks receive (built once,
- * same `id`). Changes of one account are appended in stream order, so one record's events keep
- * the order of its commits (the stream orders an item's records; shards are read one batch at a
- * time each). The log's positions and why a reader never skips one: shared/db/events.ts and
- * docs/data-model.md.
+ * The stream worker's side of the change log (contract §12): every record change that raises an
+ * event gets the payload its webhooks receive (built once, same `id`), and the events are appended
+ * through the domain's writer (shared/domain/change-log.ts), one account's in stream order, so one
+ * record's events keep the order of its commits (the stream orders an item's records; shards are
+ * read one batch at a time each).
  */
-import type { RecordChange } from '../db/changes.js';
-import { appendEvents, type LogAppend } from '../db/events.js';
+import type { RecordChange } from '../domain/record-change.js';
+import { appendChangeEvents, type ChangeEvent } from '../domain/change-log.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { eventAndPayload, type WebhookBatchCache } from '../webhooks/pipeline.js';
 
@@ -18,17 +17,14 @@ import { eventAndPayload, type WebhookBatchCache } from '../webhooks/pipeline.js
  */
 export async function logChanges(changes: RecordChange[], cache: WebhookBatchCache): Promise<Map<string, WebhookPayload>> {
   const payloads = new Map<string, WebhookPayload>();
-  const byAccount = new Map<string, LogAppend[]>();
+  const events: ChangeEvent[] = [];
   cache.prefetchErased(changes);
   for (const change of changes) {
     const raised = await eventAndPayload(change, cache);
     if (!raised) continue;
-    const { event, payload } = raised;
-    payloads.set(change.eventId, payload);
-    const list = byAccount.get(change.accountId) ?? [];
-    list.push({ id: change.eventId, event, recordId: change.id, body: JSON.stringify(payload) });
-    byAccount.set(change.accountId, list);
+    payloads.set(change.eventId, raised.payload);
+    events.push({ accountId: change.accountId, eventId: change.eventId, event: raised.event, recordId: change.id, payload: raised.payload });
   }
-  await Promise.all([...byAccount].map(([accountId, events]) => appendEvents(accountId, events)));
+  await appendChangeEvents(events);
   return payloads;
 }

@@ -4,7 +4,7 @@
  * order (search entries, fan-out, cascades, webhook deliveries), different items in parallel.
  */
 import type { DynamoDBRecord } from 'aws-lambda';
-import { type RecordChange, toRecordChange } from '../db/changes.js';
+import { type RecordChange, toRecordChange } from '../domain/record-change.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';

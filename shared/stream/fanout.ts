@@ -4,7 +4,7 @@
  * merge's re-pointing. The rules and writes are the record services' (shared/domain/records/),
  * through each family's store.
  */
-import type { RecordChange } from '../db/changes.js';
+import type { RecordChange } from '../domain/record-change.js';
 import { NAMED_TARGETS } from '../domain/records/family.js';
 import { fanOutReference } from '../domain/records/fan-out.js';
 import { repointMerge } from '../domain/records/merge.js';

@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { bindingEnv } from '../config/bindings.js';
-import { optionalEnv } from '../config/env.js';
-import { toRecordChange } from '../db/changes.js';
+import { requireEnv } from '../config/env.js';
+import { toRecordChange } from '../domain/record-change.js';
 import { sqs } from '../webhooks/queue.js';
 
 /** One message of the changes queue: an account's record changes, in stream order. */
@@ -25,8 +25,8 @@ export const MAX_MESSAGE_BYTES = 60_000;
 /** And holds at most this many records. */
 export const MAX_MESSAGE_RECORDS = 50;
 
-/** The changes queue's URL, or undefined when the stream handler runs unrouted (tools and tests that run it alone). */
-export const changesQueueUrl = (): string | undefined => optionalEnv(bindingEnv('changesQueue'));
+/** The changes queue's URL (the stream function's binding): the stream handler only routes, deployed, locally and in tests. */
+export const changesQueueUrl = (): string => requireEnv(bindingEnv('changesQueue'));
 
 /** A planned message: its body, its group, and the index in the batch of its first record. */
 export interface PlannedMessage {

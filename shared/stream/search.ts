@@ -1,4 +1,4 @@
-import type { RecordChange } from '../db/changes.js';
+import type { RecordChange } from '../domain/record-change.js';
 import { storeOfType } from '../domain/records/family.js';
 
 /**

@@ -5,10 +5,8 @@ import { invokeOperation, type Reply } from '../../local/invoke.js';
 import { issueToken } from '../../shared/auth/tokens.js';
 import type { AuthContext } from '../../shared/http/operation.js';
 import { createApiServer } from '../../local/server.js';
-import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
-import { handler as streamHandler } from '../../functions/stream/handler.js';
-import { functionByName } from '../../functions/topology.js';
-import { asFunction } from '../../local/iam.js';
+import type { StreamPoller } from '../../local/stream-poller.js';
+import { startTestStream } from './stream.js';
 
 export const newAccount = (): AuthContext => ({ accountId: randomUUID(), userId: randomUUID() });
 
@@ -56,9 +54,9 @@ export async function startServer(): Promise<TestServer> {
 }
 
 /**
- * The stream worker on this test file's table. With no changes queue bound the stream handler
- * does the changes worker's work itself, so it runs as that function (its grants).
+ * The record changes' path on this test file's table, as `npm start` runs it: the stream function
+ * routing to the changes queue and the changes worker (test/helpers/stream.ts).
  */
 export function startTestStreamWorker(): Promise<StreamPoller> {
-  return startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('changes')!, streamHandler), intervalMs: 25, retryDelayMs: 100 });
+  return startTestStream();
 }

@@ -25,15 +25,19 @@ beforeAll(async () => {
   await ensureTable(endpoint, tableName);
 });
 
-// The file's table goes when the file is done (after the file's own hooks have stopped its
+// The file's tables (records and control) go when the file is done (after the file's own hooks have stopped its
 // workers): DynamoDB Local scans the stream records of every table it holds on each stream call,
 // so the worker's later files poll their streams faster without this one's.
 afterAll(async () => {
   const client = new DynamoDBClient({ endpoint, region: LOCAL_AWS_ENV.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
-  } catch {
-    // Already gone, or the instance stopped: nothing to free.
+    await Promise.all(
+      [tableName, controlTableNameFor(tableName)].map((TableName) =>
+        client.send(new DeleteTableCommand({ TableName })).catch(() => {
+          // Already gone, or the instance stopped: nothing to free.
+        }),
+      ),
+    );
   } finally {
     client.destroy();
   }

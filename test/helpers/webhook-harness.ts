@@ -9,11 +9,10 @@ import type { AuthContext } from '../../shared/http/operation.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../shared/schemas/webhooks.js';
 import { parseDeliveryRef } from '../../shared/webhooks/queue.js';
 import type { WorkerDeps } from '../../shared/webhooks/worker.js';
-import { handler as streamHandler } from '../../functions/stream/handler.js';
 import { functionByName } from '../../functions/topology.js';
 import { asFunction } from '../../local/iam.js';
-import { startStreamPoller } from '../../local/stream-poller.js';
 import { ok } from './api.js';
+import { startTestStream } from './stream.js';
 
 /** One request a receiver got, with the standardwebhooks library's verdict on its signature. */
 export interface Received {
@@ -129,7 +128,9 @@ export interface Pipeline {
   queue: FauxqsServer;
   queueName: string;
   queueUrl: string;
-  /** Absent when the test invokes the stream handler itself. */
+  /** The fauxqs endpoint (SQS) of the delivery queue, and of the changes queue. */
+  endpoint: string;
+  /** The record changes' path (stream → changes queue on this pipeline's fauxqs → changes worker); absent with `stream: false`. */
   poller?: StreamPoller;
   worker: QueueWorker;
   /** Resolves when the stream worker and the delivery queue are both idle (nothing more will arrive now). */
@@ -137,7 +138,12 @@ export interface Pipeline {
   stop(): Promise<void>;
 }
 
-/** This test file's delivery pipeline: a fauxqs queue, the stream worker and the delivery worker. */
+/**
+ * This test file's delivery pipeline: the delivery queue on a fauxqs of its own, the record changes'
+ * path as `npm start` runs it (the stream routing to the changes queue and the changes worker:
+ * test/helpers/stream.ts) and the delivery worker. `stream: false` leaves the path out (a test
+ * that starts it later, or hands the changes worker its messages itself).
+ */
 export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; stream?: boolean; workerDeps?: Partial<WorkerDeps>; concurrency?: number } = {}): Promise<Pipeline> {
   const queue = await startFauxqs({ port: 0, logger: false });
   const queueName = 'webhook-deliveries-test';
@@ -153,22 +159,12 @@ export async function startPipeline(opts: { visibilityTimeoutSeconds?: number; s
     groupOf: (body) => parseDeliveryRef(body)?.endpoint_id,
     ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
   });
-  const poller =
-    opts.stream === false
-      ? undefined
-      : await startStreamPoller({
-          endpoint: process.env.DYNAMODB_ENDPOINT!,
-          tableName: process.env.TABLE_NAME!,
-          // Unrouted (no changes queue): the changes worker's work, with its grants.
-          handler: asFunction(functionByName('changes')!, streamHandler),
-          intervalMs: 25,
-          retryDelayMs: 100,
-          onError: (e) => console.error('stream worker error', e),
-        });
+  const poller = opts.stream === false ? undefined : await startTestStream({ awsEndpoint: endpoint, onError: (e) => console.error('changes path error', e) });
   return {
     queue,
     queueName,
     queueUrl,
+    endpoint,
     poller,
     worker,
     async idle() {

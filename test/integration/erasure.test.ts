@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import type { LocalStack } from '../../local/runtime.js';
+import { startFileStack } from '../helpers/local-stack.js';
 import { runErasure } from '../../shared/erasures/worker.js';
 import { Receiver, reply } from '../helpers/webhook-harness.js';
 
@@ -20,7 +21,7 @@ beforeAll(async () => {
   // One retry at once: the failing endpoint's delivery is `failed` in a second (for webhooks-recover).
   process.env.WEBHOOK_RETRY_DELAYS = '0';
   receiver = await new Receiver().on('/fail', reply(500)).start();
-  stack = await startLocalStack({ smtpPort: 0 });
+  stack = await startFileStack();
 }, 90_000);
 afterAll(async () => {
   await stack?.stop();

@@ -6,14 +6,13 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { exportHandler } from '../../functions/exports/worker.js';
-import { handler as streamHandler } from '../../functions/stream/handler.js';
 import { asFunction } from '../../local/iam.js';
 import { functionByName } from '../../functions/topology.js';
 import { type LocalExports, startLocalExports } from '../../local/exports.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
-import { type RecordChange, toRecordChange } from '../../shared/db/changes.js';
+import { type RecordChange, toRecordChange } from '../../shared/domain/record-change.js';
 import { randomUUID } from 'node:crypto';
 import { getExportItem, insertExport, markExportActive } from '../../shared/db/exports.js';
 import { exportKeyOf, fileUpload } from '../../shared/exports/storage.js';
@@ -21,6 +20,7 @@ import { recoverExports } from '../../shared/exports/recover.js';
 import { type ExportWorkerDeps, MAX_EXPORT_ATTEMPTS } from '../../shared/exports/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 import { useOwnDynamo } from '../helpers/own-dynamo.js';
+import { startTestStream } from '../helpers/stream.js';
 
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;
@@ -50,6 +50,7 @@ let queue: LocalQueue;
 let imports: LocalImports;
 let exportsLocal: LocalExports;
 let poller: StreamPoller;
+let stream: StreamPoller;
 const changes: RecordChange[] = [];
 
 // Hundreds of large contacts and their stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
@@ -59,13 +60,14 @@ beforeAll(async () => {
   queue = await startLocalQueue('crm-webhook-deliveries');
   imports = await startLocalImports(queue.endpoint, { visibilityTimeoutSeconds: 1 });
   exportsLocal = await startLocalExports(queue.endpoint, { handler: (event) => asFunction(functionByName('exportWorker')!, exportHandler(deps))(event), visibilityTimeoutSeconds: 1 });
+  // The record changes' path as `npm start` runs it (search entries, for the search filter).
+  stream = await startTestStream({ awsEndpoint: queue.endpoint });
+  // And every record change the stream carries (a reader of its own).
   poller = await startStreamPoller({
     endpoint: process.env.DYNAMODB_ENDPOINT!,
     tableName: process.env.TABLE_NAME!,
     intervalMs: 25,
-    // The real stream worker (search entries, for the search filter), and every record change it sees.
     handler: async (event: DynamoDBStreamEvent) => {
-      await asFunction(functionByName('changes')!, streamHandler)(event);
       for (const r of event.Records) {
         const c = toRecordChange(r);
         if (c) changes.push(c);
@@ -76,6 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await poller?.stop();
+  await stream?.stop();
   await exportsLocal?.stop();
   await imports?.stop();
   await queue?.stop();
@@ -278,7 +281,7 @@ describe('exports', () => {
     // One batch: the same created_at, so the list orders them by id.
     expect(file.records.map((r) => r.name).sort()).toEqual(["'@Globex", 'Acme']);
     expect(file.records.find((r) => r.name === 'Acme')).toMatchObject({ employee_count: '12', annual_revenue: '100000', tags: 'vip;emea', 'custom:Region': "'=EMEA" });
-    await poller.drain();
+    await stream.drain(); // search entries: the changes worker's
     const search = await download(await exportOf(auth, { object_type: 'companies', filters: { search: 'initech' } }));
     expect(search.records.map((r) => r.name)).toEqual(['Initech']);
 
@@ -309,7 +312,7 @@ describe('exports', () => {
     expect(await names({ company_id: a.id })).toEqual(['Ann']);
     expect(await names({ company_ids: [a.id, b.id] })).toEqual(['Ann', 'Bob']);
     expect(await names({ source_ids: [s.id] })).toEqual(['Bob', 'Cid']);
-    await poller.drain();
+    await stream.drain(); // search entries: the changes worker's
     expect(await names({ search: 'cid' })).toEqual(['Cid']);
     const rows = await download(await exportOf(auth, { object_type: 'contacts', filters: { tags: ['nobody'] } }));
     expect(rows.records).toEqual([]);

@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import type { LocalStack } from '../../local/runtime.js';
+import { startFileStack } from '../helpers/local-stack.js';
 import { db } from '../../shared/db/client.js';
 import { controlTableName } from '../../shared/db/control.js';
 import { idempotencyKeys } from '../../shared/http/idempotency.js';
@@ -26,7 +27,7 @@ const IDEMPOTENT = declared.filter((o) => o.idempotent).map((o) => o.name);
 
 let stack: LocalStack;
 beforeAll(async () => {
-  stack = await startLocalStack({ smtpPort: 0 });
+  stack = await startFileStack();
 }, 90_000);
 afterAll(async () => {
   await stack?.stop();

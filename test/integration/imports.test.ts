@@ -11,7 +11,7 @@ import { functionByName } from '../../functions/topology.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
-import { type RecordChange, toRecordChange } from '../../shared/db/changes.js';
+import { type RecordChange, toRecordChange } from '../../shared/domain/record-change.js';
 import type { ImportWorkerDeps } from '../../shared/imports/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 import { responseValidator } from '../helpers/openapi-validator.js';

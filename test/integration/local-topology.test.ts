@@ -11,7 +11,8 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, type FunctionSpec, type TriggerKind, WORKERS } from '../../functions/topology.js';
 import { startBackgroundWorkers } from '../../local/background-workers.js';
-import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import type { LocalStack } from '../../local/runtime.js';
+import { startFileStack } from '../helpers/local-stack.js';
 import { LOCAL_TRIGGERS } from '../../local/triggers.js';
 import { EXPORT_LEASE_MS } from '../../shared/exports/worker.js';
 import { IMPORT_LEASE_MS } from '../../shared/imports/worker.js';
@@ -22,8 +23,8 @@ const background = (functions: readonly FunctionSpec[]) => functions.filter((f) 
 
 let stack: LocalStack;
 beforeAll(async () => {
-  // The stack points this process (its own fork) at its own DynamoDB Local and queues.
-  stack = await startLocalStack({ smtpPort: 0 });
+  // The stack points this process (its own fork) at its queues, on the file's table in the worker's DynamoDB Local.
+  stack = await startFileStack();
 }, 90_000);
 afterAll(async () => {
   await stack?.stop();

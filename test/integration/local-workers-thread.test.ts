@@ -6,16 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../functions/topology.js';
-import { type LocalStack, startLocalStack } from '../../local/runtime.js';
+import type { LocalStack } from '../../local/runtime.js';
+import { startFileStack } from '../helpers/local-stack.js';
 import { runsInBackground } from '../../local/triggers.js';
 
 const OWN = ['TABLE_NAME', 'DYNAMODB_ENDPOINT', 'DELIVERY_QUEUE_URL', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_S3', 'IMPORTS_BUCKET', 'IMPORTS_QUEUE_URL'];
 let saved: Record<string, string | undefined>;
 let stack: LocalStack;
 beforeAll(async () => {
-  // startLocalStack points the process at its own DynamoDB Local and queues: give them back after.
+  // startLocalStack points the process at its queues: give them back after.
   saved = Object.fromEntries(OWN.map((k) => [k, process.env[k]]));
-  stack = await startLocalStack({ workersInThread: true, smtpPort: 0 });
+  stack = await startFileStack({ workersInThread: true });
 }, 90_000);
 afterAll(async () => {
   await stack?.stop();

@@ -10,11 +10,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as streamHandler } from '../../functions/stream/handler.js';
-import { asFunction } from '../../local/iam.js';
-import { functionByName } from '../../functions/topology.js';
-import { type StreamPoller, startStreamPoller } from '../../local/stream-poller.js';
+import type { StreamPoller } from '../../local/stream-poller.js';
 import { startServer, type TestServer } from '../helpers/api.js';
+import { startTestStream } from '../helpers/stream.js';
 
 const README = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
 
@@ -77,8 +75,8 @@ let s: TestServer;
 let poller: StreamPoller;
 beforeAll(async () => {
   s = await startServer();
-  // The stream worker as `npm start` runs it (default poll interval).
-  poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('changes')!, streamHandler) });
+  // The stream and the changes worker as `npm start` runs them (default poll interval).
+  poller = await startTestStream();
 });
 afterAll(async () => {
   await poller?.stop();

@@ -2,27 +2,23 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handler as streamWorkerHandler } from '../../functions/stream/handler.js';
-import { asFunction } from '../../local/iam.js';
-import { functionByName } from '../../functions/topology.js';
 import { db, tableName } from '../../shared/db/client.js';
 import { keys } from '../../shared/db/table.js';
 import type { AuthContext } from '../../shared/http/operation.js';
-import { toRecordChange } from '../../shared/db/changes.js';
+import { toRecordChange } from '../../shared/domain/record-change.js';
 import { getDelivery, refOf, type StoredDelivery } from '../../shared/webhooks/deliveries.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../../shared/webhooks/pipeline.js';
 import { postWebhook } from '../../shared/webhooks/sender.js';
 import { dnsResolver } from '../../shared/webhooks/ssrf.js';
 import { processDelivery } from '../../shared/webhooks/worker.js';
 import { newAccount, ok } from '../helpers/api.js';
+import { invokeChanges } from '../helpers/stream.js';
 import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, reply, settledDeliveries, startPipeline, waitFor } from '../helpers/webhook-harness.js';
-
-const streamHandler = asFunction(functionByName('changes')!, streamWorkerHandler);
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
 process.env.WEBHOOK_TIMEOUT_MS = '400';
 
-// No stream poller here: each test hands the stream handler the batches it wants (replays included).
+// No stream poller here: each test hands the changes worker (invokeChanges: the changes queue's messages of a stream batch) the batches it wants, replays included.
 let pipeline: Pipeline;
 let receiver: Receiver;
 const realResolve = dnsResolver.resolve;
@@ -94,15 +90,15 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     const endpoint = await registerEndpoint(auth, receiver, '/dup', ['contact.created']);
     const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Once' }, auth);
     const event = await insertEvent(auth, contact.id);
-    expect(await streamHandler(event)).toEqual({ batchItemFailures: [] });
-    expect(await streamHandler(event)).toEqual({ batchItemFailures: [] });
+    expect(await invokeChanges(event)).toEqual({ batchItemFailures: [] });
+    expect(await invokeChanges(event)).toEqual({ batchItemFailures: [] });
     const [delivery] = await settledDeliveries(auth, endpoint.id, 1);
     await pipeline.idle();
     expect(await deliveriesOf(auth, endpoint.id)).toHaveLength(1);
     expect(delivery).toMatchObject({ status: 'delivered', attempt_count: 1, event_id: `test-event-${contact.id}` });
     expect(receiver.at('/dup')).toHaveLength(1);
     // A replay after delivery changes nothing either.
-    await streamHandler(event);
+    await invokeChanges(event);
     await pipeline.idle();
     expect(receiver.at('/dup')).toHaveLength(1);
   });
@@ -121,7 +117,7 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     await pipeline.idle();
     expect(receiver.at('/crash-stream')).toHaveLength(0);
 
-    expect(await streamHandler(event)).toEqual({ batchItemFailures: [] }); // the event source retries the batch
+    expect(await invokeChanges(event)).toEqual({ batchItemFailures: [] }); // the event source retries the batch
     const [done] = await settledDeliveries(auth, endpoint.id, 1);
     expect(done).toMatchObject({ id: stuck!.id, status: 'delivered', attempt_count: 1 });
     expect(receiver.at('/crash-stream')).toHaveLength(1);
@@ -133,7 +129,7 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     const endpoint = await registerEndpoint(auth, receiver, '/crash-worker', ['contact.created']);
     const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Worker' }, auth);
     afterPost = failOnce('after post');
-    await streamHandler(await insertEvent(auth, contact.id));
+    await invokeChanges(await insertEvent(auth, contact.id));
     const [delivery] = await settledDeliveries(auth, endpoint.id, 1, 15_000);
     expect(delivery).toMatchObject({ status: 'delivered', attempt_count: 1, http_status_code: 200 });
     const got = receiver.at('/crash-worker');
@@ -147,7 +143,7 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     receiver.on('/much-later', reply(500));
     const endpoint = await registerEndpoint(auth, receiver, '/much-later', ['contact.created']);
     const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Patient' }, auth);
-    await streamHandler(await insertEvent(auth, contact.id));
+    await invokeChanges(await insertEvent(auth, contact.id));
     const [pending] = await waitFor(async () => {
       const ds = await deliveriesOf(auth, endpoint.id);
       return ds[0]?.attempt_count === 1 && ds[0].last_error === 'HTTP 500' ? ds : undefined;
@@ -176,7 +172,7 @@ describe('webhook delivery: idempotency and at-least-once', () => {
     const { endpoint } = await ok<{ endpoint: { id: string } }>('webhooks-create', { url: 'https://rebind.example/hook', events: ['contact.created'] }, auth);
     answer = '10.0.0.7';
     const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Rebind' }, auth);
-    await streamHandler(await insertEvent(auth, contact.id));
+    await invokeChanges(await insertEvent(auth, contact.id));
     const [delivery] = await settledDeliveries(auth, endpoint.id, 1);
     expect(delivery).toMatchObject({ status: 'failed', attempt_count: 2, http_status_code: null });
     expect(delivery!.last_error).toContain('10.0.0.7 is not allowed (private)');

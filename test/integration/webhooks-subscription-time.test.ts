@@ -5,11 +5,8 @@
  * has exactly the events raised while it subscribed to them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStreamPoller } from '../../local/stream-poller.js';
-import { asFunction } from '../../local/iam.js';
-import { functionByName } from '../../functions/topology.js';
-import { handler as streamHandler } from '../../functions/stream/handler.js';
 import { newAccount, ok } from '../helpers/api.js';
+import { startTestStream } from '../helpers/stream.js';
 import { deliveriesOf, type Pipeline, Receiver, registerEndpoint, startPipeline, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
@@ -53,7 +50,7 @@ describe('subscription by the event\'s own time (§6)', () => {
     await ok('contacts-update', { id: during.id, last_name: 'Again' }, auth);
 
     // Only now does the changes worker run: everything above is handled late.
-    const poller = await startStreamPoller({ endpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, handler: asFunction(functionByName('changes')!, streamHandler), intervalMs: 25, retryDelayMs: 100 });
+    const poller = await startTestStream({ awsEndpoint: pipeline.endpoint });
     try {
       await poller.drain();
       const got = async (endpointId: string) => (await deliveriesOf(auth, endpointId, 100)).map((d) => d.event_type).sort();

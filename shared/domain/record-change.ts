@@ -1,0 +1,60 @@
+/**
+ * Stream records decoded (contract §12): a table stream record (Lambda's DynamoDB event record,
+ * images in attribute-value form) read as the change of one record, or of a merge, that the
+ * stream's router (shared/stream/route.ts) and the changes worker (shared/stream/changes.ts) act
+ * on. Reading an image is knowing the table's items (their sort keys, the entity attribute), so
+ * it lives in the domain, the workers' way to the data layer. Items that are not records (search
+ * entries, deliveries, …) are no change. Pure: no call.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import type { RecordChange, RecordOp } from '../db/changes.js';
+import { type EntityType, MERGE_SK, RECORD_SK, RESTORED_ATTR, TABLE_DEFINITION } from '../db/table.js';
+
+export type { RecordChange } from '../db/changes.js';
+
+const OPS: Record<'INSERT' | 'MODIFY' | 'REMOVE', RecordOp> = { INSERT: 'created', MODIFY: 'updated', REMOVE: 'deleted' };
+
+/** Turns a stream record into a RecordChange; undefined for items that are not records. */
+export function toRecordChange(record: DynamoDBRecord): RecordChange | undefined {
+  const d = record.dynamodb;
+  if (!d || !record.eventName) return undefined;
+  const image = (x: unknown) => (x ? unmarshall(x as Record<string, AttributeValue>) : undefined);
+  const newImage = image(d.NewImage);
+  const oldImage = image(d.OldImage);
+  const item = newImage ?? oldImage;
+  const entity = item?.[TABLE_DEFINITION.entityTypeAttribute];
+  if (!item || typeof entity !== 'string' || typeof item.account_id !== 'string') return undefined;
+  const seconds = typeof d.ApproximateCreationDateTime === 'number' ? d.ApproximateCreationDateTime : undefined;
+  const at = seconds ? new Date(seconds * 1000).toISOString() : new Date().toISOString();
+  if (item.sk === MERGE_SK) {
+    // A merge item: its insert is the merge, its updates the re-pointing's next chunks, its removal (TTL) nothing.
+    if (!newImage || record.eventName === 'REMOVE') return undefined;
+    const primary = newImage.record as Record<string, unknown>;
+    return {
+      eventId: record.eventID ?? `${item.pk}:${d.SequenceNumber}`,
+      op: record.eventName === 'INSERT' ? 'merged' : 'merging',
+      type: entity as EntityType,
+      accountId: item.account_id,
+      id: String(newImage.primary_id),
+      at,
+      new: primary,
+      actor: newImage.actor,
+      mergedId: String(newImage.secondary_id),
+    };
+  }
+  if (item.sk !== RECORD_SK) return undefined;
+  const restored = record.eventName === 'INSERT' && newImage?.[RESTORED_ATTR] !== undefined;
+  return {
+    eventId: record.eventID ?? `${item.pk}:${d.SequenceNumber}`,
+    op: restored ? 'restored' : OPS[record.eventName],
+    type: entity as EntityType,
+    accountId: item.account_id,
+    id: String(item.id),
+    at,
+    old: oldImage,
+    new: newImage,
+    actor: newImage?.actor,
+  };
+}
