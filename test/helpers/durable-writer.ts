@@ -1,5 +1,5 @@
 /**
- * A child process for test/integration/local-crash.test.ts: starts DynamoDB Local on `dataDir`,
+ * A child process for test/integration/crash-drill.test.ts: starts DynamoDB Local on `dataDir`,
  * runs four parallel loops of transactions through the data layer's client (shared/db/client.ts),
  * and kill -9s the Java process right after the 100th acknowledgement. Prints the acknowledged
  * keys as JSON, then exits. With `check`, prints which of the given keys are missing instead.

@@ -64,7 +64,8 @@ export async function crash(service: Service): Promise<void> {
   }
 }
 
-export async function call<T>(service: Service, op: string, body: unknown): Promise<{ status: number; body: { ok: boolean; result: T; error?: { code: string; message: string } } }> {
-  const res = await fetch(`${service.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+/** One API call to the service, with its first token or `token` (another account's, CRM_DEV_TOKENS). */
+export async function call<T>(service: Service, op: string, body: unknown, token = service.token): Promise<{ status: number; body: { ok: boolean; result: T; error?: { code: string; message: string } } }> {
+  const res = await fetch(`${service.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as { ok: boolean; result: T; error?: { code: string; message: string } } };
 }
