@@ -14,7 +14,7 @@ export default defineConfig({
     maxWorkers: 2,
     // Longest files first (test/helpers/durations.json), so the two workers finish together.
     sequence: { sequencer: LongestFirst },
-    // The Lambda bundles tests build (test/helpers/deployed.ts, bundle.test.ts) load as Lambda loads
+    // The Lambda bundles tests build (test/helpers/deployed.ts, deployed-bundles.test.ts) load as Lambda loads
     // them, with Node's own import: not transformed and source-mapped again by Vite.
     server: { deps: { external: [/[\\/]crm-(deployed|bundle)-[^\\/]+[\\/]/] } },
   },

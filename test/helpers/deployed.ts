@@ -7,11 +7,11 @@
  * which the events the deployed triggers send are built.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import type { APIGatewayRequestAuthorizerEventV2, DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { FUNCTIONS, type FunctionSpec } from '../../functions/topology.js';
 import { RUNTIME } from '../../lib/api-function.js';
 import { buildCrmApp } from '../../lib/app.js';
@@ -27,17 +27,19 @@ export type Handler = (event: any, context?: any) => Promise<any>;
 
 /**
  * Builds every function of the topology to `outDir` with the stack's esbuild settings in one run
- * (shared modules are parsed once). Returns each function's bundle file by function name.
+ * (shared modules are parsed once). Returns each function's bundle file by function name, and
+ * esbuild's metafile (every bundle's inputs).
  */
-export async function buildDeployedBundles(outDir: string, functions: readonly FunctionSpec[] = FUNCTIONS): Promise<Map<string, string>> {
+export async function buildDeployed(outDir: string, functions: readonly FunctionSpec[] = FUNCTIONS): Promise<{ files: Map<string, string>; metafile: Metafile }> {
   const entries = [...new Set(functions.map((f) => f.entry))];
-  await build({
+  const { metafile } = await build({
     entryPoints: entries.map((e) => join(FUNCTIONS_DIR, e)),
     outbase: FUNCTIONS_DIR,
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     logLevel: 'silent',
+    metafile: true,
     ...LAMBDA_BUNDLE,
     // As NodejsFunction: the target follows the function's runtime; source maps without the sources.
     target: `node${/\d+/.exec(RUNTIME.name)![0]}`,
@@ -46,7 +48,19 @@ export async function buildDeployedBundles(outDir: string, functions: readonly F
     mainFields: [...LAMBDA_BUNDLE.mainFields],
     banner: { js: LAMBDA_BUNDLE.banner },
   });
-  return new Map(functions.map((f) => [f.name, join(outDir, f.entry.replace(/\.ts$/, '.mjs'))]));
+  return { files: new Map(functions.map((f) => [f.name, join(outDir, f.entry.replace(/\.ts$/, '.mjs'))])), metafile };
+}
+
+/** The bundle files of `buildDeployed`, by function name. */
+export async function buildDeployedBundles(outDir: string, functions: readonly FunctionSpec[] = FUNCTIONS): Promise<Map<string, string>> {
+  return (await buildDeployed(outDir, functions)).files;
+}
+
+/** The source files a bundle was built from (metafile paths, relative to the working directory). */
+export function bundleInputs(metafile: Metafile, file: string): string[] {
+  const output = Object.entries(metafile.outputs).find(([path]) => resolve(path) === resolve(file))?.[1];
+  if (!output) throw new Error(`no bundle ${file} in the metafile`);
+  return Object.keys(output.inputs);
 }
 
 /** Loads a bundle's `handler` (a bundle that fails to load throws here). */

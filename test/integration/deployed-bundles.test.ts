@@ -11,9 +11,11 @@
  *   event; inbound mail with S3's notification delivered through SQS.
  *
  * A bundle that fails to load, an environment variable the template sets that cannot be given a
- * local value, or an event field a handler misreads fails here.
+ * local value, or an event field a handler misreads fails here. The same build holds the bundles
+ * to their limits: every API operation within 300 KB, credentials from the environment (no SSO
+ * provider), idempotency on the bundled JMESPath.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -28,7 +30,8 @@ import { issueToken } from '../../shared/auth/tokens.js';
 import { startServer, type TestServer } from '../helpers/api.js';
 import {
   authorizerEvent,
-  buildDeployedBundles,
+  buildDeployed,
+  bundleInputs,
   type Deployment,
   type Handler,
   httpApiEvent,
@@ -47,6 +50,8 @@ const RATE_LIMIT = '1000,2000';
 
 let deployment: Deployment;
 let outDir: string;
+/** Every function's bundle file, and esbuild's metafile of the build. */
+let built: Awaited<ReturnType<typeof buildDeployed>>;
 const handlers = new Map<string, Handler>();
 let aws: LocalQueue;
 let sqs: SQSClient;
@@ -64,7 +69,8 @@ const queueOf = (name: string) => queues.get(deployment.functions.get(name)!.map
 beforeAll(async () => {
   deployment = synthesizedDeployment();
   outDir = mkdtempSync(join(tmpdir(), 'crm-deployed-'));
-  const files = await buildDeployedBundles(outDir);
+  built = await buildDeployed(outDir);
+  const { files } = built;
   aws = await startLocalQueue('crm-deployed-unused');
   sqs = new SQSClient({ endpoint: aws.endpoint, region: 'us-east-1', credentials: CREDENTIALS });
   s3 = new S3Client({ endpoint: aws.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS });
@@ -139,6 +145,57 @@ describe('every function of the topology, as deployed', () => {
   });
 });
 
+/** Every API operation's bundle ≤ 300 KB (docs/performance.md, "Cold start"). */
+const API_BUNDLE_LIMIT = 300 * 1024;
+
+/**
+ * The largest operation of each kind (kinds share their modules, so the largest stands for the
+ * rest: a record family's operations carry its own definition only, and the activities' is the
+ * largest). `npm run bench:bundles` sizes every one.
+ */
+const REPRESENTATIVES = [
+  'contacts-get',
+  'activities-list', // the list engine, which the record writes do not carry
+  'activities-update',
+  'contacts-merge',
+  'trash-list',
+  'exports-get', // presigned URL without the S3 client
+  'exports-list',
+  'webhooks-update', // KMS user
+  'custom-fields-update',
+  'contacts-batch-get', // one batch function, not the whole batch service
+  'inbound-emails-get', // not the whole record service
+  'imports-start', // HEAD through fetch, without the S3 client
+  'webhooks-test', // SQS client; URL checks on Node's BlockList (no ipaddr.js)
+  'webhooks-rotate-secret', // KMS user
+  'activities-create', // Powertools idempotency on the field-path JMESPath (lib/jmespath-fields.ts)
+  'activities-batch-create',
+  'contacts-batch-upsert',
+  'webhooks-create', // idempotency + KMS + URL checks; event names written out
+  'exports-create', // idempotency + SendMessage through fetch (no SQS client), no presigner
+  'imports-create', // idempotency (the inline file is a PUT through fetch, the job's message SendMessage through fetch)
+  'custom-fields-create',
+  'erasures-create', // idempotency + SendMessage through fetch + the contact it erases, read by type (no record store)
+];
+
+describe('the bundles as built (the stack\'s esbuild settings)', () => {
+  it('take credentials from the environment: the Lambda stand-in, never the SSO provider', () => {
+    for (const op of ['contacts-create', 'contacts-get']) {
+      const inputs = bundleInputs(built.metafile, built.files.get(op)!);
+      expect(inputs.some((f) => f.includes('credential-provider-sso')), op).toBe(false);
+      expect(inputs.some((f) => f.includes('lambda-credentials')), op).toBe(true);
+    }
+  });
+
+  it('the largest operation of each kind is within 300 KB', () => {
+    const sizes = REPRESENTATIVES.map((name) => {
+      const bytes = statSync(built.files.get(name)!).size;
+      return { name, kb: Math.round(bytes / 102.4) / 10, over: bytes > API_BUNDLE_LIMIT };
+    });
+    expect(sizes.filter((s) => s.over)).toEqual([]);
+  });
+});
+
 /** Calls an operation as API Gateway would: the authorizer's bundle on the request, then the route's bundle with its context. */
 async function throughGateway(op: string, body: string, opts: { token?: string; headers?: Record<string, string>; base64?: boolean } = {}) {
   const routeKey = `POST /api/${op}`;
@@ -158,13 +215,16 @@ describe('API operations through their route and the authorizer', () => {
     const token = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
     const ops = FUNCTIONS.flatMap((f) => (f.trigger.kind === 'http' ? [f.trigger.operation] : []));
     const differences: unknown[] = [];
-    for (const op of ops) {
-      const deployed = await throughGateway(op, '{}', { token });
-      const local = await server.call(op, {});
-      const got = { op, status: deployed.status, code: deployed.body.error?.code ?? null, limit: deployed.headers['RateLimit-Limit'] };
-      const want = { op, status: local.status, code: local.body.error?.code ?? null, limit: RATE_LIMIT.split(',')[1] };
-      if (deployed.status >= 500 || JSON.stringify(got) !== JSON.stringify(want)) differences.push({ got, want });
-    }
+    // The operations are independent (empty bodies, one account): eight at a time.
+    const next = ops.values();
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      for (const op of next) {
+        const [deployed, local] = await Promise.all([throughGateway(op, '{}', { token }), server.call(op, {})]);
+        const got = { op, status: deployed.status, code: deployed.body.error?.code ?? null, limit: deployed.headers['RateLimit-Limit'] };
+        const want = { op, status: local.status, code: local.body.error?.code ?? null, limit: RATE_LIMIT.split(',')[1] };
+        if (deployed.status >= 500 || JSON.stringify(got) !== JSON.stringify(want)) differences.push({ got, want });
+      }
+    }));
     expect(differences).toEqual([]);
   });
 
@@ -175,6 +235,9 @@ describe('API operations through their route and the authorizer', () => {
     const id = created.body.result!.id as string;
     const again = await throughGateway('contacts-create', JSON.stringify({ first_name: 'Deployed', email: 'deployed@example.com' }), { token, headers: { 'IDEMPOTENCY-KEY': 'deployed-1' } });
     expect(again.body.result).toEqual(created.body.result);
+    // Idempotency runs on the bundled field-path JMESPath (lib/jmespath-fields.ts): the same key with another body is a conflict.
+    const other = await throughGateway('contacts-create', JSON.stringify({ first_name: 'Twice' }), { token, headers: { 'Idempotency-Key': 'deployed-1' } });
+    expect([other.status, other.body.error?.code]).toEqual([409, 'contacts.conflict']);
     expect((await throughGateway('contacts-get', JSON.stringify({ id }), { token })).body.result).toMatchObject({ id, first_name: 'Deployed' });
     expect((await throughGateway('contacts-list', '{}', { token })).body.result).toMatchObject({ items: [expect.objectContaining({ id })] });
     // An unknown or revoked token: the authorizer lets it through with an empty context; the operation answers 401.
