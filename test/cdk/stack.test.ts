@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
 import { synthesizeFlat } from '../helpers/cdk-templates.js';
@@ -42,7 +43,7 @@ function synth(stage: 'dev' | 'prod', topology = FUNCTIONS, opts: { nag?: boolea
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const { stack } = buildCrmApp(app, stageConfig(stage), undefined, { topology });
     // cdk-nag's packs as validation plugins on the same synthesis (a finding fails it, listing
-    // every finding); test/cdk/nag.test.ts proves the packs report what is not acknowledged.
+    // every finding); the probe app at the end of this file proves the packs report what is not acknowledged.
     if (opts.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
     const flat = synthesizeFlat(app, stack);
     const template = Template.fromJSON({ Resources: flat.resources, Outputs: flat.outputs, Parameters: flat.parameters });
@@ -783,4 +784,85 @@ describe('room to grow (CloudFormation: 500 resources per template)', () => {
     for (const [file, count] of Object.entries(big.counts)) expect(count, file).toBeLessThan(500);
     console.info(`doubled (${doubled.length} functions): ${Object.keys(big.counts).length} templates, largest ${Math.max(...Object.values(big.counts))} resources`);
   }, 300_000);
+});
+
+// cdk-nag's packs on a probe app (formerly test/cdk/nag.test.ts).
+interface Finding {
+  plugin: string;
+  rule: string;
+  severity: string;
+  path: string;
+}
+
+/**
+ * Synthesizes an app with cdk-nag v3's AwsSolutions and Serverless packs as CDK validation
+ * plugins and returns every finding that was not acknowledged (lib/nag.ts, lib/api-function.ts).
+ */
+function nagFindings(build: (app: App) => void): Finding[] {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'crm-nag-'));
+  // CDK prints the report when validation fails; the findings are asserted below instead.
+  const quiet = [vi.spyOn(console, 'error').mockImplementation(() => undefined), vi.spyOn(console, 'log').mockImplementation(() => undefined)];
+  try {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    build(app);
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+    try {
+      app.synth();
+    } catch (error) {
+      if (!/ValidationFailed|Validation failed/.test(String(error))) throw error;
+    }
+    const report = JSON.parse(readFileSync(path.join(outdir, 'validation-report.json'), 'utf8')) as {
+      pluginReports: { pluginName: string; violations: { ruleName: string; severity: string; violatingConstructs?: { constructPath: string }[] }[] }[];
+    };
+    return report.pluginReports.flatMap((plugin) =>
+      plugin.violations.flatMap((v) => (v.violatingConstructs ?? [{ constructPath: '?' }]).map((c) => ({ plugin: plugin.pluginName, rule: v.ruleName, severity: v.severity, path: c.constructPath }))),
+    );
+  } finally {
+    for (const spy of quiet) spy.mockRestore();
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+// The whole app's dev and prod stages are checked with both packs above ('cdk-nag (AwsSolutions +
+// Serverless) over the whole app'), on the synthesis the template tests read (one synthesis per stage for both).
+describe('cdk-nag (AwsSolutions + Serverless)', () => {
+  it('reports a finding that is not acknowledged (the check is live)', () => {
+    const findings = nagFindings((app) => {
+      new sqs.Queue(new Stack(app, 'Probe'), 'PlainQueue');
+    });
+    expect(findings.map((f) => f.rule)).toEqual(expect.arrayContaining(['AwsSolutions-SQS4', 'Serverless-SQSRedrivePolicy']));
+  }, 60_000);
+});
+
+// (formerly test/cdk/feature-flags.test.ts)
+interface FlagInfo {
+  userValue?: unknown;
+  recommendedValue: unknown;
+  unconfiguredBehavesLike?: { v2?: unknown };
+}
+
+/**
+ * `npx cdk synth` warns "N feature flags are not configured" for every flag of aws-cdk-lib whose
+ * unconfigured behaviour differs from the recommended value. cdk.json configures each of them
+ * (with the behaviour the stack was built and tested with: templates unchanged), so the warning
+ * stays away after an aws-cdk-lib upgrade only if this test is kept green.
+ */
+describe('cdk.json feature flags', () => {
+  it('configures every flag the CLI would report as not configured', () => {
+    const cdkJson = JSON.parse(readFileSync(path.join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+    const outdir = mkdtempSync(path.join(tmpdir(), 'crm-flags-'));
+    try {
+      const app = new App({ outdir, context: cdkJson.context });
+      new Stack(app, 'Empty');
+      const manifest = app.synth().manifest;
+      const report = manifest.artifacts?.['aws-cdk-lib/feature-flag-report']?.properties as { flags: Record<string, FlagInfo> } | undefined;
+      expect(report, 'the feature-flag report of the cloud assembly').toBeDefined();
+      const unconfigured = Object.entries(report!.flags)
+        .filter(([, f]) => f.userValue === undefined && JSON.stringify(f.unconfiguredBehavesLike?.v2 ?? false) !== JSON.stringify(f.recommendedValue))
+        .map(([name]) => name);
+      expect(unconfigured).toEqual([]);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
 });
