@@ -465,7 +465,7 @@ function batchOf(entity: Entity): Batch {
   let b = batches.get(entity);
   if (!b) {
     const def = entity as EntityDefinition;
-    batches.set(entity, (b = { def, family: def.family as Family, fam: familyOf(def), cfField: customField(def), refs: refFields(def) }));
+    batches.set(entity, (b = { def, family: def.family, fam: familyOf(def), cfField: customField(def), refs: refFields(def) }));
   }
   return b;
 }

@@ -39,7 +39,7 @@ export function familyOf(entity: Entity | Def): RecordFamily {
   const def = entity as Def;
   let fam = families.get(def);
   if (!fam) {
-    fam = { def, family: def.family as Family, store: recordStore(def), refs: refFields(def), cfField: customField(def), empty: emptyFields(def), named: NAMED_TARGETS.has(def.type) };
+    fam = { def, family: def.family, store: recordStore(def), refs: refFields(def), cfField: customField(def), empty: emptyFields(def), named: NAMED_TARGETS.has(def.type) };
     families.set(def, fam);
   }
   return fam;
