@@ -10,10 +10,10 @@
  * Each record's INSERT raises its `*.created` event from the stream, as a single create does.
  */
 import { createHash } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { backoff } from '../backoff.js';
-import { db, tableName as table } from './client.js';
-import { batchGetItems, batchGetRecords, batchWriteItems, cancellationCodes, type StoredRecord, type TransactItem, type WriteRequest, writeUnlessRefused } from './items.js';
+import { tableName as table } from './client.js';
+import { cancellationCodes, eq, notExists, transact, type TransactItem } from './expr.js';
+import { batchGetItems, batchGetRecords, batchWriteItems, type StoredRecord, type WriteRequest, writeUnlessRefused } from './items.js';
 import { type EntityType, keys } from './table.js';
 import { type CreateArgs, type EntityModel, newRecordItems, settleIndexed } from './writes.js';
 
@@ -91,7 +91,7 @@ export async function readClaims(type: EntityType, accountId: string, lookupKeys
 
 /** Removes a key's claim when it names `id` (an erased record, contract §18: the digest identifies the person's address). */
 export async function releaseClaim(type: EntityType, accountId: string, key: string, id: string): Promise<void> {
-  await writeUnlessRefused({ Delete: { TableName: table(), Key: claimKey(type, accountId, key), ConditionExpression: '#id = :id', ExpressionAttributeNames: { '#id': 'id' }, ExpressionAttributeValues: { ':id': id } } });
+  await writeUnlessRefused({ Delete: { TableName: table(), Key: claimKey(type, accountId, key), ...eq('id', id) } });
 }
 
 /** The conditional put that takes a key's claim for `id`, only if nobody took it since `seen` was read. */
@@ -99,9 +99,7 @@ const claimPut = (type: EntityType, accountId: string, key: string, seen: Upsert
   Put: {
     TableName: table(),
     Item: { ...claimKey(type, accountId, key), n: seen.n + 1, id, at },
-    ...(seen.n === 0
-      ? { ConditionExpression: 'attribute_not_exists(pk)' }
-      : { ConditionExpression: '#n = :n', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':n': seen.n } }),
+    ...(seen.n === 0 ? notExists() : eq('n', seen.n)),
   },
 });
 
@@ -121,18 +119,19 @@ export async function takeClaims(type: EntityType, accountId: string, claims: Re
   for (let start = 0; start < distinct.length; start += CLAIMS_PER_TRANSACTION) {
     let chunk = distinct.slice(start, start + CLAIMS_PER_TRANSACTION);
     for (let attempt = 0; chunk.length > 0; attempt++) {
-      try {
-        await db().send(new TransactWriteCommand({ TransactItems: chunk.map((c) => claimPut(type, accountId, c.key, c.seen, c.id, at)) }));
+      // A transaction cancelled without a refused claim (a conflict with a concurrent one) is tried again too.
+      const refused = await transact(chunk.map((c) => claimPut(type, accountId, c.key, c.seen, c.id, at))).catch((error: unknown) => {
+        if (!cancellationCodes(error) || attempt >= 8) throw error;
+        return { at: [] as number[], error };
+      });
+      if (!refused) {
         for (const c of chunk) taken.add(c.key);
         break;
-      } catch (error) {
-        const codes = cancellationCodes(error);
-        if (!codes || attempt >= 8) throw error;
-        const refused = chunk.filter((_, i) => codes[i] === 'ConditionalCheckFailed');
-        // Refused: lost to another upsert. Otherwise a conflict with a concurrent transaction: again after a pause.
-        if (refused.length) chunk = chunk.filter((_, i) => codes[i] !== 'ConditionalCheckFailed');
-        else await backoff(attempt, 10, 250);
       }
+      if (attempt >= 8) throw refused.error;
+      // Refused: lost to another upsert. Otherwise a conflict with a concurrent transaction: again after a pause.
+      if (refused.at.length) chunk = chunk.filter((_, i) => !refused.at.includes(i));
+      else await backoff(attempt, 10, 250);
     }
   }
   return taken;

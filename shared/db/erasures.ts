@@ -6,10 +6,11 @@
  * being erased (and one per activity erased with it, written before the activity is deleted:
  * `markErased`); and a suppressed email's keyed hash (`keys.suppressedEmail`).
  */
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ErasureStatus, Removed } from '../schemas/erasures.js';
 import { db, tableName } from './client.js';
-import { batchGetItems, cancellationCodes } from './items.js';
+import { notExists, transact } from './expr.js';
+import { batchGetItems } from './items.js';
 import { leaseJob, type LeaseTerms, recoverableJobs } from './job-lease.js';
 import { jobStore } from './jobs.js';
 import { keys } from './table.js';
@@ -56,24 +57,17 @@ export const clearActiveErasure = store.clearActive;
  */
 export async function insertErasure(item: ErasureItem, suppressHash?: string): Promise<{ inserted: true } | { inserted: false; existingId: string }> {
   const T = tableName();
-  try {
-    await db().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: T, Item: { ...keys.erasureOfContact(item.account_id, item.contact_id), erasure_id: item.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: T, Item: { ...keys.erasureJob(item.account_id, item.id), ...keys.erasureGsi(item.account_id, item.created_at, item.id), ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: T, Item: { ...keys.activeErasure(item.account_id, item.id), account_id: item.account_id, erasure_id: item.id } } },
-          ...(suppressHash ? [{ Put: { TableName: T, Item: { ...keys.suppressedEmail(item.account_id, suppressHash), erasure_id: item.id } } }] : []),
-        ],
-      }),
-    );
-    return { inserted: true };
-  } catch (error) {
-    if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
-    const existing = await erasureOfContact(item.account_id, item.contact_id);
-    if (!existing) throw error;
-    return { inserted: false, existingId: existing };
-  }
+  const refused = await transact([
+    { Put: { TableName: T, Item: { ...keys.erasureOfContact(item.account_id, item.contact_id), erasure_id: item.id }, ...notExists() } },
+    { Put: { TableName: T, Item: { ...keys.erasureJob(item.account_id, item.id), ...keys.erasureGsi(item.account_id, item.created_at, item.id), ...item }, ...notExists() } },
+    { Put: { TableName: T, Item: { ...keys.activeErasure(item.account_id, item.id), account_id: item.account_id, erasure_id: item.id } } },
+    ...(suppressHash ? [{ Put: { TableName: T, Item: { ...keys.suppressedEmail(item.account_id, suppressHash), erasure_id: item.id } } }] : []),
+  ]);
+  if (!refused) return { inserted: true };
+  if (refused.at[0] !== 0) throw refused.error;
+  const existing = await erasureOfContact(item.account_id, item.contact_id);
+  if (!existing) throw refused.error;
+  return { inserted: false, existingId: existing };
 }
 
 /** The erasure of a contact, if one was requested. */

@@ -17,11 +17,12 @@
  * that the stream's reader would pass. Who deleted a record (`deletionItem`) is written in the
  * record's own transaction and stays in the records' table.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
-import { cancellationCodes, queryAll, type TransactItem, writeUnlessRefused } from './items.js';
+import { cancellationCodes, eq, exists, filter, merge, notExists, oneOf, partition, transact, type TransactItem, update } from './expr.js';
+import { queryAll, writeUnlessRefused } from './items.js';
 import { type EntityType, eventSk, keys, TABLE_DEFINITION } from './table.js';
 import { backoff } from '../backoff.js';
 
@@ -113,10 +114,7 @@ export function planAppend(accountId: string, head: LogHead, events: LogAppend[]
       Update: {
         TableName: T,
         Key: keys.eventHead(accountId),
-        UpdateExpression: 'SET #seq = :next, #at = :at',
-        ConditionExpression: head.seq === 0 ? 'attribute_not_exists(#seq)' : '#seq = :seq',
-        ExpressionAttributeNames: { '#seq': 'seq', '#at': 'at' },
-        ExpressionAttributeValues: { ':next': head.seq + events.length, ':at': at, ...(head.seq === 0 ? {} : { ':seq': head.seq }) },
+        ...update({ set: { seq: head.seq + events.length, at } }, head.seq === 0 ? notExists('seq') : eq('seq', head.seq)),
       },
     },
     ...events.flatMap((e, i): TransactItem[] => {
@@ -126,7 +124,7 @@ export function planAppend(accountId: string, head: LogHead, events: LogAppend[]
           Put: {
             TableName: T,
             Item: { ...keys.eventMarker(accountId, e.id), seq: seqOf(i), [TABLE_DEFINITION.ttlAttribute]: ttl },
-            ConditionExpression: 'attribute_not_exists(pk)',
+            ...notExists(),
           },
         },
         { Put: { TableName: T, Item: { ...keys.eventEntry(keys.eventPartition(accountId), seqOf(i)), ...attrs } } },
@@ -146,9 +144,7 @@ export async function secondsFrom(accountId: string, second: string, n: number):
   const out = await reading(() => db().send(
     new QueryCommand({
       TableName: logTableName(),
-      KeyConditionExpression: '#pk = :pk AND #sk >= :s',
-      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
-      ExpressionAttributeValues: { ':pk': keys.eventSecondPartition(accountId), ':s': second },
+      ...partition(keys.eventSecondPartition(accountId), ['>=', second]),
       ConsistentRead: true,
       Limit: n,
     }),
@@ -169,24 +165,26 @@ export async function appendEvents(accountId: string, events: LogAppend[], opts:
   for (let attempt = 0; pending.length > 0; ) {
     const chunk = pending.slice(0, EVENTS_PER_TRANSACTION);
     const head = await readHead(accountId);
-    try {
-      await db().send(new TransactWriteCommand({ TransactItems: planAppend(accountId, head, chunk, opts.now?.() ?? new Date(), retention) }));
+    // A refused head or marker, or a conflict with another appender: not written, tried again.
+    const refused = await transact(planAppend(accountId, head, chunk, opts.now?.() ?? new Date(), retention)).catch((error: unknown) => {
+      const codes = cancellationCodes(error);
+      if (codes ? codes.includes('TransactionConflict') : (error as Error).name === 'TransactionConflictException') return { at: [] as number[], error };
+      throw error;
+    });
+    if (!refused) {
       pending = pending.slice(chunk.length);
       appended += chunk.length;
       attempt = 0;
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      const conflict = codes ? codes.some((c) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict') : (error as Error).name === 'TransactionConflictException';
-      if (!conflict) throw error;
-      // Markers are at 1 + 4i: those that exist were logged before.
-      const logged = new Set(chunk.filter((_, i) => codes?.[1 + 4 * i] === 'ConditionalCheckFailed').map((e) => e.id));
-      if (logged.size) {
-        pending = pending.filter((e) => !logged.has(e.id));
-        continue;
-      }
-      if (++attempt >= MAX_ATTEMPTS) throw error;
-      await backoff(attempt, 4, 200);
+      continue;
     }
+    // Markers are at 1 + 4i: those that exist were logged before.
+    const logged = new Set(chunk.filter((_, i) => refused.at.includes(1 + 4 * i)).map((e) => e.id));
+    if (logged.size) {
+      pending = pending.filter((e) => !logged.has(e.id));
+      continue;
+    }
+    if (++attempt >= MAX_ATTEMPTS) throw refused.error;
+    await backoff(attempt, 4, 200);
   }
   return appended;
 }
@@ -214,14 +212,8 @@ export async function queryEntries(
 ): Promise<{ entries: LogEntry[]; scannedTo?: number }> {
   const entries: LogEntry[] = [];
   if (range.upto <= range.after) return { entries };
-  const names: Record<string, string> = { '#pk': 'pk', '#sk': 'sk' };
-  const values: Record<string, unknown> = { ':pk': partitionOf(accountId, view), ':a': eventSk(range.after + 1), ':b': eventSk(range.upto) };
-  let filter: string | undefined;
-  if (opts.events?.length) {
-    names['#ev'] = 'event';
-    opts.events.forEach((e, i) => (values[`:e${i}`] = e));
-    filter = `#ev IN (${opts.events.map((_, i) => `:e${i}`).join(', ')})`;
-  }
+  const byName = opts.events?.length ? filter(oneOf('event', opts.events)) : undefined;
+  const params = merge(partition(partitionOf(accountId, view), ['between', eventSk(range.after + 1), eventSk(range.upto)]), byName);
   const maxRead = opts.maxRead ?? opts.limit;
   let read = 0;
   let startKey: Record<string, unknown> | undefined;
@@ -230,12 +222,9 @@ export async function queryEntries(
     const out = await reading(() => db().send(
       new QueryCommand({
         TableName: logTableName(),
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :a AND :b',
-        ...(filter ? { FilterExpression: filter } : {}),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ...params,
         ConsistentRead: true,
-        Limit: filter ? maxRead - read : Math.min(maxRead - read, opts.limit - entries.length),
+        Limit: byName ? maxRead - read : Math.min(maxRead - read, opts.limit - entries.length),
         ExclusiveStartKey: startKey,
       }),
     ));
@@ -271,7 +260,7 @@ export async function readDeletionActor(accountId: string, type: EntityType, id:
 
 /** Every retained entry of a record's history (its partition `evr#<record>`), oldest first. */
 export async function* recordEntries(accountId: string, recordId: string): AsyncGenerator<LogEntry> {
-  for await (const item of queryAll({ TableName: logTableName(), KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': keys.eventRecordPartition(accountId, recordId) } })) yield toEntry(item);
+  for await (const item of queryAll({ TableName: logTableName(), ...partition(keys.eventRecordPartition(accountId, recordId)) })) yield toEntry(item);
 }
 
 /**
@@ -286,9 +275,7 @@ export async function rewriteEntryBody(accountId: string, entry: LogEntry, body:
         Update: {
           TableName: logTableName(),
           Key: keys.eventEntry(p, entry.seq),
-          UpdateExpression: 'SET body = :b',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':b': body },
+          ...update({ set: { body } }, exists()),
         },
       }),
     ),

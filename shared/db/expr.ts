@@ -23,6 +23,9 @@ export type Expr = { [C in `${Clause}Expression`]?: string } & { ExpressionAttri
 /** An update's parameters (a request of UpdateItem, or a transaction's Update, needs its expression). */
 export type UpdateExpr = Expr & Required<Pick<Expr, 'UpdateExpression'>>;
 
+/** A condition's parameters (a transaction's ConditionCheck needs its expression). */
+export type Condition = Expr & Required<Pick<Expr, 'ConditionExpression'>>;
+
 /** A part to merge, or nothing (a falsy value: `after && sortKey(…)`). */
 type Maybe = Expr | false | '' | null | undefined;
 
@@ -111,28 +114,28 @@ function pathOf(p: Path): { text: string; names: Names; id: string } {
  * A condition of your own: `text` with its names and values (the clause for what no builder
  * says: the rate-limit bucket, the custom-field cap, webhook leases).
  */
-export const cond = (text: string, values?: Values, names?: Names): Expr => finish({ ConditionExpression: text }, { names: { ...names }, values: { ...values } });
+export const cond = (text: string, values?: Values, names?: Names) => finish({ ConditionExpression: text }, { names: { ...names }, values: { ...values } }) as Condition;
 
 /** A condition on one path, with one value. */
-function on(p: Path, build: (path: string, value: string) => string, ...value: [unknown?]): Expr {
+function on(p: Path, build: (path: string, value: string) => string, ...value: [unknown?]): Condition {
   const { text, names, id } = pathOf(p);
   return cond(build(text, `:${id}`), value.length ? { [`:${id}`]: value[0] } : {}, names);
 }
 
 /** The item exists (its partition key, or `attr`, is present). */
-export const exists = (attr: Path = TABLE_DEFINITION.partitionKey): Expr => on(attr, (a) => `attribute_exists(${a})`);
+export const exists = (attr: Path = TABLE_DEFINITION.partitionKey): Condition => on(attr, (a) => `attribute_exists(${a})`);
 /** The item does not exist (or has no `attr`). */
-export const notExists = (attr: Path = TABLE_DEFINITION.partitionKey): Expr => on(attr, (a) => `attribute_not_exists(${a})`);
+export const notExists = (attr: Path = TABLE_DEFINITION.partitionKey): Condition => on(attr, (a) => `attribute_not_exists(${a})`);
 
 export type Comparator = '=' | '<>' | '<' | '<=' | '>' | '>=';
 /** `attr <op> value` (`null` compares with a stored NULL). */
-export const is = (attr: Path, op: Comparator, value: unknown): Expr => on(attr, (a, v) => `${a} ${op} ${v}`, value);
+export const is = (attr: Path, op: Comparator, value: unknown): Condition => on(attr, (a, v) => `${a} ${op} ${v}`, value);
 /** `attr = value`. */
-export const eq = (attr: Path, value: unknown): Expr => is(attr, '=', value);
+export const eq = (attr: Path, value: unknown): Condition => is(attr, '=', value);
 /** The optimistic lock: the item's `ver` is `n`. */
-export const version = (n: number): Expr => eq('ver', n);
+export const version = (n: number): Condition => eq('ver', n);
 /** `attr` is one of `values` (`attr IN (:attr_0, …)`). */
-export function oneOf(attr: Path, values: readonly unknown[]): Expr {
+export function oneOf(attr: Path, values: readonly unknown[]): Condition {
   const { text, names, id } = pathOf(attr);
   const vals = Object.fromEntries(values.map((v, i) => [`:${id}_${i}`, v]));
   return cond(`${text} IN (${Object.keys(vals).join(', ')})`, vals, names);
@@ -141,10 +144,10 @@ export function oneOf(attr: Path, values: readonly unknown[]): Expr {
 /** All of the conditions (falsy ones skipped). */
 export const and = (...conds: Maybe[]): Expr => merge(...conds);
 /** Any of the conditions. */
-export function or(...conds: Expr[]): Expr {
+export function or(...conds: Expr[]): Condition {
   const bag = { names: {}, values: {} };
   const texts = conds.map((c) => absorb(bag, c.ExpressionAttributeNames, c.ExpressionAttributeValues, [c.ConditionExpression!])[0]!);
-  return finish({ ConditionExpression: joined(texts, 'OR') }, bag);
+  return cond(joined(texts, 'OR'), bag.values, bag.names);
 }
 
 /** A condition as a Query's filter. */

@@ -11,6 +11,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, dbClient } from './client.js';
 import { controlTableName } from './control.js';
+import { exists, update } from './expr.js';
 import { batchWriteItems, isConditionFailure, queryPartition } from './items.js';
 import { keys, TABLE_DEFINITION } from './table.js';
 
@@ -71,10 +72,7 @@ export async function eraseAnswer(accountId: string, operation: string, key: str
       new UpdateCommand({
         TableName: controlTableName(),
         Key: keys.idempotency(accountId, operation, key),
-        UpdateExpression: 'SET #d = :m',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#d': 'data' },
-        ExpressionAttributeValues: { ':m': { [ERASED_ANSWER_ATTR]: recordId } },
+        ...update({ set: { data: { [ERASED_ANSWER_ATTR]: recordId } } }, exists()),
       }),
     );
     return true;

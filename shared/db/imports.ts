@@ -8,6 +8,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { putItems } from './batch.js';
+import { exists, merge, partition, project, update } from './expr.js';
 import { writeUnlessRefused } from './items.js';
 import { leaseJob, type LeaseTerms, recoverableJobs } from './job-lease.js';
 import { type JobCondition, jobStore } from './jobs.js';
@@ -88,10 +89,10 @@ export async function queryRowErrors(accountId: string, importId: string, limit:
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: after ? 'pk = :p AND sk > :a' : 'pk = :p AND begins_with(sk, :e)',
-      ExpressionAttributeValues: { ':p': keys.importPartition(accountId, importId), ...(after ? { ':a': after } : { ':e': keys.importErrorPrefix }) },
-      ProjectionExpression: 'row_number, #c, code, message, #v, created_at, sk',
-      ExpressionAttributeNames: { '#c': 'column', '#v': 'value' },
+      ...merge(
+        partition(keys.importPartition(accountId, importId), after ? ['>', after] : ['begins_with', keys.importErrorPrefix]),
+        project('row_number', 'column', 'code', 'message', 'value', 'created_at', 'sk'),
+      ),
       Limit: limit,
       ConsistentRead: true,
     }),
@@ -108,10 +109,7 @@ export async function redactRowError(accountId: string, importId: string, rowNum
     Update: {
       TableName: tableName(),
       Key: keys.importError(accountId, importId, rowNumber),
-      UpdateExpression: 'SET #v = :t, message = :t',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#v': 'value' },
-      ExpressionAttributeValues: { ':t': text },
+      ...update({ set: { value: text, message: text } }, exists()),
     },
   });
 }

@@ -14,7 +14,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { itemOf, type TransactItem } from './expr.js';
+import { itemOf, partition, type TransactItem } from './expr.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
 export { cancellationCodes, type TransactItem, transactUnlessRefused } from './expr.js';
@@ -75,7 +75,7 @@ export async function* queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Ex
 /** Every item of one partition (small partitions only: definitions, endpoints, a company's contacts). */
 export async function queryPartition<T = Record<string, unknown>>(pk: string, opts: { projection?: string } = {}): Promise<T[]> {
   const items: T[] = [];
-  for await (const item of queryAll({ KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk }, ...(opts.projection ? { ProjectionExpression: opts.projection } : {}) })) {
+  for await (const item of queryAll({ ...partition(pk), ...(opts.projection ? { ProjectionExpression: opts.projection } : {}) })) {
     items.push(item as T);
   }
   return items;

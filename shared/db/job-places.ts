@@ -6,6 +6,7 @@
  */
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { eq, exists, is, notExists, or, partition } from './expr.js';
 import { batchGetItems, writeUnlessRefused } from './items.js';
 import { keys } from './table.js';
 
@@ -29,9 +30,7 @@ async function tryPlace(accountId: string, queue: string, job: string, places: n
     const put = {
       TableName: tableName(),
       Item: { ...k, job, until },
-      ConditionExpression: 'attribute_not_exists(pk) OR #u <= :now',
-      ExpressionAttributeNames: { '#u': 'until' },
-      ExpressionAttributeValues: { ':now': now },
+      ...or(notExists(), is('until', '<=', now)),
     };
     if (await writeUnlessRefused({ Put: put })) return { place: Number(k.sk), waiting };
   }
@@ -62,14 +61,14 @@ export async function claimJobPlace(accountId: string, queue: string, job: strin
  */
 export async function releaseJobPlace(accountId: string, queue: string, place: number, job: string): Promise<string | undefined> {
   await writeUnlessRefused({
-    Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ConditionExpression: '#j = :j', ExpressionAttributeNames: { '#j': 'job' }, ExpressionAttributeValues: { ':j': job } },
+    Delete: { TableName: tableName(), Key: keys.jobPlace(accountId, queue, String(place)), ...eq('job', job) },
   });
   const { pk, sk } = keys.jobWaiting(accountId, queue, '');
   const out = await db().send(
-    new QueryCommand({ TableName: tableName(), KeyConditionExpression: 'pk = :p AND begins_with(sk, :w)', ExpressionAttributeValues: { ':p': pk, ':w': sk }, ConsistentRead: true, Limit: 5 }),
+    new QueryCommand({ TableName: tableName(), ...partition(pk, ['begins_with', sk]), ConsistentRead: true, Limit: 5 }),
   );
   for (const item of out.Items ?? []) {
-    const taken = await writeUnlessRefused({ Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk }, ConditionExpression: 'attribute_exists(pk)' } });
+    const taken = await writeUnlessRefused({ Delete: { TableName: tableName(), Key: { pk: item.pk, sk: item.sk }, ...exists() } });
     if (taken) return String(item.job);
   }
   return undefined;

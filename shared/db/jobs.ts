@@ -6,6 +6,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { afterCursor, and, eq, exists, is, itemOf, notExists, oneOf, or, update as updateOf } from './expr.js';
 import { isConditionFailure, queryPartition } from './items.js';
 import { TABLE_DEFINITION } from './table.js';
 
@@ -42,18 +43,14 @@ export interface Job<S extends string> {
 
 export function jobStore<T extends Job<S>, A extends string, S extends string = T['status']>(k: JobKeys & { activeIdAttr: A }) {
   type Marker = { account_id: string } & Record<A, string>;
-  const strip = (item: Record<string, unknown> | undefined): T | undefined => {
-    if (!item) return undefined;
-    const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
-    return rest as unknown as T;
-  };
+  const strip = (item: Record<string, unknown> | undefined) => itemOf<T>(item);
 
   async function insert(item: T): Promise<void> {
     await db().send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...k.job(item.account_id, item.id), ...k.gsi(item.account_id, item.created_at, item.id), ...item },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ...notExists(),
       }),
     );
   }
@@ -69,8 +66,7 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
       new QueryCommand({
         TableName: tableName(),
         IndexName: TABLE_DEFINITION.gsi1.name,
-        KeyConditionExpression: after ? 'gsi1pk = :p AND gsi1sk < :a' : 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': k.listPartition(accountId), ...(after ? { ':a': after } : {}) },
+        ...afterCursor(k.listPartition(accountId), after, { index: 'gsi1' }),
         ScanIndexForward: false,
         Limit: limit,
       }),
@@ -83,48 +79,19 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
    * written, or undefined when the job is missing or the condition failed.
    */
   async function update(accountId: string, id: string, set: Partial<T>, cond: JobCondition<S>, add: Record<string, number> = {}): Promise<T | undefined> {
-    const names: Record<string, string> = { '#status': 'status' };
-    const values: Record<string, unknown> = {};
-    const sets = Object.entries(set).map(([f, v], i) => {
-      names[`#f${i}`] = f;
-      values[`:f${i}`] = v;
-      return `#f${i} = :f${i}`;
-    });
-    const adds = Object.entries(add).map(([f, v], i) => {
-      names[`#a${i}`] = f;
-      values[`:a${i}`] = v;
-      return `#a${i} :a${i}`;
-    });
-    const statuses = cond.statusIn.map((s, i) => {
-      values[`:s${i}`] = s;
-      return `:s${i}`;
-    });
-    let condition = `attribute_exists(pk) AND #status IN (${statuses.join(', ')})`;
-    if (cond.position !== undefined) {
-      names['#pos'] = 'position';
-      values[':pos'] = cond.position;
-      condition += ' AND #pos = :pos';
-    }
-    if (cond.lease) {
-      names['#lo'] = 'lease_owner';
-      values[':owner'] = cond.lease.owner;
-      if (cond.lease.mode === 'held') condition += ' AND #lo = :owner';
-      else {
-        names['#lu'] = 'lease_until';
-        values[':now'] = cond.lease.now;
-        condition += ' AND (attribute_not_exists(#lu) OR #lu < :now OR #lo = :owner)';
-      }
-    }
-    const expression = [sets.length ? `SET ${sets.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : ''].filter(Boolean).join(' ');
+    const lease = cond.lease;
+    const condition = and(
+      exists(),
+      oneOf('status', cond.statusIn),
+      cond.position !== undefined && eq('position', cond.position),
+      lease && (lease.mode === 'held' ? eq('lease_owner', lease.owner) : or(notExists('lease_until'), is('lease_until', '<', lease.now), eq('lease_owner', lease.owner))),
+    );
     try {
       const out = await db().send(
         new UpdateCommand({
           TableName: tableName(),
           Key: k.job(accountId, id),
-          UpdateExpression: expression,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
+          ...updateOf({ set, add }, condition),
           ReturnValues: 'ALL_NEW',
         }),
       );

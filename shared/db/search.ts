@@ -17,6 +17,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
+import { update } from './expr.js';
 import { batchGetItems, batchWriteItems, type WriteRequest } from './items.js';
 import { type EntityType, indexName, keys } from './table.js';
 
@@ -62,7 +63,7 @@ export async function syncSearchEntries(s: SearchSync): Promise<void> {
   await Promise.all([
     requests.length ? batchWriteItems(requests, searchTableName()) : undefined,
     ...counted.map(([name, delta]) =>
-      db().send(new UpdateCommand({ TableName: searchTableName(), Key: keys.partitionCount(s.accountId, s.type, name), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': delta } })),
+      db().send(new UpdateCommand({ TableName: searchTableName(), Key: keys.partitionCount(s.accountId, s.type, name), ...update({ add: { n: delta } }) })),
     ),
   ]);
 }

@@ -13,6 +13,7 @@ import type { FieldType } from '../schemas/filter.js';
 import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { putItems, readRecords } from './batch.js';
 import { db, tableName } from './client.js';
+import { afterCursor, merge, partition, project } from './expr.js';
 import { batchWriteItems } from './items.js';
 import { positionKeyOf, sortedFieldValue, sortedKeyOf } from './record-model.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
@@ -39,10 +40,7 @@ export async function buildSortedPage(type: EntityType, accountId: string, field
     new QueryCommand({
       TableName: tableName(),
       IndexName: g.name,
-      KeyConditionExpression: after ? '#p = :p AND #s > :a' : '#p = :p',
-      ExpressionAttributeNames: { '#p': g.partitionKey, ...(after ? { '#s': g.sortKey } : {}), '#id': 'id', '#cf': 'custom_fields', '#f': fieldId, '#v': 'ver' },
-      ExpressionAttributeValues: { ':p': keys.listPartition(accountId, type), ...(after ? { ':a': after } : {}) },
-      ProjectionExpression: '#id, created_at, #v, #cf.#f',
+      ...merge(afterCursor(keys.listPartition(accountId, type), after, { forward: true, index: 'gsi1' }), project('id', 'created_at', 'ver', ['custom_fields', fieldId])),
       ScanIndexForward: true,
       Limit: limit,
     }),
@@ -71,9 +69,7 @@ export async function removeSortedPage(type: EntityType, accountId: string, fiel
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :p',
-      ExpressionAttributeValues: { ':p': keys.sortedPartition(accountId, type, `${CUSTOM_FIELD_PREFIX}${fieldId}`) },
-      ProjectionExpression: 'pk, sk',
+      ...merge(partition(keys.sortedPartition(accountId, type, `${CUSTOM_FIELD_PREFIX}${fieldId}`)), project('pk', 'sk')),
       Limit: limit,
     }),
   );

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { notExists } from './expr.js';
 import { isConditionFailure } from './items.js';
 import { keys } from './table.js';
 
@@ -36,7 +37,7 @@ async function createOnce(name: string): Promise<Buffer> {
   if (existing) return existing;
   const secret = randomBytes(32).toString('base64');
   try {
-    await db().send(new PutCommand({ TableName: tableName(), Item: { ...Key, secret }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await db().send(new PutCommand({ TableName: tableName(), Item: { ...Key, secret }, ...notExists() }));
     return Buffer.from(secret, 'base64');
   } catch (error) {
     if (!isConditionFailure(error)) throw error;

@@ -16,6 +16,7 @@
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { optionalEnv } from '../config/env.js';
 import { db, tableName } from './client.js';
+import { afterCursor, eq, itemOf, merge, pageOf, partition, project, update, version } from './expr.js';
 import { batchGetItems, batchWriteItems, recordOf, type StoredRecord, type TransactItem, writeUnlessRefused } from './items.js';
 import { readPartition } from './lists.js';
 import { type EntityType, keys, metaAttr, TABLE_DEFINITION } from './table.js';
@@ -61,8 +62,11 @@ export function trashPut(accountId: string, type: EntityType, current: StoredRec
   };
 }
 
+/** The trash item (with its listing position) while not past its purge time. */
 const live = (item: Record<string, unknown> | undefined): TrashItem | undefined =>
-  item && Number(item[TABLE_DEFINITION.ttlAttribute]) > Date.now() / 1000 ? (item as unknown as TrashItem) : undefined;
+  item && Number(item[TABLE_DEFINITION.ttlAttribute]) > Date.now() / 1000
+    ? { ...itemOf<TrashItem>(item), ...(typeof item.gsi1sk === 'string' ? { gsi1sk: item.gsi1sk } : {}) }
+    : undefined;
 
 /** A trashed record (undefined when absent or past its purge time: the TTL may lag). */
 export async function getTrash(accountId: string, type: EntityType, id: string): Promise<TrashItem | undefined> {
@@ -94,12 +98,12 @@ export async function purgeTrash(accountId: string, type: EntityType, id: string
  * re-pointing is left to finish (its TTL removes it). Its REMOVE raises nothing (shared/db/changes.ts).
  */
 export async function purgeMerge(accountId: string, type: EntityType, secondaryId: string): Promise<void> {
-  await writeUnlessRefused({ Delete: { TableName: tableName(), Key: keys.merge(accountId, type, secondaryId), ConditionExpression: '#d = :t', ExpressionAttributeNames: { '#d': 'done' }, ExpressionAttributeValues: { ':t': true } } });
+  await writeUnlessRefused({ Delete: { TableName: tableName(), Key: keys.merge(accountId, type, secondaryId), ...eq('done', true) } });
 }
 
 /** Removes a pending rename/deletion of `id` from the account's META (a restored record is current again). */
 export function clearOverrideItem(accountId: string, type: EntityType, id: string): TransactItem {
-  return { Update: { TableName: tableName(), Key: keys.accountMeta(accountId), UpdateExpression: 'REMOVE #o', ExpressionAttributeNames: { '#o': metaAttr.override(type, id) } } };
+  return { Update: { TableName: tableName(), Key: keys.accountMeta(accountId), ...update({ remove: [metaAttr.override(type, id)] }) } };
 }
 
 /**
@@ -112,7 +116,7 @@ export async function listTrash(accountId: string, types: readonly EntityType[],
   const g = TABLE_DEFINITION.gsi1;
   const readers = types.map((type) =>
     readPartition(
-      { IndexName: g.name, KeyConditionExpression: '#p = :p', ExpressionAttributeNames: { '#p': g.partitionKey }, ExpressionAttributeValues: { ':p': keys.trashPartition(accountId, type) } },
+      { IndexName: g.name, ...partition(keys.trashPartition(accountId, type), undefined, 'gsi1') },
       g.sortKey,
       after,
       want,
@@ -134,8 +138,7 @@ export async function listTrash(accountId: string, types: readonly EntityType[],
     if (out.length < want) heads[best] = await readers[best]!.next();
   }
   await Promise.all(readers.map((r) => r.return?.(undefined)));
-  const items = out.slice(0, limit);
-  return out.length > limit ? { items, next: String(out[limit - 1]!.gsi1sk) } : { items };
+  return pageOf(out, limit, (t) => String(t.gsi1sk));
 }
 
 // --- cascade records ------------------------------------------------------------------------
@@ -167,8 +170,7 @@ export async function readCascadeRecords(accountId: string, target: EntityType, 
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :c)',
-      ExpressionAttributeValues: { ':p': keys.cascadeLogPartition(accountId, target, targetId), ':c': keys.cascadeLogPrefix },
+      ...partition(keys.cascadeLogPartition(accountId, target, targetId), ['begins_with', keys.cascadeLogPrefix]),
       ConsistentRead: true,
       Limit: limit,
     }),
@@ -226,9 +228,7 @@ export function recordVersionCheck(accountId: string, type: EntityType, id: stri
     ConditionCheck: {
       TableName: tableName(),
       Key: keys.record(accountId, type, id),
-      ConditionExpression: '#ver = :ver',
-      ExpressionAttributeNames: { '#ver': 'ver' },
-      ExpressionAttributeValues: { ':ver': ver },
+      ...version(ver),
     },
   };
 }
@@ -248,10 +248,7 @@ export async function advanceMerge(accountId: string, type: EntityType, secondar
     Update: {
       TableName: tableName(),
       Key: keys.merge(accountId, type, secondaryId),
-      UpdateExpression: 'SET #r = :n, #s = :s, #a = :a, #d = :d',
-      ConditionExpression: '#r = :r',
-      ExpressionAttributeNames: { '#r': 'round', '#s': 'step', '#a': 'after', '#d': 'done' },
-      ExpressionAttributeValues: { ':r': round, ':n': round + 1, ':s': done ? 0 : next.step, ':a': done ? '' : next.after, ':d': done },
+      ...update({ set: { round: round + 1, step: done ? 0 : next.step, after: done ? '' : next.after, done } }, eq('round', round)),
     },
   });
 }
@@ -261,9 +258,7 @@ export async function partitionEntriesAfter(pk: string, after: string, limit: nu
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: after ? 'pk = :p AND sk > :a' : 'pk = :p',
-      ExpressionAttributeValues: { ':p': pk, ...(after ? { ':a': after } : {}) },
-      ProjectionExpression: 'sk, id',
+      ...merge(afterCursor(pk, after, { forward: true }), project('sk', 'id')),
       ConsistentRead: true,
       Limit: limit,
     }),
