@@ -1,5 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { eq, update } from './expr.js';
 import { batchGetItems, type StoredRecord, type TransactItem, writeUnlessRefused } from './items.js';
 import { type EntityType, keys, metaAttr } from './table.js';
 import type { FieldType } from '../schemas/filter.js';
@@ -71,27 +72,11 @@ export function currentRef(meta: AccountMeta, kind: RefKind, id: unknown, stored
 }
 
 export function setOverrideItem(accountId: string, kind: RefKind, id: string, name: string | null, v: number, to?: string): TransactItem {
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: keys.accountMeta(accountId),
-      UpdateExpression: 'SET #o = :o',
-      ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
-      ExpressionAttributeValues: { ':o': { name, v, ...(to ? { to } : {}) } },
-    },
-  };
+  return { Update: { TableName: tableName(), Key: keys.accountMeta(accountId), ...update({ set: [[overrideAttr(kind, id), { name, v, ...(to ? { to } : {}) }]] }) } };
 }
 
 /** Called by the fan-out when every contact carries the change; a newer change keeps its entry. */
 export async function clearOverride(accountId: string, kind: RefKind, id: string, v: number): Promise<void> {
-  await writeUnlessRefused({
-    Update: {
-      TableName: tableName(),
-      Key: keys.accountMeta(accountId),
-      UpdateExpression: 'REMOVE #o',
-      ConditionExpression: '#o.v = :v',
-      ExpressionAttributeNames: { '#o': overrideAttr(kind, id) },
-      ExpressionAttributeValues: { ':v': v },
-    },
-  });
+  const attr = overrideAttr(kind, id);
+  await writeUnlessRefused({ Update: { TableName: tableName(), Key: keys.accountMeta(accountId), ...update({ remove: [attr] }, eq([attr, 'v'], v)) } });
 }

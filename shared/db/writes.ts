@@ -198,8 +198,7 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
     ...Object.entries(change.customSet ?? {}).map(([k, v]): [Path, unknown] => [['custom_fields', k], v]),
     ...(addedNames.length || removedNames.length ? [['idx', idx] as [Path, unknown]] : []),
   ];
-  const expr = updateExpr({ set, remove: (change.customRemove ?? []).map((k) => ['custom_fields', k]) }, version(current.ver));
-  const update = { TableName: tableName(), Key: keys.record(accountId, model.type, current.id), ...expr, UpdateExpression: expr.UpdateExpression! };
+  const update = { TableName: tableName(), Key: keys.record(accountId, model.type, current.id), ...updateExpr({ set, remove: (change.customRemove ?? []).map((k) => ['custom_fields', k]) }, version(current.ver)) };
   return {
     next,
     update,
