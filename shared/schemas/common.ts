@@ -73,7 +73,7 @@ export function requireId(family: Family, body: Record<string, unknown>, field =
  * The JSON shape parseIdOnly accepts, as a schema (for the OpenAPI document and the client's
  * types; parseIdOnly itself stays procedural to keep the contract's error codes).
  */
-export const idOnlyInput = v.strictObject({ id: v.pipe(v.string(), v.uuid('must be a UUID'), v.metadata({ description: 'Id of the record', examples: ['4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21'] })) });
+export const idOnlyInput = /* @__PURE__ */ (() => v.strictObject({ id: v.pipe(v.string(), v.uuid('must be a UUID'), v.metadata({ description: 'Id of the record', examples: ['4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21'] })) }))();
 
 /** For operations that take only `id` (get, delete). */
 export function parseIdOnly(family: Family, body: Record<string, unknown>): { id: string } {

@@ -17,34 +17,36 @@ const doc = {
 };
 
 // --- custom field definitions -----------------------------------------------------------------
+// The input schemas are built in calls marked `@__PURE__`: a record function, which reads only
+// `customFieldSchema`, drops them (primitives.ts).
 
-const optionList = v.pipe(
+const optionList = /* @__PURE__ */ (() => v.pipe(
   v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'options must not be blank'), v.maxLength(200, 'options must be at most 200 characters'))),
   v.metadata({ description: doc.options, examples: [['Gold', 'Silver']] }),
   v.minLength(1, 'at least 1 option'),
   v.maxLength(100, 'at most 100 options'),
-);
+))();
 
-export const customFieldCreateInput = v.strictObject({
+export const customFieldCreateInput = /* @__PURE__ */ (() => v.strictObject({
   entity_type: d(v.picklist(CUSTOM_ENTITY_TYPES, `must be one of ${CUSTOM_ENTITY_TYPES.join(', ')}`), doc.entityType, 'contact'),
   name: v.pipe(v.string(), v.metadata({ description: doc.name, examples: ['Tier'] }), v.trim(), v.minLength(1, 'must not be blank'), v.maxLength(200, 'must be at most 200 characters')),
   field_type: d(v.picklist(FIELD_TYPES, 'is not a known field type'), doc.fieldType, 'select'),
   options: v.optional(optionList),
   description: v.optional(d(plainString, doc.description, 'Customer tier')),
   indexed: v.optional(d(v.boolean('must be true or false'), doc.indexed, false)),
-});
+}))();
 
-export const customFieldUpdateInput = v.strictObject({
+export const customFieldUpdateInput = /* @__PURE__ */ (() => v.strictObject({
   id: d(v.pipe(v.string(), v.uuid('must be a UUID')), 'Id of the definition to update', '7c9e6679-7425-40de-944b-e07fc1f90ae7'),
   name: v.optional(customFieldCreateInput.entries.name),
   description: v.optional(d(plainString, doc.description, 'Customer tier')),
   options: customFieldCreateInput.entries.options,
   indexed: customFieldCreateInput.entries.indexed,
-});
+}))();
 
-export const customFieldListInput = v.strictObject({
+export const customFieldListInput = /* @__PURE__ */ (() => v.strictObject({
   entity_type: v.optional(d(v.picklist(CUSTOM_ENTITY_TYPES, `must be one of ${CUSTOM_ENTITY_TYPES.join(', ')}`), 'Only the definitions of this entity type', 'contact')),
-});
+}))();
 
 const uuidOut = (description: string) => d(v.pipe(v.string(), v.uuid()), description, '7c9e6679-7425-40de-944b-e07fc1f90ae7');
 const timestampOut = (description: string) => d(v.pipe(v.string(), v.isoTimestamp()), description, '2026-11-22T01:16:30.123Z');

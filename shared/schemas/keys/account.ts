@@ -41,4 +41,4 @@ export const ACCOUNT_META_ATTRIBUTES = defineKeys({
 });
 
 /** Record data in the account's items (contract §18): a stored idempotent answer holds the record it created. */
-export const ACCOUNT_PERSONAL = personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false, jobPlace: false, jobWaiting: false });
+export const ACCOUNT_PERSONAL = /* @__PURE__ */ personalFlags(ACCOUNT_KEYS, { accountMeta: false, idempotency: true, idempotentAnswerOfRecord: false, system: false, jobPlace: false, jobWaiting: false });

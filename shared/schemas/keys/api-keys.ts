@@ -15,4 +15,4 @@ export const API_KEY_KEYS = defineKeys({
   rateLimit: [`${ACCOUNT}#rl`, 'RL'],
 });
 
-export const API_KEY_PERSONAL = personalFlags(API_KEY_KEYS, { apiKey: false, token: false, rateLimit: false });
+export const API_KEY_PERSONAL = /* @__PURE__ */ personalFlags(API_KEY_KEYS, { apiKey: false, token: false, rateLimit: false });

@@ -21,4 +21,4 @@ export const CUSTOM_FIELD_KEYS = defineKeys({
   activeIndexBuildsPartition: ACTIVE_BUILDS,
 });
 
-export const CUSTOM_FIELD_PERSONAL = personalFlags(CUSTOM_FIELD_KEYS, { customField: false, indexBuildJob: false, activeIndexBuild: false });
+export const CUSTOM_FIELD_PERSONAL = /* @__PURE__ */ personalFlags(CUSTOM_FIELD_KEYS, { customField: false, indexBuildJob: false, activeIndexBuild: false });

@@ -23,4 +23,4 @@ export const ERASURE_KEYS = defineKeys({
   suppressedEmail: [`${ACCOUNT}#sup#{hash}`, 'SUP'],
 });
 
-export const ERASURE_PERSONAL = personalFlags(ERASURE_KEYS, { erasureJob: false, activeErasure: false, erasureOfContact: false, suppressedEmail: false });
+export const ERASURE_PERSONAL = /* @__PURE__ */ personalFlags(ERASURE_KEYS, { erasureJob: false, activeErasure: false, erasureOfContact: false, suppressedEmail: false });

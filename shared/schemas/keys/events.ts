@@ -30,4 +30,4 @@ export const EVENT_KEYS = defineKeys({
 });
 
 /** The log's entries hold the event bodies (a record as the API returned it); the rest is bookkeeping. */
-export const EVENT_PERSONAL = personalFlags(EVENT_KEYS, { eventHead: false, eventEntry: true, eventSecond: false, eventMarker: false });
+export const EVENT_PERSONAL = /* @__PURE__ */ personalFlags(EVENT_KEYS, { eventHead: false, eventEntry: true, eventSecond: false, eventMarker: false });

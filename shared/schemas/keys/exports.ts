@@ -16,4 +16,4 @@ export const EXPORT_KEYS = defineKeys({
 });
 
 /** The export's file is an object (reached by the erasure through the job); the job item holds its filters only. */
-export const EXPORT_PERSONAL = personalFlags(EXPORT_KEYS, { exportJob: false, activeExport: false });
+export const EXPORT_PERSONAL = /* @__PURE__ */ personalFlags(EXPORT_KEYS, { exportJob: false, activeExport: false });

@@ -25,4 +25,4 @@ export const IMPORT_KEYS = defineKeys({
 });
 
 /** A row error holds the offending value of a row (the file itself is an object, reached through the job). */
-export const IMPORT_PERSONAL = personalFlags(IMPORT_KEYS, { importJob: false, activeImport: false, importError: true });
+export const IMPORT_PERSONAL = /* @__PURE__ */ personalFlags(IMPORT_KEYS, { importJob: false, activeImport: false, importError: true });

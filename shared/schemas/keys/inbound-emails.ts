@@ -32,7 +32,7 @@ export const INBOUND_EMAIL_KEYS = defineKeys({
   inboundMessageId: [`${ACCOUNT}#iem#{messageHash}`, 'M'],
 });
 
-export const INBOUND_EMAIL_PERSONAL = personalFlags(INBOUND_EMAIL_KEYS, {
+export const INBOUND_EMAIL_PERSONAL = /* @__PURE__ */ personalFlags(INBOUND_EMAIL_KEYS, {
   inboundAddress: false,
   inboundAddressOwner: false,
   inboundEmail: true,

@@ -22,9 +22,11 @@ export const TABLE_KEYS = { ...RECORD_KEYS, ...ACCOUNT_KEYS, ...CUSTOM_FIELD_KEY
 /**
  * Whether each item kind (every table key above) holds record data, a person's data (contract
  * §18): declared beside each family's keys with `personalFlags`. The erasure reaches every kind
- * that says `true` (shared/erasures/paths.ts).
+ * that says `true` (shared/erasures/paths.ts). Built in a call marked `@__PURE__` (as is each
+ * family's flags), so the functions that never read it (all but the erasure's) drop it.
  */
-export const PERSONAL = {
+export const PERSONAL = /* @__PURE__ */ (() =>
+  ({
   ...RECORD_PERSONAL,
   ...ACCOUNT_PERSONAL,
   ...CUSTOM_FIELD_PERSONAL,
@@ -35,6 +37,6 @@ export const PERSONAL = {
   ...API_KEY_PERSONAL,
   ...EVENT_PERSONAL,
   ...ERASURE_PERSONAL,
-} as const;
+}) as const)();
 /** The item kinds that hold a person's data. */
 export type PersonalKind = { [N in keyof typeof PERSONAL]: (typeof PERSONAL)[N] extends true ? N : never }[keyof typeof PERSONAL];

@@ -109,7 +109,7 @@ export const REFERENCE_TAGS = { company: 'c', source: 's', contact: 'k', project
  * tags), its trash item and a merge's image of the primary. Who deleted it and what a cascade
  * wrote hold ids only.
  */
-export const RECORD_PERSONAL = personalFlags(RECORD_KEYS, {
+export const RECORD_PERSONAL = /* @__PURE__ */ personalFlags(RECORD_KEYS, {
   record: true,
   indexEntry: true,
   sortedEntry: true,

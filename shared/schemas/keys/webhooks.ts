@@ -31,4 +31,4 @@ export const WEBHOOK_KEYS = defineKeys({
   webhookDuePartition: DUE,
 });
 
-export const WEBHOOK_PERSONAL = personalFlags(WEBHOOK_KEYS, { webhookEndpoint: false, webhookDelivery: true, webhookDeliveryOfRecord: false, webhookEndpointCount: false });
+export const WEBHOOK_PERSONAL = /* @__PURE__ */ personalFlags(WEBHOOK_KEYS, { webhookEndpoint: false, webhookDelivery: true, webhookDeliveryOfRecord: false, webhookEndpointCount: false });
