@@ -8,12 +8,12 @@
  * (shared/db/control.ts: no stream), under the key's own key; reading a key merges it in (a record
  * written before the control table may still hold its own `last_used_at`).
  */
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { controlTableName } from './control.js';
-import { afterCursor, eq, exists, is, itemOf, notExists, or, project, transact, transactUnlessRefused, update } from './expr.js';
-import { writeUnlessRefused } from './items.js';
-import { keys, TABLE_DEFINITION } from './table.js';
+import { eq, exists, is, itemOf, notExists, or, project, transact, transactUnlessRefused, update } from './expr.js';
+import { queryNewestFirst, writeUnlessRefused } from './items.js';
+import { keys } from './table.js';
 import { tokenItem } from './tokens.js';
 
 export interface ApiKeyItem {
@@ -86,16 +86,8 @@ async function withUse(accountId: string, items: ApiKeyItem[]): Promise<ApiKeyIt
 
 /** One page of the account's keys, newest first, after `after` (a `created_at#id` position). */
 export async function queryApiKeys(accountId: string, limit: number, after?: string): Promise<ApiKeyItem[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: TABLE_DEFINITION.gsi1.name,
-      ...afterCursor(keys.apiKeyListPartition(accountId), after, { index: 'gsi1' }),
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  return withUse(accountId, (out.Items ?? []).map((i) => itemOf<ApiKeyItem>(i)));
+  const items = await queryNewestFirst(keys.apiKeyListPartition(accountId), limit, after);
+  return withUse(accountId, items.map((i) => itemOf<ApiKeyItem>(i)));
 }
 
 /**

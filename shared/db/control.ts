@@ -8,7 +8,7 @@
  */
 import { requireEnv } from '../config/env.js';
 import { bindingEnv } from '../config/bindings.js';
-import { TABLE_DEFINITION } from './table.js';
+import { keySchemaOf, TABLE_DEFINITION } from './table.js';
 
 export const CONTROL_TABLE_DEFINITION = {
   partitionKey: TABLE_DEFINITION.partitionKey,
@@ -18,19 +18,7 @@ export const CONTROL_TABLE_DEFINITION = {
 
 /** Parameters for CreateTable (local runner, tests); the stack maps the same fields. */
 export function createControlTableInput(tableName: string) {
-  const d = CONTROL_TABLE_DEFINITION;
-  return {
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [
-      { AttributeName: d.partitionKey, AttributeType: 'S' as const },
-      { AttributeName: d.sortKey, AttributeType: 'S' as const },
-    ],
-    KeySchema: [
-      { AttributeName: d.partitionKey, KeyType: 'HASH' as const },
-      { AttributeName: d.sortKey, KeyType: 'RANGE' as const },
-    ],
-  };
+  return { TableName: tableName, BillingMode: 'PAY_PER_REQUEST' as const, ...keySchemaOf(CONTROL_TABLE_DEFINITION.partitionKey, CONTROL_TABLE_DEFINITION.sortKey) };
 }
 
 /** The control table's name for a table's (local mode and tests: `<table>-control`). */

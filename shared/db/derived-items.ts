@@ -6,10 +6,8 @@
  * patterns as their grants' `dynamodb:LeadingKeys`) is put into the control table, then deleted
  * from the table. Idempotent: a run that stopped midway is run again.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inPartitionsOf, type ItemKind } from '../schemas/policies.js';
-import { db } from './client.js';
-import { batchWriteItems } from './items.js';
+import { batchWriteItems, scanPages } from './items.js';
 import { TABLE_DEFINITION } from './table.js';
 
 /** The kinds of items that live in the control table since they are derived from the records' stream. */
@@ -28,23 +26,16 @@ export async function moveDerivedItems(opts: { from: string; to: string; segment
   const progress: MoveProgress = { scanned: 0, moved: 0 };
   const pk = TABLE_DEFINITION.partitionKey;
   const sk = TABLE_DEFINITION.sortKey;
-  await Promise.all(
-    Array.from({ length: total }, async (_, segment) => {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const out = await db().send(new ScanCommand({ TableName: opts.from, Segment: segment, TotalSegments: total, ExclusiveStartKey: startKey }));
-        const derived = (out.Items ?? []).filter((item) => isDerivedItem(String(item[pk])));
-        if (derived.length) {
-          // Put first, then delete: a run stopped between the two leaves a copy, never a loss.
-          await batchWriteItems(derived.map((Item) => ({ PutRequest: { Item } })), opts.to);
-          await batchWriteItems(derived.map((item) => ({ DeleteRequest: { Key: { [pk]: item[pk], [sk]: item[sk] } } })), opts.from);
-        }
-        progress.scanned += out.ScannedCount ?? 0;
-        progress.moved += derived.length;
-        opts.onPage?.({ ...progress });
-        startKey = out.LastEvaluatedKey;
-      } while (startKey);
-    }),
-  );
+  await scanPages(opts.from, total, async (items, scanned) => {
+    const derived = items.filter((item) => isDerivedItem(String(item[pk])));
+    if (derived.length) {
+      // Put first, then delete: a run stopped between the two leaves a copy, never a loss.
+      await batchWriteItems(derived.map((Item) => ({ PutRequest: { Item } })), opts.to);
+      await batchWriteItems(derived.map((item) => ({ DeleteRequest: { Key: { [pk]: item[pk], [sk]: item[sk] } } })), opts.from);
+    }
+    progress.scanned += scanned;
+    progress.moved += derived.length;
+    opts.onPage?.({ ...progress });
+  });
   return progress;
 }

@@ -11,10 +11,11 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { itemOf, partition, type TransactItem } from './expr.js';
+import { afterCursor, itemOf, partition, type TransactItem } from './expr.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
 export { cancellationCodes, type TransactItem, transactUnlessRefused } from './expr.js';
@@ -79,6 +80,31 @@ export async function queryPartition<T = Record<string, unknown>>(pk: string, op
     items.push(item as T);
   }
   return items;
+}
+
+/** One page of an account's list (a GSI1 partition), newest first, strictly after the position `after`. */
+export async function queryNewestFirst(listPartition: string, limit: number, after?: string): Promise<Record<string, unknown>[]> {
+  const out = await db().send(
+    new QueryCommand({ TableName: tableName(), IndexName: TABLE_DEFINITION.gsi1.name, ...afterCursor(listPartition, after, { index: 'gsi1' }), ScanIndexForward: false, Limit: limit }),
+  );
+  return out.Items ?? [];
+}
+
+/**
+ * A parallel Scan of `table` in `segments` segments (an upgrade's pass over every item): `onPage`
+ * gets each page's items and how many it scanned, a segment's pages one after the other.
+ */
+export async function scanPages(table: string, segments: number, onPage: (items: Record<string, unknown>[], scanned: number) => Promise<void>): Promise<void> {
+  await Promise.all(
+    Array.from({ length: segments }, async (_, segment) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await db().send(new ScanCommand({ TableName: table, Segment: segment, TotalSegments: segments, ExclusiveStartKey: startKey }));
+        await onPage(out.Items ?? [], out.ScannedCount ?? 0);
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+    }),
+  );
 }
 
 /** Newest first: created_at descending, then id descending. */

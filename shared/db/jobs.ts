@@ -4,11 +4,10 @@
  * position, a worker's lease), and a marker per queued job that a restarted local mode finds. One
  * store per job family, from its keys; its workers hold a job through its lease (job-lease.ts).
  */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { afterCursor, and, eq, exists, is, itemOf, notExists, oneOf, or, update as updateOf } from './expr.js';
-import { isConditionFailure, queryPartition } from './items.js';
-import { TABLE_DEFINITION } from './table.js';
+import { and, eq, exists, is, itemOf, notExists, oneOf, or, update as updateOf } from './expr.js';
+import { isConditionFailure, queryNewestFirst, queryPartition } from './items.js';
 
 type Key = { pk: string; sk: string };
 
@@ -62,16 +61,7 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
 
   /** One page of the account's jobs, newest first, after `after` (a `created_at#id` position). */
   async function query(accountId: string, limit: number, after?: string): Promise<T[]> {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: TABLE_DEFINITION.gsi1.name,
-        ...afterCursor(k.listPartition(accountId), after, { index: 'gsi1' }),
-        ScanIndexForward: false,
-        Limit: limit,
-      }),
-    );
-    return (out.Items ?? []).map((i) => strip(i)!);
+    return (await queryNewestFirst(k.listPartition(accountId), limit, after)).map((i) => itemOf<T>(i));
   }
 
   /**

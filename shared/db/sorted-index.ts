@@ -8,13 +8,13 @@
  * then reads those records again (strongly consistent): a record written or deleted meanwhile
  * gets its entry corrected, so no record is left without its entry or with a stale one.
  */
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { FieldType } from '../schemas/filter.js';
 import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { putItems, readRecords } from './batch.js';
 import { db, tableName } from './client.js';
 import { afterCursor, merge, partition, project } from './expr.js';
-import { batchWriteItems } from './items.js';
+import { batchWriteItems, scanPages } from './items.js';
 import { positionKeyOf, sortedFieldValue, sortedKeyOf } from './record-model.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
@@ -103,25 +103,18 @@ export function rekeyedSortKey(item: Record<string, unknown>): string | undefine
 export async function rekeySortedEntries(opts: { table: string; segments?: number; onPage?: (p: { scanned: number; rekeyed: number }) => void }): Promise<{ scanned: number; rekeyed: number }> {
   const total = opts.segments ?? 4;
   const progress = { scanned: 0, rekeyed: 0 };
-  await Promise.all(
-    Array.from({ length: total }, async (_, segment) => {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const out = await db().send(new ScanCommand({ TableName: opts.table, Segment: segment, TotalSegments: total, ExclusiveStartKey: startKey }));
-        const old = (out.Items ?? []).flatMap((item) => {
-          const sk = rekeyedSortKey(item);
-          return sk ? [{ item, sk }] : [];
-        });
-        if (old.length) {
-          await batchWriteItems(old.map(({ item, sk }) => ({ PutRequest: { Item: { ...item, sk } } })), opts.table);
-          await batchWriteItems(old.map(({ item }) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })), opts.table);
-        }
-        progress.scanned += out.ScannedCount ?? 0;
-        progress.rekeyed += old.length;
-        opts.onPage?.({ ...progress });
-        startKey = out.LastEvaluatedKey;
-      } while (startKey);
-    }),
-  );
+  await scanPages(opts.table, total, async (items, scanned) => {
+    const old = items.flatMap((item) => {
+      const sk = rekeyedSortKey(item);
+      return sk ? [{ item, sk }] : [];
+    });
+    if (old.length) {
+      await batchWriteItems(old.map(({ item, sk }) => ({ PutRequest: { Item: { ...item, sk } } })), opts.table);
+      await batchWriteItems(old.map(({ item }) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })), opts.table);
+    }
+    progress.scanned += scanned;
+    progress.rekeyed += old.length;
+    opts.onPage?.({ ...progress });
+  });
   return progress;
 }

@@ -33,29 +33,29 @@ export const TABLE_DEFINITION = {
 
 export const DEFAULT_TABLE_NAME = 'crm';
 
+/** The key schema of a table or index (string keys) and the attribute definitions of its keys. */
+export const keySchemaOf = (partitionKey: string, sortKey: string) => ({
+  AttributeDefinitions: [partitionKey, sortKey].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
+  KeySchema: [
+    { AttributeName: partitionKey, KeyType: 'HASH' as const },
+    { AttributeName: sortKey, KeyType: 'RANGE' as const },
+  ],
+});
+
 /** Parameters for CreateTable, used by the local runner and the tests (the stack maps the same fields). */
 export function createTableInput(tableName: string) {
   const d = TABLE_DEFINITION;
+  const table = keySchemaOf(d.partitionKey, d.sortKey);
+  const gsi1 = keySchemaOf(d.gsi1.partitionKey, d.gsi1.sortKey);
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [
-      { AttributeName: d.partitionKey, AttributeType: 'S' as const },
-      { AttributeName: d.sortKey, AttributeType: 'S' as const },
-      { AttributeName: d.gsi1.partitionKey, AttributeType: 'S' as const },
-      { AttributeName: d.gsi1.sortKey, AttributeType: 'S' as const },
-    ],
-    KeySchema: [
-      { AttributeName: d.partitionKey, KeyType: 'HASH' as const },
-      { AttributeName: d.sortKey, KeyType: 'RANGE' as const },
-    ],
+    AttributeDefinitions: [...table.AttributeDefinitions, ...gsi1.AttributeDefinitions],
+    KeySchema: table.KeySchema,
     GlobalSecondaryIndexes: [
       {
         IndexName: d.gsi1.name,
-        KeySchema: [
-          { AttributeName: d.gsi1.partitionKey, KeyType: 'HASH' as const },
-          { AttributeName: d.gsi1.sortKey, KeyType: 'RANGE' as const },
-        ],
+        KeySchema: gsi1.KeySchema,
         Projection: { ProjectionType: 'ALL' as const },
       },
     ],

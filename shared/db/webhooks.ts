@@ -274,23 +274,18 @@ export async function claimAttempt(ref: DeliveryRef, seen: DeliveryItem, now: nu
   const leaseId = randomUUID();
   const redo = seen.lease_id !== undefined;
   const attempt = redo ? seen.attempt_count : seen.attempt_count + 1;
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(ref),
-        ...update(
-          { set: { attempt_count: attempt, lease_id: leaseId, lease_until: now + leaseMs } },
-          isPending,
-          ...(redo ? [eq('lease_id', seen.lease_id), is('lease_until', '<=', now)] : [eq('attempt_count', seen.attempt_count), notExists('lease_id')]),
-        ),
-      }),
-    );
-    return { attempt, leaseId };
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+  const claimed = await writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(ref),
+      ...update(
+        { set: { attempt_count: attempt, lease_id: leaseId, lease_until: now + leaseMs } },
+        isPending,
+        ...(redo ? [eq('lease_id', seen.lease_id), is('lease_until', '<=', now)] : [eq('attempt_count', seen.attempt_count), notExists('lease_id')]),
+      ),
+    },
+  });
+  return claimed ? { attempt, leaseId } : undefined;
 }
 
 export interface AttemptOutcome {
@@ -332,21 +327,17 @@ export async function recordAttempt(ref: DeliveryRef, claim: Claim, outcome: Att
 
 /** A pending delivery that will not be attempted again ends `failed` (no lease held, or it ran out). */
 export async function abandonDelivery(ref: DeliveryRef, reason: string, at: Date): Promise<void> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: deliveryKey(ref),
-        ...update(
-          { set: { status: 'failed', last_error: reason, next_attempt_at: null, completed_at: at.toISOString() }, remove: [...LEASE_ATTRIBUTES, ...DUE_ATTRIBUTES] },
-          isPending,
-          leaseFree(at.getTime()),
-        ),
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  await writeUnlessRefused({
+    Update: {
+      TableName: tableName(),
+      Key: deliveryKey(ref),
+      ...update(
+        { set: { status: 'failed', last_error: reason, next_attempt_at: null, completed_at: at.toISOString() }, remove: [...LEASE_ATTRIBUTES, ...DUE_ATTRIBUTES] },
+        isPending,
+        leaseFree(at.getTime()),
+      ),
+    },
+  });
 }
 
 /**
