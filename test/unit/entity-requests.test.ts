@@ -71,9 +71,9 @@ describe('requests of a write', () => {
     const plan = planUpdate(model, ACC, current, { set: { tags: ['gold'] }, customSet: { b: 2 }, customRemove: ['a'] }, '2026-11-23T00:00:00.000Z');
     expect(plan.update.Key).toEqual({ pk: `A#${ACC}#contact#${K1}`, sk: 'R' });
     expect(plan.update.ConditionExpression).toBe('#ver = :ver');
-    expect(plan.update.ExpressionAttributeValues).toMatchObject({ ':ver': 1, ':nver': 2, ':f0': ['gold'], ':c0': 2 });
-    expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0, #cf.#c0 = :c0, #idx = :idx REMOVE #cf.#r0');
-    expect(plan.update.ExpressionAttributeNames).toMatchObject({ '#f0': 'tags', '#c0': 'b', '#r0': 'a', '#cf': 'custom_fields' });
+    expect(plan.update.ExpressionAttributeValues).toMatchObject({ ':ver': 1, ':ver2': 2, ':tags': ['gold'], ':custom_fields_b': 2 });
+    expect(plan.update.UpdateExpression).toBe('SET #ver = :ver2, #updated_at = :updated_at, #tags = :tags, #custom_fields.#b = :custom_fields_b, #idx = :idx REMOVE #custom_fields.#a');
+    expect(plan.update.ExpressionAttributeNames).toMatchObject({ '#tags': 'tags', '#b': 'b', '#a': 'a', '#custom_fields': 'custom_fields' });
     // The tag's entry moves (a delete and a put); no sorted field changed, so no sort-ordered entry moves in the transaction.
     expect(plan.added.map((t) => t.Put?.Item?.pk)).toEqual([`A#${ACC}#contact#x#t#gold`]);
     expect(plan.removed.map((t) => t.Delete?.Key?.pk)).toEqual([`A#${ACC}#contact#x#t#vip`]);
@@ -107,6 +107,6 @@ describe('requests of a write', () => {
     expect(plan.removed).toEqual([]);
     // Written at the same instant: the stamp's entry stays where it is.
     expect(plan.beside).toEqual({ put: [], remove: [] });
-    expect(plan.update.UpdateExpression).toBe('SET #ver = :nver, #upd = :upd, #f0 = :f0');
+    expect(plan.update.UpdateExpression).toBe('SET #ver = :ver2, #updated_at = :updated_at, #notes = :notes');
   });
 });
