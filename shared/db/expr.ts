@@ -168,45 +168,42 @@ export interface UpdateSpec {
   delete?: Assignments;
 }
 
-class AttributeValue {
-  constructor(readonly path: Path) {}
+/** A SET value computed in the expression: its text (a condition's, as `cond` builds it) for the target's path text and token. */
+class Computed {
+  constructor(readonly build: (target: string, id: string) => Condition) {}
 }
 /** A SET value that is another attribute's (`SET a = b`). */
-export const valueOf = (path: Path) => new AttributeValue(path);
+export const valueOf = (path: Path) => new Computed(() => cond(pathOf(path).text, {}, pathOf(path).names));
+const appended = (items: unknown) => new Computed((t, id) => cond(`list_append(if_not_exists(${t}, :${id}_none), :${id})`, { [`:${id}`]: items, [`:${id}_none`]: [] }));
 
-const pairs = (a: Assignments | undefined): Iterable<readonly [Path, unknown]> => (!a ? [] : Symbol.iterator in a ? (a as Iterable<readonly [Path, unknown]>) : Object.entries(a));
+const pairs = (a: Assignments | undefined): (readonly [Path, unknown])[] => (!a ? [] : Symbol.iterator in a ? [...(a as Iterable<readonly [Path, unknown]>)] : Object.entries(a));
 
 /**
  * An update (`SET … REMOVE … ADD … DELETE …`) from values, with the conditions it is
  * made under. The conditions keep their placeholders; an update's value that clashes is renamed.
  */
 export function update(spec: UpdateSpec, ...conditions: Maybe[]): UpdateExpr {
-  const condition = merge(...conditions);
-  const bag = { names: { ...condition.ExpressionAttributeNames }, values: { ...condition.ExpressionAttributeValues } };
-  const actions: [string, string[]][] = [];
-  const act = (verb: string, list: Iterable<readonly [Path, unknown]>, op: string, withValue = true) => {
-    const done: string[] = [];
-    for (const [p, value] of list) {
-      const { text, names, id } = pathOf(p);
-      const [target] = absorb(bag, names, {}, [text]);
-      if (value instanceof AttributeValue) done.push(`${target}${op}${absorb(bag, pathOf(value.path).names, {}, [pathOf(value.path).text])[0]}`);
-      else done.push(withValue ? `${target}${op}${absorb(bag, {}, { [`:${id}`]: value }, [`:${id}`])[0]}` : target!);
-    }
-    if (done.length) actions.push([verb, done]);
-  };
-  act('SET', pairs(spec.set), ' = ');
-  for (const [p, value] of pairs(spec.append)) {
-    const { text, names, id } = pathOf(p);
-    const [done] = absorb(bag, names, { [`:${id}`]: value, [`:${id}_none`]: [] }, [`${text} = list_append(if_not_exists(${text}, :${id}_none), :${id})`]);
-    if (actions[0]?.[0] === 'SET') actions[0][1].push(done!);
-    else actions.unshift(['SET', [done!]]);
-  }
-  act('REMOVE', [...(spec.remove ?? [])].map((p) => [p, undefined] as const), '', false);
-  act('ADD', pairs(spec.add), ' ');
-  act('DELETE', pairs(spec.delete), ' ');
+  const { ExpressionAttributeNames: names, ExpressionAttributeValues: values, ...clauses } = merge(...conditions);
+  const bag = { names: { ...names }, values: { ...values } };
+  const actions = (
+    [
+      ['SET', [...pairs(spec.set), ...pairs(spec.append).map(([p, items]) => [p, appended(items)] as const)], ' = '],
+      ['REMOVE', [...(spec.remove ?? [])].map((p) => [p] as const), ''],
+      ['ADD', pairs(spec.add), ' '],
+      ['DELETE', pairs(spec.delete), ' '],
+    ] as const
+  ).flatMap(([verb, list, op]) => {
+    const done = list.map(([p, ...value]: readonly [Path, unknown?]) => {
+      const { text, names: n, id } = pathOf(p);
+      const [target] = absorb(bag, n, {}, [text]);
+      if (!value.length) return target!;
+      const v = value[0] instanceof Computed ? value[0].build(target!, id) : cond(`:${id}`, { [`:${id}`]: value[0] });
+      return `${target}${op}${absorb(bag, v.ExpressionAttributeNames, v.ExpressionAttributeValues, [v.ConditionExpression])[0]}`;
+    });
+    return done.length ? [`${verb} ${done.join(', ')}`] : [];
+  });
   if (!actions.length) throw new Error('an update changes something');
-  const { ExpressionAttributeNames: _n, ExpressionAttributeValues: _v, ...clauses } = condition;
-  return finish({ UpdateExpression: actions.map(([verb, list]) => `${verb} ${list.join(', ')}`).join(' '), ...clauses }, bag) as UpdateExpr;
+  return finish({ UpdateExpression: actions.join(' '), ...clauses }, bag) as UpdateExpr;
 }
 
 // ---- queries ------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import type { EntityDefinition } from '../schemas/entities/index.js';
 import { compareSort, type Condition, CUSTOM_FIELD_PREFIX, type FieldType, type Filter, type FilterField, matchesFilter, type Sort, type SortPosition, sortKeyOf, sortPosition } from '../schemas/filter.js';
 import { distinctOptions, type IndexOption, matchesQuery, measurements, pickOption, type SearchQuery } from '../search/index.js';
 import { db, tableName } from './client.js';
-import { afterCursor, merge, partition, sortKey } from './expr.js';
+import { afterCursor, merge, pageOf, partition, sortKey } from './expr.js';
 import { batchGetRecords, positionOf, type StoredRecord } from './items.js';
 import { type AccountMeta, readMeta } from './meta.js';
 import { currentView, searchWords, sortedFieldValue, sortedKeyOf } from './record-model.js';
@@ -251,10 +251,7 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
     }
   }
   await stream.return?.(undefined);
-  if (out.length > args.limit) {
-    const items = out.slice(0, args.limit);
-    return { items, next: positionOf(items[items.length - 1]!), read };
-  }
+  if (out.length > args.limit) return { ...pageOf(out, args.limit, positionOf), read };
   // The budget ran out before the page was full: what was found, and the place to go on from.
   if (!exhausted && out.length < want && read + 2 > budget) return { items: out, next: lastSeen, read };
   return { items: out, read };
@@ -519,8 +516,8 @@ async function sortedIndexPage(def: EntityDefinition, accountId: string, plan: L
   }
   await stream.return?.(undefined);
   if (out.length > plan.limit) {
-    const items = out.slice(0, plan.limit);
-    return { items: items.map((x) => x.record), next: items[items.length - 1]!.at, read: read_ };
+    const page = pageOf(out, plan.limit, (x) => x.at);
+    return { items: page.items.map((x) => x.record), next: page.next, read: read_ };
   }
   if (!exhausted && read_ >= READ_BUDGET) return { items: out.map((x) => x.record), next: lastSeen, read: read_ };
   return { items: out.map((x) => x.record), read: read_ };
@@ -558,11 +555,7 @@ async function narrowedPage(def: EntityDefinition, accountId: string, plan: List
       if (record && positionOf(record) === e.pos && (!matches || matches(record))) out.push(record);
     }
   }
-  if (out.length > plan.limit) {
-    const items = out.slice(0, plan.limit);
-    return { page: { items, next: positionOf(items[items.length - 1]!), read: read_ } };
-  }
-  return { page: { items: out, read: read_ } };
+  return { page: { ...pageOf(out, plan.limit, positionOf), read: read_ } };
 }
 
 /** Runs a list plan: one page of records (newest first, or in the plan's sort) and the meta they were checked with (`preloaded`: read by the planner). */
