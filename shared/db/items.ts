@@ -18,7 +18,7 @@ import { db, tableName } from './client.js';
 import { afterCursor, itemOf, partition, type TransactItem } from './expr.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
-export { cancellationCodes, type TransactItem, transactUnlessRefused } from './expr.js';
+export { cancellationCodes, type TransactItem } from './expr.js';
 
 /** A stored record: the API fields plus bookkeeping (`ver` for optimistic locking, `idx` = its index entries). */
 export type StoredRecord = Record<string, unknown> & {
