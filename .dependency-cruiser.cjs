@@ -66,7 +66,7 @@ module.exports = {
       to: { path: '^shared/db/writes\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'imports-and-stream-reach-records-through-the-services',
+      name: 'workers-reach-data-through-the-domain',
       severity: 'error',
       comment:
         'The import worker and the stream worker reach the data layer only through the domain services, as the API does ' +

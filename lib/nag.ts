@@ -3,7 +3,7 @@ import type { IConstruct } from 'constructs';
 
 /**
  * cdk-nag (v3) findings that are by design, acknowledged in code with their reasons. The CDK
- * test (test/cdk/nag.test.ts) runs AwsSolutionsChecks and ServerlessChecks over the whole app
+ * test (test/cdk/stack.test.ts, "cdk-nag") runs AwsSolutionsChecks and ServerlessChecks over the whole app
  * and requires zero unacknowledged errors and warnings. Findings that hold for every function
  * are acknowledged in lib/api-function.ts.
  */

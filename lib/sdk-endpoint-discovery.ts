@@ -6,7 +6,7 @@
  * version adds the discovery middleware (DynamoDB never requires discovered endpoints), so the
  * cache is never read. This module resolves the same configuration without the cache; applying
  * the discovery middleware throws, loudly, should a later SDK start to use it (the bundled
- * handler tests in test/integration/bundle.test.ts would fail). Local mode, tests and the admin
+ * handler tests in test/integration/deployed-bundles.test.ts would fail). Local mode, tests and the admin
  * commands keep the real module.
  */
 interface DiscoveryInput {

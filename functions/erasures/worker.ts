@@ -8,7 +8,7 @@ export const erasureHandler = (deps: ErasureWorkerDeps = {}) =>
   jobQueueHandler({ job: 'erasure', parse: parseErasureMessage, logKeys: (m) => ({ erasureId: m.erasure_id }), run: (m) => runErasure(m, deps), fair: erasureFairness });
 
 /**
- * Local mode's crash drill (test/integration/erasure-crash.test.ts): with
+ * Local mode's crash drill (test/integration/crash-drill.test.ts): with
  * `CRM_ERASURE_HOLD_AT=<step>` the worker logs `erasure held` once that step's work is done and
  * waits there, its end not saved, until the process is killed. Ignored outside local mode.
  */

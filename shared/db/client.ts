@@ -62,7 +62,7 @@ export function db(): DynamoDBDocumentClient {
  * DynamoDB Local answers a TransactWriteItems before its SQLite COMMIT has run: the commit is a
  * job queued behind the answer (SQLiteDBAccess.commitTransaction does not wait for it), so a
  * kill -9 of the Java process right after the answer loses an acknowledged write (contract §7;
- * test/integration/local-crash.test.ts). Its jobs run one at a time in order, so a read queued
+ * test/integration/crash-drill.test.ts). Its jobs run one at a time in order, so a read queued
  * after the answer returns only once that commit is on disk. In local mode every transaction is
  * followed by such a read (a GetItem of a key that never exists, on a client of its own so the
  * capacity tracker does not count it) before the caller sees the answer. Deployed, DynamoDB
