@@ -20,24 +20,29 @@ function fixValue(value: AV): AV {
   if (value.L) return { L: (value.L as AV[]).map(fixValue) };
   return value;
 }
-const fixImage = (image: Record<string, AV> | undefined) =>
-  image && Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fixValue(v)]));
+const fixImage = (image: Record<string, object> | undefined) =>
+  image && Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fixValue(v as AV)]));
 
 /** A DynamoDB Streams API record in the shape Lambda's event source mapping delivers. */
 export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
   const d = r.dynamodb ?? {};
-  const at = d.ApproximateCreationDateTime as unknown;
+  const at: unknown = d.ApproximateCreationDateTime;
   return {
-    ...(r as unknown as DynamoDBRecord),
+    eventID: r.eventID,
+    eventName: r.eventName,
+    eventVersion: r.eventVersion,
     eventSource: 'aws:dynamodb',
     eventSourceARN: streamArn,
     awsRegion: 'us-east-1',
+    ...(r.userIdentity ? { userIdentity: r.userIdentity } : {}),
     dynamodb: {
-      ...(d as unknown as DynamoDBRecord['dynamodb']),
       ApproximateCreationDateTime: at instanceof Date ? Math.floor(at.getTime() / 1000) : (at as number | undefined),
-      Keys: fixImage(d.Keys as unknown as Record<string, AV>) as never,
-      NewImage: fixImage(d.NewImage as unknown as Record<string, AV>) as never,
-      OldImage: fixImage(d.OldImage as unknown as Record<string, AV>) as never,
+      Keys: fixImage(d.Keys) as never,
+      NewImage: fixImage(d.NewImage) as never,
+      OldImage: fixImage(d.OldImage) as never,
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType,
     },
   };
 }
