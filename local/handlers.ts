@@ -54,15 +54,18 @@ function withTimeLimit(spec: FunctionSpec, handler: (event: unknown, context?: C
       timer = setTimeout(() => reject(new FunctionTimedOut(spec.name, spec.timeoutSeconds)), limitMs);
     });
     try {
-      return await Promise.race([handler(event, context ?? localContext(spec.name, deadline)), timedOut]);
+      return await Promise.race([handler(event, context ?? lambdaContext(spec.name, deadline)), timedOut]);
     } finally {
       clearTimeout(timer);
     }
   };
 }
 
-/** A Lambda context for a background invocation (its remaining time counts down to `deadline`). */
-function localContext(functionName: string, deadline: number): Context {
+/**
+ * A Lambda context for a local invocation: its remaining time counts down to `deadline` (a
+ * background function's time-out; for the API, API Gateway's 29 s from now).
+ */
+export function lambdaContext(functionName: string, deadline = Date.now() + 29_000): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

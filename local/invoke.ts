@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { FUNCTIONS } from '../functions/topology.js';
 import type { ApiEvent, ApiResult, AuthContext } from '../shared/http/operation.js';
-import { loadHandler } from './handlers.js';
-import { lambdaContext } from './server.js';
+import { lambdaContext, loadHandler } from './handlers.js';
 
 /** An API Gateway HTTP API v2 event as the authorizer-fronted route delivers it. */
 export function apiEvent(op: string, body: unknown, auth?: AuthContext, headers: Record<string, string> = {}): ApiEvent {

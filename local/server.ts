@@ -5,7 +5,7 @@ import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
 import type { AuthorizerContext } from '../shared/auth/tokens.js';
 import { ApiError } from '../shared/errors.js';
 import { type ApiEvent, type ApiResult, errorResponse, MAX_BODY_BYTES } from '../shared/http/operation.js';
-import { loadHandler } from './handlers.js';
+import { lambdaContext, loadHandler } from './handlers.js';
 
 type Handler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 type AuthResult = APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext | Record<string, never>>;
@@ -37,23 +37,6 @@ async function authorizeCached(authorizer: FunctionSpec, headers: Record<string,
   const result = await (await loadHandler<Authorizer>(authorizer.entry))({ headers });
   if (ttl > 0 && 'accountId' in result.context) authCache.set(key, { at: Date.now(), result });
   return result;
-}
-
-export function lambdaContext(functionName: string): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => 29_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 /**

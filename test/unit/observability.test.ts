@@ -60,7 +60,7 @@ describe('countMetric', () => {
     const { operation } = await import('../../shared/http/operation.js');
     const { ApiError } = await import('../../shared/errors.js');
     const { apiEvent } = await import('../../local/invoke.js');
-    const { lambdaContext } = await import('../../local/server.js');
+    const { lambdaContext } = await import('../../local/handlers.js');
     const { API_ERROR_LOG_KEY } = await import('../../shared/observability/names.js');
     const failing = (error: Error) =>
       operation({

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { apiEvent } from '../../local/invoke.js';
-import { lambdaContext } from '../../local/server.js';
+import { lambdaContext } from '../../local/handlers.js';
 import { ApiError } from '../../shared/errors.js';
 import { logger } from '../../shared/http/logger.js';
 import { type ApiEvent, type OperationContext, operation } from '../../shared/http/operation.js';

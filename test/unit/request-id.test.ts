@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { apiEvent } from '../../local/invoke.js';
-import { lambdaContext } from '../../local/server.js';
+import { lambdaContext } from '../../local/handlers.js';
 import { ApiError } from '../../shared/errors.js';
 import { instrumented } from '../../shared/http/instrumented.js';
 import { logger } from '../../shared/http/logger.js';
