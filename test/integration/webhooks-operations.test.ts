@@ -365,14 +365,17 @@ describe('attempt time-out and the answer body', () => {
   });
 
   it('a receiver that hangs does not delay other endpoints\' deliveries', async () => {
-    process.env.WEBHOOK_TIMEOUT_MS = '20000';
+    // The attempt's time-out is far longer than the fast deliveries may take: a worker whose
+    // batches wait for their slowest member, or whose slots all hold hung attempts, could only
+    // deliver to /fast after a hung attempt was given up, and the first signal below would be a
+    // closed /hang socket, not the 40th /fast delivery. No wall-clock bound is needed.
+    process.env.WEBHOOK_TIMEOUT_MS = '90000';
     const auth = newAccount();
-    // Requests to /hang get no answer until the test releases them (the attempt's time-out is 20 s).
     const hung: ServerResponse[] = [];
-    let firstHungAt = 0;
-    receiver.on('/hang', (_req, res) => {
-      firstHungAt ||= Date.now();
+    let hungClosed = 0;
+    receiver.on('/hang', (req, res) => {
       hung.push(res);
+      req.socket.once('close', () => { hungClosed++; });
     });
     await registerEndpoint(auth, receiver, '/hang', ['contact.created']);
     await registerEndpoint(auth, receiver, '/fast', ['contact.created']);
@@ -382,21 +385,19 @@ describe('attempt time-out and the answer body', () => {
         const c = await ok<{ id: string }>('contacts-create', { first_name: `n${i}` }, auth);
         createdAt.set(c.id, Date.now());
       }
-      await waitFor(() => receiver.at('/fast').length >= 40, 20_000, '40 deliveries to the fast endpoint');
-      // Every fast delivery arrived while the hung attempts were still hanging: none waited for
-      // one of them. (A worker whose batches wait for their slowest member, or whose slots all
-      // hold hung deliveries, received no new message before the first hung attempt timed out:
-      // with a 5 s hang the fast endpoint waited p50 5.1 s, max 7.9 s there.)
+      await waitFor(() => receiver.at('/fast').length >= 40 || hungClosed > 0, 80_000, '40 deliveries to the fast endpoint');
+      // Every fast delivery arrived while every hung attempt was still hanging.
+      expect(hungClosed).toBe(0);
+      expect(receiver.at('/fast').length).toBeGreaterThanOrEqual(40);
       expect(hung.length).toBeGreaterThan(0);
-      expect(Date.now() - firstHungAt).toBeLessThan(20_000);
-      expect(hung.every((res) => !res.writableEnded)).toBe(true);
       const latencies = receiver.at('/fast').map((r) => r.at - createdAt.get(r.payload!.data.id as string)!).sort((a, b) => a - b);
       console.log('fast endpoint latencies (ms) beside a hanging one: p50', latencies[20], 'max', latencies[39]);
     } finally {
       receiver.on('/hang', reply(200));
       for (const res of hung) res.destroy();
+      process.env.WEBHOOK_TIMEOUT_MS = '400';
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 
