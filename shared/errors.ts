@@ -16,7 +16,9 @@ export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | '
   // --- trash (contract §15) ---
   | 'trash'
   // --- erasures (contract §18) ---
-  | 'erasures';
+  | 'erasures'
+  // --- pipelines (contract §19) ---
+  | 'pipelines';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);
@@ -27,7 +29,7 @@ export function statusForCode(code: string): number {
   if (code === 'api.payload_too_large') return 413;
   if (code === 'api.rate_limited') return 429;
   if (name === 'not_found') return 404;
-  if (name === 'conflict' || name === 'index_building') return 409;
+  if (name === 'conflict' || name === 'index_building' || name === 'in_use' || name === 'stage_in_use') return 409;
   if (name === 'cursor_expired') return 410;
   if (name === 'endpoint_inactive') return 400;
   // A write of an email an erasure suppressed (contract §18).

@@ -21,6 +21,7 @@ export const SCOPE_FAMILIES = [
   'trash',
   'exports',
   'erasures',
+  'pipelines',
 ] as const;
 
 /** Every read (`*:read`), everything but key management (`*`), and key management. */

@@ -65,6 +65,7 @@ const BODIES: Record<string, () => Promise<Record<string, unknown>> | Record<str
   'webhooks-create': () => ({ url: 'http://127.0.0.1:9/idem', events: ['contact.created'] }),
   'imports-create': () => ({ object_type: 'contacts', csv: `first_name\nIdem ${unique()}\n` }),
   'exports-create': () => ({ object_type: 'companies' }),
+  'pipelines-create': () => ({ name: `Idem ${unique()}`, stages: [{ name: 'Lead' }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }),
   'erasures-create': async () => {
     const contact = await post('contacts-create', { first_name: 'To erase', email: `erase-${unique()}@example.com` });
     expect(contact.status).toBe(200);

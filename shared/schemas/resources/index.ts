@@ -13,10 +13,11 @@ import { eventsResource } from './events.js';
 import { exportsResource } from './exports.js';
 import { importsResource } from './imports.js';
 import { inboundEmailsResource } from './inbound-emails.js';
+import { pipelinesResource } from './pipelines.js';
 import { trashResource } from './trash.js';
 import { webhooksResource } from './webhooks.js';
 
-export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, trashResource, webhooksResource };
+export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, pipelinesResource, trashResource, webhooksResource };
 
 export const RESOURCES: readonly ResourceDefinition[] = [
   ...ENTITIES.map(entityResource),
@@ -29,4 +30,5 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   eventsResource,
   trashResource,
   erasuresResource,
+  pipelinesResource,
 ];

@@ -1,0 +1,5 @@
+import { getPipeline } from '../../shared/domain/pipelines.js';
+import { handle } from '../../shared/http/resource.js';
+import { pipelinesResource } from '../../shared/schemas/resources/pipelines.js';
+
+export const handler = handle(pipelinesResource, 'get', ({ id }, ctx) => getPipeline(ctx, id));
