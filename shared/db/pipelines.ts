@@ -10,8 +10,8 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { and, cond, eq, type Expr, exists, is, itemOf, notExists, or, type TransactItem, transact, update } from './expr.js';
-import { queryPartition } from './items.js';
+import { afterCursor, and, cond, eq, type Expr, exists, is, itemOf, notExists, or, type TransactItem, transact, update } from './expr.js';
+import { queryAll, queryPartition } from './items.js';
 import { keys } from './table.js';
 
 /** A pipeline as stored (its keys left out). */
@@ -38,6 +38,10 @@ export interface PipelineUse {
 }
 
 const STAGE_COUNT_PREFIX = 's_';
+/** A pipeline item's string set of its stage ids: a project's write checks its stage is still there. */
+const STAGE_IDS = 'stage_ids';
+/** The stored item of a pipeline: its fields and its stage ids' set. */
+const stored = (item: PipelineItem) => ({ ...item, [STAGE_IDS]: new Set(item.stages.map((s) => s.id)) });
 
 /** Transaction items of expressions (the builders leave each clause optional). */
 const txUpdate = (Key: Record<string, string>, e: Expr): TransactItem => ({ Update: { TableName: tableName(), Key, ...e, UpdateExpression: e.UpdateExpression! } });
@@ -46,10 +50,10 @@ const txDelete = (Key: Record<string, string>, e: Expr): TransactItem => ({ Dele
 const get = async (key: { pk: string; sk: string }) => (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
 
 export async function listPipelineItems(accountId: string): Promise<PipelineItem[]> {
-  return (await queryPartition(keys.pipelinePartition(accountId))).map((raw) => itemOf<PipelineItem>(raw));
+  return (await queryPartition(keys.pipelinePartition(accountId))).map((raw) => itemOf<PipelineItem>(raw, [STAGE_IDS]));
 }
 
-export const getPipelineItem = async (accountId: string, id: string): Promise<PipelineItem | undefined> => itemOf<PipelineItem>(await get(keys.pipeline(accountId, id)));
+export const getPipelineItem = async (accountId: string, id: string): Promise<PipelineItem | undefined> => itemOf<PipelineItem>(await get(keys.pipeline(accountId, id)), [STAGE_IDS]);
 
 export async function getPipelineHead(accountId: string): Promise<PipelineHead> {
   const raw = await get(keys.pipelineHead(accountId));
@@ -82,7 +86,7 @@ export type PipelineRefusal = 'pipeline' | 'head' | 'previous' | 'use';
  */
 export async function putPipeline(accountId: string, item: PipelineItem, head: PipelineHead, max: number, previous?: { id: string; version: number }): Promise<PipelineRefusal | undefined> {
   const items: TransactItem[] = [
-    { Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...item }, ...notExists() } },
+    { Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...stored(item) }, ...notExists() } },
     txUpdate(keys.pipelineHead(accountId), update({ set: item.is_default ? { default_id: item.id } : {}, add: { count: 1 } }, headIs(head), cond('attribute_not_exists(#count) OR #count < :max', { ':max': max }, { '#count': 'count' }))),
   ];
   const labels: PipelineRefusal[] = ['pipeline', 'head'];
@@ -104,7 +108,7 @@ export async function replacePipeline(
   version: number,
   opts: { previous?: { id: string; version: number }; emptyStages?: readonly string[] } = {},
 ): Promise<PipelineRefusal | undefined> {
-  const items: TransactItem[] = [{ Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...item }, ...eq('version', version) } }];
+  const items: TransactItem[] = [{ Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...stored(item) }, ...eq('version', version) } }];
   const labels: PipelineRefusal[] = ['pipeline'];
   if (opts.previous) {
     items.push(demote(accountId, opts.previous, item.updated_at), txUpdate(keys.pipelineHead(accountId), update({ set: { default_id: item.id } }, eq('default_id', opts.previous.id))));
@@ -132,4 +136,74 @@ export async function deletePipeline(accountId: string, item: Pick<PipelineItem,
     txDelete(keys.pipelineUse(accountId, item.id), or(notExists(), eq('n', 0))),
   ];
   return (await transact(items, ['pipeline', 'head', 'use']))?.which as PipelineRefusal | undefined;
+}
+
+// ---- projects in a pipeline ----------------------------------------------------------------------
+
+/** Where a project is: a stage of a pipeline. */
+export interface StagePlace {
+  pipelineId: string;
+  stageId: string;
+}
+
+/**
+ * The items of a project's move from one place to another (either may be absent: entering or
+ * leaving a pipeline), for the project's own transaction: the pipelines' use counts (`n` when
+ * the pipeline changes, `s_<stage>` always), and a check that the pipeline entered still has the
+ * stage (a concurrent pipelines-update that removed it refuses the write).
+ */
+export function stageMoveItems(accountId: string, from: StagePlace | undefined, to: StagePlace | undefined): TransactItem[] {
+  const adds = new Map<string, Map<string, number>>();
+  const add = (pipelineId: string, attr: string, by: number) => {
+    const m = adds.get(pipelineId) ?? new Map<string, number>();
+    m.set(attr, (m.get(attr) ?? 0) + by);
+    adds.set(pipelineId, m);
+  };
+  if (from) add(from.pipelineId, `${STAGE_COUNT_PREFIX}${from.stageId}`, -1);
+  if (to) add(to.pipelineId, `${STAGE_COUNT_PREFIX}${to.stageId}`, 1);
+  if (from?.pipelineId !== to?.pipelineId) {
+    if (from) add(from.pipelineId, 'n', -1);
+    if (to) add(to.pipelineId, 'n', 1);
+  }
+  const items: TransactItem[] = [];
+  for (const [pipelineId, m] of adds) {
+    const changes = [...m].filter(([, by]) => by !== 0);
+    if (changes.length) items.push(txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add: changes })));
+  }
+  if (to) {
+    const check = cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS });
+    items.push({ ConditionCheck: { TableName: tableName(), Key: keys.pipeline(accountId, to.pipelineId), ...check, ConditionExpression: check.ConditionExpression! } });
+  }
+  return items;
+}
+
+/** One stay of a project in a stage (its history, contract §19). */
+export interface StageVisit {
+  seq: number;
+  stage_id: string;
+  stage_name: string;
+  pipeline_id: string;
+  entered_at: string;
+  exited_at: string | null;
+  duration_ms: number | null;
+  actor: unknown;
+}
+
+/** The visit a move begins (put only if absent: a replayed write does not overwrite it). */
+export const openVisitItem = (accountId: string, projectId: string, visit: StageVisit): TransactItem => ({
+  Put: { TableName: tableName(), Item: { ...keys.stageVisit(accountId, projectId, visit.seq), ...visit }, ...notExists() },
+});
+
+/** The visit a move ends: its exit time and duration. */
+export const closeVisitItem = (accountId: string, projectId: string, seq: number, exitedAt: string, durationMs: number): TransactItem =>
+  txUpdate(keys.stageVisit(accountId, projectId, seq), update({ set: { exited_at: exitedAt, duration_ms: durationMs } }, exists()));
+
+/** A page of a project's visits, oldest first, after visit `after` (0: from the first). */
+export async function stageVisitsAfter(accountId: string, projectId: string, after: number, limit: number): Promise<StageVisit[]> {
+  const out: StageVisit[] = [];
+  for await (const raw of queryAll({ ...afterCursor(keys.stageVisitPartition(accountId, projectId), keys.stageVisit(accountId, projectId, after).sk, { forward: true }), Limit: limit })) {
+    out.push(itemOf<StageVisit>(raw));
+    if (out.length >= limit) break;
+  }
+  return out;
 }

@@ -1,15 +1,20 @@
 /** Creating a record (and reading one): custom fields and references checked, rules, derived fields, then one write. */
+import { randomUUID } from 'node:crypto';
 import { createRecord } from '../../db/record-store.js';
+import { invalidRequest } from '../../errors.js';
 import type { ParsedBody } from '../../schemas/record-body.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, resolveRefs } from './references.js';
+import { placeStage } from './stages.js';
 import { startSuppressionCheck } from './suppression.js';
 
 export interface CreateOptions {
   /** Read-only fields the caller sets (an inbound email's contact, …). */
   readOnly?: Record<string, unknown>;
+  /** The create writes one transaction that can hold the stage items of a record in a pipeline (contract §19); bulk creates cannot yet. */
+  single?: true;
 }
 
 /** A new record's fields (custom fields and references checked, rules, derived fields): everything of a create but the write. */
@@ -23,16 +28,20 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
     resolveRefs(fam, ctx.accountId, rest, pre),
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
+  const id = randomUUID();
+  const placed = def.pipeline ? await placeStage(fam.family, ctx.accountId, id, rest, undefined, now, actorOf(ctx)) : undefined;
+  if (placed && !opts.single) throw invalidRequest(fam.family, 'a batch or import cannot place a project in a pipeline yet: create it, then set pipeline_id with projects-update', [{ path: 'pipeline_id', message: 'not available in bulk yet' }]);
+  Object.assign(draft, placed?.set);
   checkRules(fam, draft, Object.keys(sent));
   await suppressed();
   Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
-  return { draft, resolved: refsOut.resolved, now };
+  return { draft, resolved: refsOut.resolved, now, id, checks: placed?.items };
 }
 
 export async function create(fam: RecordFamily, ctx: OperationContext, body: ParsedBody, opts: CreateOptions = {}): Promise<Record<string, unknown>> {
-  const { draft, resolved, now } = await draftOf(fam, ctx, body, opts);
+  const { draft, resolved, now, id, checks } = await draftOf(fam, ctx, body, { ...opts, single: true });
   // A conflict beyond the data layer's retries is the contract's 409, never a 500.
-  const record = await writing(fam, () => createRecord(fam.store, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx) }));
+  const record = await writing(fam, () => createRecord(fam.store, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx), id, checks }));
   return toApi(fam, await writing(fam, () => reconcile(fam, ctx.accountId, record, resolved, actorOf(ctx))));
 }
 

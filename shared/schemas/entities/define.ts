@@ -82,6 +82,11 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   merge?: boolean;
   /** A record of it is a person, erasable (contract §18): `erasures-create`, `<type>.erased` (data `{ id }`). */
   erase?: boolean;
+  /**
+   * Its records move through the stages of a pipeline (contract §19): `pipeline_id`, `stage_id`
+   * and the stage's derived fields are placed by the domain (shared/domain/records/stages.ts).
+   */
+  pipeline?: true;
   /** Cross-field rules over the record as it would be after the write; `sent` are the body's fields. */
   rules?: (next: Record<string, unknown>, sent: readonly string[]) => Violation[];
   /** Read-only fields derived on every write (`closed_at`, `completed_at`); `prev` is undefined on create. */

@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { f } from '../fields.js';
 import { defineEntity, type Violation } from './define.js';
 
@@ -12,7 +13,7 @@ export const projectEntity = defineEntity({
     name: f.name({ description: 'Project name (required on create, 1–200 characters)', example: 'Difference Engine No. 2' }),
     description: f.text({ description: 'Free text, at most 10,000 characters', example: 'Build and deliver the engine.' }, 10_000),
     status: f.oneOf({ description: 'open (default), completed or canceled; any transition is allowed', example: 'open' }, PROJECT_STATUSES, 'open'),
-    stage: f.text({ description: 'A pipeline step, free text of at most 100 characters', example: 'proposal' }, 100),
+    stage: f.text({ description: 'Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage', example: 'proposal' }, 100),
     amount: f.count({ description: 'Value in cents (null, or an integer ≥ 0)', example: 1500000 }),
     currency: f.currency({ description: '"" or an ISO 4217 code (three upper-case letters)', example: 'GBP' }),
     company_id: f.ref({ description: 'Company of the project (a company of the account), or null', example: '9b2f8a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b' }, 'company', 'company_name'),
@@ -20,6 +21,15 @@ export const projectEntity = defineEntity({
     contact_ids: f.refs({ description: 'Contacts of the account on the project (at most 100, distinct)', example: ['3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b'] }, 'contact'),
     start_date: f.date({ description: '"" or YYYY-MM-DD', example: '2026-12-01' }),
     due_date: f.date({ description: '"" or YYYY-MM-DD, not before start_date', example: '2027-03-31' }),
+    pipeline_id: f.id({ description: 'null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline', example: '2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f' }),
+    stage_id: f.id({ description: 'null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage', example: '5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f' }),
+    stage_entered_at: f.computed.dateTime({ description: 'Read-only: when it entered its current stage; null outside a pipeline', example: '2026-11-22T01:16:30.123Z' }),
+    probability: f.computed.number({ description: 'Read-only: its stage\'s probability (0–100); null outside a pipeline', example: 40 }),
+    rotting_since: f.computed.dateTime({ description: 'Read-only: stage_entered_at + the stage\'s rot_days, for an open stage with rot_days; else null', example: null }),
+    stage_times: f.computed.map(
+      { description: 'Read-only: for every stage it has been in, its visits, the time spent there (the current visit not counted), when it first entered it and last left it', example: {} },
+      v.object({ visits: v.pipe(v.number(), v.integer()), total_ms: v.pipe(v.number(), v.integer()), first_entered_at: v.pipe(v.string(), v.isoTimestamp()), last_exited_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())) }),
+    ),
     closed_at: f.computed.dateTime({ description: 'Read-only: when status left open; null while open', example: null }),
     tags: f.tags({ description: 'Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive', example: ['q1'] }),
     custom_fields: f.customFields({
@@ -29,7 +39,8 @@ export const projectEntity = defineEntity({
   },
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')] }),
-  sorted: ['name', 'status', 'due_date', 'amount', 'updated_at'],
+  sorted: ['name', 'status', 'due_date', 'amount', 'pipeline_id', 'stage_id', 'updated_at'],
+  pipeline: true,
   filters: {
     status: { kind: 'values', field: 'status' },
     company_id: { kind: 'ref', field: 'company_id' },

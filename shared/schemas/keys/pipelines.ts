@@ -17,6 +17,13 @@ export const PIPELINE_KEYS = defineKeys({
    * written in the project's transaction; pipelines-delete requires `n` = 0 in its own.
    */
   pipelineUse: [`${PIPELINES}#{id}`, 'U'],
+  /**
+   * A project's stage history: one visit per stay in a stage, numbered from 1 in the order they
+   * began (`{seq:6}`), put when the stay begins and closed when it ends, each in the transaction
+   * of the project's write that starts or ends it.
+   */
+  stageVisit: [`${ACCOUNT}#sv#{projectId}`, '{seq:6}'],
+  stageVisitPartition: `${ACCOUNT}#sv#{projectId}`,
 });
 
-export const PIPELINE_PERSONAL = personalFlags(PIPELINE_KEYS, { pipeline: false, pipelineHead: false, pipelineUse: false });
+export const PIPELINE_PERSONAL = personalFlags(PIPELINE_KEYS, { pipeline: false, pipelineHead: false, pipelineUse: false, stageVisit: false });
