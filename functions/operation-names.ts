@@ -47,6 +47,7 @@ export const OPERATION_NAMES: ReadonlySet<string> = new Set([
   'projects-batch-delete',
   'projects-batch-get',
   'projects-restore',
+  'projects-stage-history',
   'activities-list',
   'activities-get',
   'activities-create',

@@ -260,6 +260,12 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "projects-stage-history",
+    "prefix": "projects",
+    "method": "stage-history",
+    "paged": true
+  },
+  {
     "name": "activities-list",
     "prefix": "activities",
     "method": "list",

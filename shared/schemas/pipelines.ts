@@ -183,3 +183,37 @@ export function parsePipelineUpdate(body: Record<string, unknown>): PipelineUpda
   const moveTo = input.move_to && Object.fromEntries(Object.entries(input.move_to).map(([from, to]) => [from.toLowerCase(), to.toLowerCase()]));
   return { ...input, id, stages: rules.stages, ...(moveTo ? { move_to: moveTo } : {}) };
 }
+
+// --- a project's stage history (projects-stage-history) -----------------------------------------
+
+export const stageHistoryInput = v.strictObject({
+  project_id: d(uuid, 'Id of the project', '4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21'),
+  cursor: v.optional(d(v.pipe(v.string(), v.maxLength(4096, 'is too long')), 'The `next_cursor` of the previous page (opaque)')),
+  limit: v.optional(d(v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(100, 'must be at most 100')), 'Visits per page, 1–100 (default 25)', 25)),
+});
+
+const nullableTime = (description: string) => d(v.nullable(v.pipe(v.string(), v.isoTimestamp())), description, null);
+export const stageVisitSchema = v.object({
+  stage_id: d(uuid, 'The stage', STAGE_ID_EXAMPLE),
+  stage_name: d(v.string(), 'The stage\'s name when the project entered it', 'Proposal'),
+  pipeline_id: d(uuid, 'The stage\'s pipeline', '2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f'),
+  entered_at: d(v.pipe(v.string(), v.isoTimestamp()), 'When the project entered the stage', '2026-11-22T01:16:30.123Z'),
+  exited_at: nullableTime('When it left the stage; null while it is there'),
+  duration_ms: d(v.nullable(v.pipe(v.number(), v.integer())), 'exited_at − entered_at in milliseconds; null while it is there', null),
+  actor: d(v.object({ type: v.string(), id: v.nullable(v.string()) }), 'Who moved it there (as a change-log event\'s actor; `system` for a pipeline change\'s moves)', { type: 'api_key', id: '00000000-0000-4000-8000-000000000003' }),
+});
+export const stageHistoryResult = v.object({
+  items: v.array(stageVisitSchema),
+  next_cursor: d(v.string(), 'Pass as `cursor` for the next page; "" on the last page', ''),
+});
+
+/** projects-stage-history, declared beside the pipelines (the record family's resource adds it when its entity is in pipelines). */
+export const stageHistoryOperation = {
+  access: 'read',
+  summary: 'A project\'s stage history: one visit per stay in a stage, oldest first',
+  description: 'Each visit names the stage as it was called then; the current one has `exited_at` and `duration_ms` null. Paginated as lists (`cursor`, `limit` 1–100, default 25).',
+  input: stageHistoryInput,
+  result: stageHistoryResult,
+  errors: ['projects.invalid_id', 'projects.not_found', 'projects.invalid_cursor'],
+  body: { ids: ['project_id'] },
+} as const;

@@ -22,6 +22,7 @@ import { errorCodesFor } from '../error-codes.js';
 import { filterSchemas } from '../filter.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
+import { stageHistoryOperation } from '../pipelines.js';
 import { deletedSchema } from './shared.js';
 import { ENTITY_OPERATIONS as OPS } from './entity-operations.js';
 import { RECORD_INDEX_NAMES, RECORD_KEYS } from '../keys/records.js';
@@ -213,6 +214,7 @@ function operationsOf(def: EntityDefinition): Record<string, OperationDecl> {
   const ops: Record<string, OperationDecl> = { ...crudOperations(def), ...batchOperations(def) };
   if (def.trash) ops.restore = restoreOperation(def);
   if (def.merge) ops.merge = mergeOperation(def);
+  if (def.pipeline) ops['stage-history'] = stageHistoryOperation;
   return ops;
 }
 
