@@ -260,12 +260,6 @@ export const OPERATIONS = [
     "paged": false
   },
   {
-    "name": "projects-stage-history",
-    "prefix": "projects",
-    "method": "stage-history",
-    "paged": true
-  },
-  {
     "name": "activities-list",
     "prefix": "activities",
     "method": "list",

@@ -19,7 +19,9 @@ export type RecordOp =
   /** A merge's progress moved (the merge item's update): the next chunk of re-pointing; no event. */
   | 'merging'
   /** A person erased (contract §18): raised by the erasure itself (shared/erasures/worker.ts), never read from the stream. */
-  | 'erased';
+  | 'erased'
+  /** A record's pipeline stage changed (contract §19): a second change of the same stream record (`stageChangeOf`). */
+  | 'stage_changed';
 
 /** A change of one record (contact, company, source) read from the table's stream. */
 export interface RecordChange {

@@ -58,3 +58,14 @@ export function toRecordChange(record: DynamoDBRecord): RecordChange | undefined
     actor: newImage?.actor,
   };
 }
+
+/**
+ * The stage change a record change also is (contract §19: `project.stage_changed` beside
+ * `project.updated`), with an event id of its own derived from the change's; undefined when the
+ * write did not change the record's pipeline or stage (entering one, moving, leaving).
+ */
+export function stageChangeOf(change: RecordChange | undefined): RecordChange | undefined {
+  if (!change || !change.new || !['created', 'updated', 'restored'].includes(change.op)) return undefined;
+  const place = (r: Record<string, unknown> | undefined) => `${String(r?.pipeline_id ?? null)}/${String(r?.stage_id ?? null)}`;
+  return place(change.old) !== place(change.new) ? { ...change, eventId: `${change.eventId}:stage`, op: 'stage_changed' } : undefined;
+}

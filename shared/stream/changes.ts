@@ -4,7 +4,7 @@
  * order (search entries, fan-out, cascades, webhook deliveries), different items in parallel.
  */
 import type { DynamoDBRecord } from 'aws-lambda';
-import { type RecordChange, toRecordChange } from '../domain/record-change.js';
+import { type RecordChange, stageChangeOf, toRecordChange } from '../domain/record-change.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';
@@ -69,7 +69,7 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group: st
   const webhooks = new WebhookBatchCache();
   const changes = records.map((record) => toRecordChange(record));
   let payloads: Map<string, WebhookPayload> | undefined;
-  const log = logChanges(changes.filter((c): c is RecordChange => c !== undefined), webhooks).then((p) => (payloads = p));
+  const log = logChanges(changes.flatMap((c) => (c ? [c, stageChangeOf(c)] : [])).filter((c): c is RecordChange => c !== undefined), webhooks).then((p) => (payloads = p));
   try {
     if (!(await settlesBy(log, deadline.giveUpAt))) {
       logError('changes batch passed its time limit', { group, waitingOn: 'the change log append', records: records.length });
@@ -112,6 +112,8 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group: st
                 await applyProjections(change);
                 doing.set(worker, { step: 'webhook deliveries', eventId: records[i]!.eventID, since: Date.now() });
                 await enqueueWebhookDeliveries(change, webhooks, undefined, payloads!.get(change.eventId));
+                const stage = stageChangeOf(change);
+                if (stage) await enqueueWebhookDeliveries(stage, webhooks, undefined, payloads!.get(stage.eventId));
               } catch (error) {
                 logError('stream record failed', { eventId: records[i]!.eventID, error });
                 firstFailed = Math.min(firstFailed, i);

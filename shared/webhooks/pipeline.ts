@@ -99,6 +99,8 @@ export async function eventAndPayload(change: RecordChange, cache: WebhookBatchC
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** The fields of a stage change's `previous_attributes` (contract §19). */
+const STAGE_PLACE = ['pipeline_id', 'stage_id', 'stage', 'status'] as const;
 
 /**
  * Who made the change: the actor stored with the write; for a deletion (no new image) the one
@@ -132,6 +134,12 @@ export function buildPayload(change: RecordChange, event: WebhookEvent, meta: Ac
   const timestamp = eventTimeOf(change);
   // `<type>.merged` (contract §15): `data` the primary, `merged_id` the secondary.
   if (change.op === 'merged') return { id: change.eventId, event, timestamp, record_id: change.id, data, merged_id: change.mergedId, actor };
+  if (change.op === 'stage_changed') {
+    // Contract §19: the place it left (a new record's empty values when it was created into its stage).
+    const before = change.old ? toApi(fam, change.old, stored) : fam.empty;
+    const previous = Object.fromEntries(STAGE_PLACE.map((k) => [k, before[k]]));
+    return { id: change.eventId, event, timestamp, record_id: change.id, data, previous_attributes: previous, actor };
+  }
   if (change.op !== 'updated' || !change.old) return { id: change.eventId, event, timestamp, record_id: change.id, data, actor };
   const before = toApi(fam, change.old, stored);
   const previous = Object.fromEntries(Object.entries(before).filter(([k, v]) => k !== 'updated_at' && !same(v, data[k])));

@@ -223,6 +223,28 @@ describe('real responses match the OpenAPI document', () => {
     expect((await call('sources-create', { name: 'other' }, { headers: { 'idempotency-key': key } })).status).toBe(409);
   });
 
+  it('pipelines and a project\'s stage history (contract §19)', async () => {
+    const stages = [{ name: 'Lead' }, { name: 'Proposal', probability: 40, rot_days: 14 }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }];
+    const p = (await call('pipelines-create', { name: 'Sales', stages })).body.result!;
+    const q = (await call('pipelines-create', { name: 'Other', stages, is_default: true })).body.result!;
+    await call('pipelines-get', { id: p.id });
+    await call('pipelines-list', {});
+    await call('pipelines-update', { id: p.id, name: 'Sales 2', expected_version: 2 });
+    const project = (await call('projects-create', { name: 'Deal', pipeline_id: p.id })).body.result!;
+    await call('projects-stage-history', { project_id: project.id, limit: 1 });
+    for (const [op, body, status] of [
+      ['pipelines-create', { name: 'x', stages: stages.slice(0, 2) }, 400],
+      ['pipelines-update', { id: p.id, name: 'y', expected_version: 1 }, 409],
+      ['pipelines-delete', { id: p.id }, 409],
+      ['pipelines-get', { id: randomUUID() }, 404],
+      ['projects-create', { name: 'x', pipeline_id: randomUUID() }, 400],
+      ['projects-stage-history', { project_id: randomUUID() }, 404],
+    ] as const) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
+    await call('projects-delete', { id: project.id });
+    await call('pipelines-update', { id: p.id, is_default: true });
+    await call('pipelines-delete', { id: q.id });
+  });
+
   it('covered every operation of the document', () => {
     const ops = new Set(seen.filter((s) => s.status === 200).map((s) => s.op));
     expect(operations.map((o) => o.name).filter((name) => !ops.has(name))).toEqual([]);

@@ -3,8 +3,9 @@
  * create and update, status and stage following the stage, derived fields, stage times, the
  * validation errors, the pipelines' use (in_use, stage_in_use), and projects-stage-history.
  */
-import { describe, expect, it } from 'vitest';
-import { invoke, newAccount, ok } from '../helpers/api.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { StreamPoller } from '../../local/stream-poller.js';
+import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 
 interface Stage { id: string; name: string; kind: string; probability: number; rot_days: number | null }
 interface Pipeline { id: string; stages: Stage[]; version: number }
@@ -17,6 +18,10 @@ const code = async (op: string, body: unknown, auth: ReturnType<typeof newAccoun
   return { status: r.status, code: r.body.error?.code };
 };
 const DAY = 86_400_000;
+let worker: StreamPoller | undefined;
+afterAll(async () => {
+  await worker?.stop();
+});
 
 describe('projects in a pipeline', () => {
   it('places a project on create: pipeline alone → first open stage, stage alone → its pipeline; status, stage and probability follow', async () => {
@@ -150,5 +155,30 @@ describe('projects in a pipeline', () => {
     expect(await code('projects-stage-history', { project_id: a.id }, newAccount())).toEqual({ status: 404, code: 'projects.not_found' });
     expect((await code('projects-stage-history', { project_id: a.id, cursor: 'abc' }, auth)).code).toBe('projects.invalid_cursor');
     expect((await code('projects-stage-history', { project_id: 'x' }, auth)).code).toBe('projects.invalid_id');
+  });
+
+  it('raises project.stage_changed beside project.updated, in the change log, with the place it left', async () => {
+    const auth = newAccount();
+    worker ??= await startTestStreamWorker();
+    const p = await pipelineOf(auth);
+    const [lead, proposal] = p.stages;
+    const a = await ok<Project>('projects-create', { name: 'A', pipeline_id: p.id }, auth);
+    await ok('projects-update', { id: a.id, stage_id: proposal!.id }, auth);
+    await ok('projects-update', { id: a.id, name: 'renamed only' }, auth);
+    await ok('projects-update', { id: a.id, pipeline_id: null }, auth);
+    await worker.drain();
+    type Event = { id: string; event: string; record_id: string; data: Project; previous_attributes?: Record<string, unknown>; actor: unknown };
+    const events = (await ok<{ items: Event[] }>('events-list', { record_id: a.id, limit: 100 }, auth)).items;
+    expect(events.map((e) => e.event)).toEqual(['project.created', 'project.stage_changed', 'project.updated', 'project.stage_changed', 'project.updated', 'project.updated', 'project.stage_changed']);
+    const changed = events.filter((e) => e.event === 'project.stage_changed');
+    expect(changed.map((e) => e.previous_attributes)).toEqual([
+      { pipeline_id: null, stage_id: null, stage: '', status: 'open' },
+      { pipeline_id: p.id, stage_id: lead!.id, stage: 'Lead', status: 'open' },
+      { pipeline_id: p.id, stage_id: proposal!.id, stage: 'Proposal', status: 'open' },
+    ]);
+    expect(changed[1]!.data).toMatchObject({ stage_id: proposal!.id, stage: 'Proposal' });
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    const byType = (await ok<{ items: Event[] }>('events-list', { types: ['project.stage_changed'], limit: 100 }, auth)).items;
+    expect(byType.map((e) => e.id)).toEqual(changed.map((e) => e.id));
   });
 });

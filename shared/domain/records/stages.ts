@@ -18,8 +18,6 @@ interface StageTime { visits: number; total_ms: number; first_entered_at: string
 /** The status a stage's kind gives (open → open, won → completed, lost → canceled). */
 const STATUS_OF_KIND = { open: 'open', won: 'completed', lost: 'canceled' } as const;
 const KIND_OF_STATUS: Record<string, Stage['kind']> = { open: 'open', completed: 'won', canceled: 'lost' };
-/** The record's count of stage visits so far (not an API field): the number of its next visit's item. */
-export const VISIT_SEQ = 'stage_visit_seq';
 
 export interface Placement {
   /** Fields to write. */
@@ -30,6 +28,8 @@ export interface Placement {
   moved: boolean;
 }
 
+/** The record's count of stage visits so far (not an API field): the number of its current visit's item. */
+const VISIT_SEQ = 'stage_visit_seq';
 const DAY_MS = 86_400_000;
 const PLACE_FIELDS = ['pipeline_id', 'stage_id', 'status', 'stage'] as const;
 

@@ -274,13 +274,15 @@ export type Change = (typeof CHANGES)[number];
 
 // --- trash, restore and merge (contract §15) ---
 /** Changes beyond CRUD: a restore from the trash, a merge of duplicates. */
-export const EXTRA_CHANGES = ['restored', 'merged', 'erased'] as const;
+export const EXTRA_CHANGES = ['restored', 'merged', 'erased', 'stage_changed'] as const;
 export type AnyChange = Change | (typeof EXTRA_CHANGES)[number];
 /** The changes a definition raises events for: CRUD, `restored` when it has a trash, `merged` when it merges, `erased` when it is a person (§18). */
-export const changesOf = (def: Pick<EntityDefinition, 'trash' | 'merge' | 'erase'>): AnyChange[] => [
+export const changesOf = (def: Pick<EntityDefinition, 'trash' | 'merge' | 'erase' | 'pipeline'>): AnyChange[] => [
   ...CHANGES,
   ...(def.trash ? (['restored'] as const) : []),
   ...(def.merge ? (['merged'] as const) : []),
   ...(def.erase ? (['erased'] as const) : []),
+  // A record in a pipeline (contract §19): its stage changed, beside `<type>.updated`.
+  ...(def.pipeline ? (['stage_changed'] as const) : []),
 ];
 // --- end trash ---
