@@ -38,10 +38,13 @@ export const batchIdsInput = v.strictObject({
 
 const index = v.pipe(v.number(), v.integer(), v.minValue(0), v.metadata({ description: 'Position of the item in the request' }));
 
+/** The codes of a write that places a record in a pipeline (contract §19). */
+const placeErrors = (def: EntityDefinition): string[] => (def.pipeline ? [`${def.family}.invalid_pipeline_id`, `${def.family}.invalid_stage_id`] : []);
+
 /** The codes an item of a family's batch can fail with: those of its single operations, and duplicate_in_batch. */
 function itemCodes(def: EntityDefinition): string[] {
   const f = def.family;
-  const extra = refFields(def).map((r) => r.code);
+  const extra = [...refFields(def).map((r) => r.code), ...placeErrors(def)];
   const single = ['create', 'update', 'delete'].flatMap((verb) => errorCodesFor({ name: `${f}-${verb}`, family: f }, { paginated: false, extra }));
   return [...new Set([...single.filter((c) => c.startsWith(`${f}.`)), `${f}.duplicate_in_batch`])];
 }
@@ -115,7 +118,7 @@ function components(def: EntityDefinition): Record<string, v.GenericSchema> {
 }
 
 function crudOperations(def: EntityDefinition): Record<string, OperationDecl> {
-  const refErrors = refFields(def).map((r) => r.code);
+  const refErrors = [...refFields(def).map((r) => r.code), ...placeErrors(def)];
   const label = def.label;
   const article = /^[aeiou]/.test(label) ? 'an' : 'a';
   return {
