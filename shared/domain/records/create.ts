@@ -7,7 +7,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, resolveRefs } from './references.js';
-import { placeStage } from './stages.js';
+import { placeRecord } from './placement.js';
 import { startSuppressionCheck } from './suppression.js';
 
 export interface CreateOptions {
@@ -29,7 +29,7 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
   const id = randomUUID();
-  const placed = def.pipeline ? await placeStage(fam.family, ctx.accountId, id, rest, undefined, now, actorOf(ctx)) : undefined;
+  const placed = def.pipeline ? await placeRecord(fam.family, ctx.accountId, id, rest, undefined, now, actorOf(ctx)) : undefined;
   if (placed && !opts.single) throw invalidRequest(fam.family, 'a batch or import cannot place a project in a pipeline yet: create it, then set pipeline_id with projects-update', [{ path: 'pipeline_id', message: 'not available in bulk yet' }]);
   Object.assign(draft, placed?.set);
   checkRules(fam, draft, Object.keys(sent));

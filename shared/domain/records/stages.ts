@@ -11,6 +11,7 @@ import { closeVisitItem, getPipelineItem, listPipelineItems, openVisitItem, type
 import { ApiError, type Family, invalidRequest } from '../../errors.js';
 import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
+import { type Placement, setPlacement } from './placement.js';
 
 type Stage = PipelineItem['stages'][number];
 interface StageTime { visits: number; total_ms: number; first_entered_at: string; last_exited_at: string | null }
@@ -19,14 +20,6 @@ interface StageTime { visits: number; total_ms: number; first_entered_at: string
 const STATUS_OF_KIND = { open: 'open', won: 'completed', lost: 'canceled' } as const;
 const KIND_OF_STATUS: Record<string, Stage['kind']> = { open: 'open', completed: 'won', canceled: 'lost' };
 
-export interface Placement {
-  /** Fields to write. */
-  set: Record<string, unknown>;
-  /** Items of the write's transaction. */
-  items: TransactItem[];
-  /** The stage changed (`project.stage_changed`). */
-  moved: boolean;
-}
 
 /** The record's count of stage visits so far (not an API field): the number of its current visit's item. */
 const VISIT_SEQ = 'stage_visit_seq';
@@ -38,7 +31,7 @@ const PLACE_FIELDS = ['pipeline_id', 'stage_id', 'status', 'stage'] as const;
  * pipeline (then `stage` and `status` are free, contract §8). `current` is the record as read
  * (undefined on create); `id` its id (a create's is decided before its write).
  */
-export async function placeStage(
+async function placeStage(
   family: Family,
   accountId: string,
   id: string,
@@ -125,7 +118,7 @@ function enter(accountId: string, id: string, current: StoredRecord | undefined,
     stage_entered_at: enteredAt,
     rotting_since: stage.kind === 'open' && stage.rot_days ? new Date(Date.parse(enteredAt) + stage.rot_days * DAY_MS).toISOString() : null,
   });
-  if (!moved) return { set: derived(String(current!.stage_entered_at ?? now)), items: [], moved: false };
+  if (!moved) return { set: derived(String(current!.stage_entered_at ?? now)), items: [] };
   const times = timesOf(current);
   const items = closeCurrent(accountId, id, current, times, now);
   const t = times[stage.id];
@@ -135,12 +128,15 @@ function enter(accountId: string, id: string, current: StoredRecord | undefined,
     openVisitItem(accountId, id, { seq, stage_id: stage.id, stage_name: stage.name, pipeline_id: pipeline.id, entered_at: now, exited_at: null, duration_ms: null, actor }),
     ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id }),
   );
-  return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items, moved: true };
+  return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items };
 }
 
 /** Leaves the pipeline: stage, probability and times kept in history; `stage` keeps the last name. */
 function leave(accountId: string, id: string, current: StoredRecord, now: string): Placement {
   const times = timesOf(current);
   const items = [...closeCurrent(accountId, id, current, times, now), ...stageMoveItems(accountId, placeOf(current), undefined)];
-  return { set: { pipeline_id: null, stage_id: null, probability: null, stage_entered_at: null, rotting_since: null, stage_times: times }, items, moved: true };
+  return { set: { pipeline_id: null, stage_id: null, probability: null, stage_entered_at: null, rotting_since: null, stage_times: times }, items };
 }
+
+// The projects' writes place through this module (./placement.ts): importing it sets the hook.
+setPlacement(placeStage);

@@ -8,7 +8,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, type Resolved, resolveRefs } from './references.js';
-import { placeStage } from './stages.js';
+import { placeRecord } from './placement.js';
 import { startSuppressionCheck } from './suppression.js';
 import { updateOptimistic } from './optimistic.js';
 
@@ -46,7 +46,7 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
         const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => fam.refs.some((r) => r.field === k)));
         const out = await resolveRefs(fam, ctx.accountId, changedRefs, pre);
         resolved = out.resolved;
-        const placed = def.pipeline ? await placeStage(fam.family, ctx.accountId, id!, rest, current, new Date().toISOString(), actorOf(ctx)) : undefined;
+        const placed = def.pipeline ? await placeRecord(fam.family, ctx.accountId, id!, rest, current, new Date().toISOString(), actorOf(ctx)) : undefined;
         stageItems = placed?.items ?? [];
         const set = { ...rest, ...out.set, ...placed?.set };
         const next = { ...current, ...set };
