@@ -927,7 +927,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
          */
         post: operations["projects-create"];
         delete?: never;
@@ -953,7 +953,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
          */
         post: operations["projects-update"];
         delete?: never;
@@ -4562,7 +4562,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
+                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
                      * @example projects.invalid_request
                      */
                     code: string;
@@ -5150,7 +5150,7 @@ export interface components {
             url: string;
             description: string;
             secret_prefix: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active: boolean;
             /** @enum {string} */
             disabled_reason: "" | "manual" | "failing" | "gone";
@@ -5167,7 +5167,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
+            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             http_status_code: number | null;
@@ -5202,14 +5202,14 @@ export interface components {
         WebhookCreateInput: {
             url: string;
             description?: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookUpdateInput: {
             /** Format: uuid */
             id: string;
             url?: string;
             description?: string;
-            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active?: boolean;
         };
         WebhookDeliveriesInput: {
@@ -5262,7 +5262,7 @@ export interface components {
              */
             until?: string;
             /** @description Only these event names (and only those the endpoint subscribes to) */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookReplayed: {
             /** @description New deliveries queued */
@@ -5714,7 +5714,7 @@ export interface components {
             /** @description The event id: the same `id` the webhook body of this change carries (receivers dedupe by it) */
             id: string;
             /** @enum {string} */
-            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
+            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
             /**
              * Format: date-time
              * @description When the change happened (the record's `updated_at`; for `*.deleted` the deletion time)
@@ -5758,7 +5758,7 @@ export interface components {
              */
             since?: string;
             /** @description Only these event names (any of); empty: every event */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             /**
              * Format: uuid
              * @description Only the history of this record
@@ -16199,7 +16199,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
+            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -16216,7 +16216,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
+                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -16473,7 +16473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
+            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -16490,7 +16490,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
+                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

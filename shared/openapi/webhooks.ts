@@ -36,6 +36,15 @@ const EVENTS: readonly WebhookEventDoc[] = EVENT_ENTITIES.flatMap((entity) => {
       actor: actorSchema,
       // `<type>.merged` (contract §15): `data` is the primary, `merged_id` the record merged into it.
       ...(change === 'merged' ? { merged_id: v.pipe(v.string(), v.metadata({ description: 'The id of the record merged into `data` (now in the trash)' })) } : {}),
+      // `<type>.stage_changed` (contract §19): the place it left.
+      ...(change === 'stage_changed'
+        ? {
+            previous_attributes: v.pipe(
+              v.object(Object.fromEntries(['pipeline_id', 'stage_id', 'stage', 'status'].map((k) => [k, schema.entries[k]!]))),
+              v.metadata({ description: 'The pipeline, stage, stage name and status before the change (a new record\'s empty values when it was created into its stage)' }),
+            ),
+          }
+        : {}),
       ...(change === 'updated'
         ? {
             previous_attributes: v.pipe(

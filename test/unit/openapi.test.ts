@@ -56,9 +56,9 @@ describe('OpenAPI document', () => {
   it('has the Bearer scheme and the webhook payloads with their Standard Webhooks headers', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.components.securitySchemes).toMatchObject({ bearerAuth: { type: 'http', scheme: 'bearer' } });
-    // Every subscribable event (the interface's twelve, §15's four `*.restored` and two `*.merged`, §18's `contact.erased`) and webhooks-test's event have a documented payload.
+    // Every subscribable event (the interface's twelve, §15's four `*.restored` and two `*.merged`, §18's `contact.erased`, §19's `project.stage_changed`) and webhooks-test's event have a documented payload.
     expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENTS, 'webhook.test'].sort());
-    expect(WEBHOOK_EVENTS).toHaveLength(19);
+    expect(WEBHOOK_EVENTS).toHaveLength(20);
     const updated = doc.components.schemas.ProjectUpdatedEvent as { properties: Record<string, unknown> };
     expect(Object.keys(updated.properties)).toEqual(['id', 'event', 'timestamp', 'record_id', 'data', 'actor', 'previous_attributes']);
     const hook = (doc.webhooks['contact.updated'] as { post: { parameters: { name: string; in: string; required: boolean }[] } }).post;

@@ -6,7 +6,7 @@ import { ALL_SCOPES, FULL_SCOPES, SCOPE_FAMILIES } from '../../shared/schemas/ap
 import { buildOpenApiDocument } from '../../shared/openapi/document.js';
 
 /** The contract's words, independently of shared/auth/scopes.ts: which scopes a call needs one of. */
-const READ_SUFFIXES = ['-get', '-list', '-deliveries', '-errors', '-address', '-batch-get'];
+const READ_SUFFIXES = ['-get', '-list', '-deliveries', '-errors', '-address', '-batch-get', '-stage-history', '-summary', '-board'];
 function oracle(scope: string, op: { name: string; family: string }): boolean {
   if (op.family === 'api_keys') return scope === 'api_keys:manage';
   const read = READ_SUFFIXES.some((s) => op.name.endsWith(s));
