@@ -44,6 +44,14 @@ describe('projects in a pipeline', () => {
 
     const plain = await ok<Project>('projects-create', { name: 'Plain', stage: 'free text', status: 'canceled' }, auth);
     expect(plain).toMatchObject({ pipeline_id: null, stage_id: null, stage: 'free text', status: 'canceled', probability: null, stage_entered_at: null, rotting_since: null, stage_times: {} });
+
+    // §17: a stage's projects (a board column's continuation), a pipeline's, sorted by stage
+    const column = await ok<{ items: Project[] }>('projects-list', { filter: { field: 'stage_id', op: 'eq', value: proposal!.id } }, auth);
+    expect(column.items.map((x) => x.id)).toEqual([b.id]);
+    const inPipeline = await ok<{ items: Project[] }>('projects-list', { filter: { field: 'pipeline_id', op: 'eq', value: p.id } }, auth);
+    expect(inPipeline.items.map((x) => x.id)).toEqual([c.id, b.id, a.id]);
+    const outside = await ok<{ items: Project[] }>('projects-list', { filter: { field: 'pipeline_id', op: 'not_exists' } }, auth);
+    expect(outside.items.map((x) => x.id)).toEqual([plain.id]);
   });
 
   it('moves a project between stages and out of the pipeline, keeping its stage times', async () => {
