@@ -10,7 +10,7 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { afterCursor, and, cond, eq, type Expr, exists, is, itemOf, notExists, or, type TransactItem, transact, update } from './expr.js';
+import { afterCursor, and, type Condition, cond, eq, type Expr, exists, is, itemOf, notExists, or, type TransactItem, transact, update, type UpdateExpr } from './expr.js';
 import { queryAll, queryPartition } from './items.js';
 import { keys } from './table.js';
 
@@ -43,9 +43,10 @@ const STAGE_IDS = 'stage_ids';
 /** The stored item of a pipeline: its fields and its stage ids' set. */
 const stored = (item: PipelineItem) => ({ ...item, [STAGE_IDS]: new Set(item.stages.map((s) => s.id)) });
 
-/** Transaction items of expressions (the builders leave each clause optional). */
-const txUpdate = (Key: Record<string, string>, e: Expr): TransactItem => ({ Update: { TableName: tableName(), Key, ...e, UpdateExpression: e.UpdateExpression! } });
+/** Transaction items of expressions. */
+const txUpdate = (Key: Record<string, string>, e: UpdateExpr): TransactItem => ({ Update: { TableName: tableName(), Key, ...e } });
 const txDelete = (Key: Record<string, string>, e: Expr): TransactItem => ({ Delete: { TableName: tableName(), Key, ...e } });
+const txCheck = (Key: Record<string, string>, c: Condition): TransactItem => ({ ConditionCheck: { TableName: tableName(), Key, ...c } });
 
 const get = async (key: { pk: string; sk: string }) => (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
 
@@ -87,7 +88,7 @@ export type PipelineRefusal = 'pipeline' | 'head' | 'previous' | 'use';
 export async function putPipeline(accountId: string, item: PipelineItem, head: PipelineHead, max: number, previous?: { id: string; version: number }): Promise<PipelineRefusal | undefined> {
   const items: TransactItem[] = [
     { Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...stored(item) }, ...notExists() } },
-    txUpdate(keys.pipelineHead(accountId), update({ set: item.is_default ? { default_id: item.id } : {}, add: { count: 1 } }, headIs(head), cond('attribute_not_exists(#count) OR #count < :max', { ':max': max }, { '#count': 'count' }))),
+    txUpdate(keys.pipelineHead(accountId), update({ set: item.is_default ? { default_id: item.id } : {}, add: { count: 1 } }, headIs(head), or(notExists('count'), is('count', '<', max)))),
   ];
   const labels: PipelineRefusal[] = ['pipeline', 'head'];
   if (previous) {
@@ -116,7 +117,7 @@ export async function replacePipeline(
   }
   if (opts.emptyStages?.length) {
     const empty = or(notExists(), and(...opts.emptyStages.map((s) => or(notExists(`${STAGE_COUNT_PREFIX}${s}`), eq(`${STAGE_COUNT_PREFIX}${s}`, 0)))));
-    items.push({ ConditionCheck: { TableName: tableName(), Key: keys.pipelineUse(accountId, item.id), ...empty, ConditionExpression: empty.ConditionExpression! } });
+    items.push(txCheck(keys.pipelineUse(accountId, item.id), empty));
     labels.push('use');
   }
   return (await transact(items, labels))?.which as PipelineRefusal | undefined;
@@ -171,8 +172,8 @@ export function stageMoveItems(accountId: string, from: StagePlace | undefined, 
     if (changes.length) items.push(txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add: changes })));
   }
   if (to) {
-    const check = cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS });
-    items.push({ ConditionCheck: { TableName: tableName(), Key: keys.pipeline(accountId, to.pipelineId), ...check, ConditionExpression: check.ConditionExpression! } });
+    // expr.ts has no builder of contains(): the one function condition, with its placeholders as cond names them.
+    items.push(txCheck(keys.pipeline(accountId, to.pipelineId), cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS })));
   }
   return items;
 }
