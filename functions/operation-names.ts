@@ -96,4 +96,9 @@ export const OPERATION_NAMES: ReadonlySet<string> = new Set([
   'erasures-create',
   'erasures-get',
   'erasures-list',
+  'pipelines-create',
+  'pipelines-get',
+  'pipelines-list',
+  'pipelines-update',
+  'pipelines-delete',
 ]);

@@ -927,7 +927,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
          */
         post: operations["projects-create"];
         delete?: never;
@@ -953,7 +953,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
          */
         post: operations["projects-update"];
         delete?: never;
@@ -1112,6 +1112,32 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`.
          */
         post: operations["projects-restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects-stage-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A project's stage history: one visit per stay in a stage, oldest first
+         * @description Each visit names the stage as it was called then; the current one has `exited_at` and `duration_ms` null. Paginated as lists (`cursor`, `limit` 1–100, default 25).
+         *
+         *     Called as `POST /api/projects-stage-history` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_cursor`, `projects.invalid_id`, `projects.not_found`.
+         */
+        post: operations["projects-stage-history"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2366,6 +2392,136 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/pipelines-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a pipeline with its ordered stages
+         * @description Stages: 3–30, at least one of each kind (open, won, lost), names unique case- and accent-insensitively; ids are generated. The account's first pipeline is its default; `is_default: true` moves the default. At most 50 pipelines per account (`pipelines.limit_exceeded`).
+         *
+         *     Called as `POST /api/pipelines-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `pipelines:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `pipelines.invalid_request`, `pipelines.internal`, `pipelines.conflict`, `pipelines.limit_exceeded`.
+         */
+        post: operations["pipelines-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pipelines-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a pipeline
+         * @description Get a pipeline.
+         *
+         *     Called as `POST /api/pipelines-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `pipelines:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `pipelines.invalid_request`, `pipelines.internal`, `pipelines.invalid_id`, `pipelines.not_found`.
+         */
+        post: operations["pipelines-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pipelines-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the account's pipelines: the default first, then by creation
+         * @description List the account's pipelines: the default first, then by creation.
+         *
+         *     Called as `POST /api/pipelines-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `pipelines:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `pipelines.invalid_request`, `pipelines.internal`.
+         */
+        post: operations["pipelines-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pipelines-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a pipeline, replace its stages, make it the default
+         * @description `stages` is the whole new ordered list: a stage sent with its `id` keeps its identity, one without is new. A stage left out, or whose kind changes, that holds projects needs `move_to` (else 409 `pipelines.stage_in_use`). `expected_version` other than the current `version`: 409 `pipelines.conflict`. Every change adds 1 to `version`.
+         *
+         *     Called as `POST /api/pipelines-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `pipelines:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `pipelines.invalid_request`, `pipelines.internal`, `pipelines.invalid_id`, `pipelines.not_found`, `pipelines.conflict`, `pipelines.stage_in_use`.
+         */
+        post: operations["pipelines-update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pipelines-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a pipeline that holds no project
+         * @description 409 `pipelines.in_use` while a project is in it (trashed ones included); the default pipeline can be deleted only when it is the account's last (else 409 `pipelines.conflict`).
+         *
+         *     Called as `POST /api/pipelines-delete` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `pipelines:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `pipelines.invalid_request`, `pipelines.internal`, `pipelines.invalid_id`, `pipelines.not_found`, `pipelines.in_use`, `pipelines.conflict`.
+         */
+        post: operations["pipelines-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "company.created": {
@@ -2617,6 +2773,23 @@ export interface webhooks {
         put?: never;
         /** Project restored */
         post: operations["webhook-project-restored"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "project.stage_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Project stage_changed */
+        post: operations["webhook-project-stage_changed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4159,7 +4332,7 @@ export interface components {
              */
             status: "open" | "completed" | "canceled";
             /**
-             * @description A pipeline step, free text of at most 100 characters
+             * @description Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage
              * @example proposal
              */
             stage: string;
@@ -4200,6 +4373,44 @@ export interface components {
              * @example 2027-03-31
              */
             due_date: string;
+            /**
+             * @description null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline
+             * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+             */
+            pipeline_id: string | null;
+            /**
+             * @description null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage
+             * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+             */
+            stage_id: string | null;
+            /**
+             * @description Read-only: when it entered its current stage; null outside a pipeline
+             * @example 2026-11-22T01:16:30.123Z
+             */
+            stage_entered_at: string | null;
+            /**
+             * @description Read-only: its stage's probability (0–100); null outside a pipeline
+             * @example 40
+             */
+            probability: number | null;
+            /**
+             * @description Read-only: stage_entered_at + the stage's rot_days, for an open stage with rot_days; else null
+             * @example null
+             */
+            rotting_since: string | null;
+            /**
+             * @description Read-only: for every stage it has been in, its visits, the time spent there (the current visit not counted), when it first entered it and last left it
+             * @example {}
+             */
+            stage_times: {
+                [key: string]: {
+                    visits: number;
+                    total_ms: number;
+                    /** Format: date-time */
+                    first_entered_at: string;
+                    last_exited_at: string | null;
+                };
+            };
             /**
              * @description Read-only: when status left open; null while open
              * @example null
@@ -4294,7 +4505,7 @@ export interface components {
              */
             status?: "open" | "completed" | "canceled";
             /**
-             * @description A pipeline step, free text of at most 100 characters
+             * @description Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage
              * @example proposal
              */
             stage?: string;
@@ -4330,6 +4541,16 @@ export interface components {
              * @example 2027-03-31
              */
             due_date?: string;
+            /**
+             * @description null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline
+             * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+             */
+            pipeline_id?: string | null;
+            /**
+             * @description null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage
+             * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+             */
+            stage_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4370,7 +4591,7 @@ export interface components {
              */
             status?: "open" | "completed" | "canceled";
             /**
-             * @description A pipeline step, free text of at most 100 characters
+             * @description Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage
              * @example proposal
              */
             stage?: string;
@@ -4406,6 +4627,16 @@ export interface components {
              * @example 2027-03-31
              */
             due_date?: string;
+            /**
+             * @description null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline
+             * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+             */
+            pipeline_id?: string | null;
+            /**
+             * @description null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage
+             * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+             */
+            stage_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4480,7 +4711,7 @@ export interface components {
                      */
                     status: "open" | "completed" | "canceled";
                     /**
-                     * @description A pipeline step, free text of at most 100 characters
+                     * @description Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage
                      * @example proposal
                      */
                     stage: string;
@@ -4522,6 +4753,44 @@ export interface components {
                      */
                     due_date: string;
                     /**
+                     * @description null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline
+                     * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+                     */
+                    pipeline_id: string | null;
+                    /**
+                     * @description null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage
+                     * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                     */
+                    stage_id: string | null;
+                    /**
+                     * @description Read-only: when it entered its current stage; null outside a pipeline
+                     * @example 2026-11-22T01:16:30.123Z
+                     */
+                    stage_entered_at: string | null;
+                    /**
+                     * @description Read-only: its stage's probability (0–100); null outside a pipeline
+                     * @example 40
+                     */
+                    probability: number | null;
+                    /**
+                     * @description Read-only: stage_entered_at + the stage's rot_days, for an open stage with rot_days; else null
+                     * @example null
+                     */
+                    rotting_since: string | null;
+                    /**
+                     * @description Read-only: for every stage it has been in, its visits, the time spent there (the current visit not counted), when it first entered it and last left it
+                     * @example {}
+                     */
+                    stage_times: {
+                        [key: string]: {
+                            visits: number;
+                            total_ms: number;
+                            /** Format: date-time */
+                            first_entered_at: string;
+                            last_exited_at: string | null;
+                        };
+                    };
+                    /**
                      * @description Read-only: when status left open; null while open
                      * @example null
                      */
@@ -4562,7 +4831,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
+                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
                      * @example projects.invalid_request
                      */
                     code: string;
@@ -5150,7 +5419,7 @@ export interface components {
             url: string;
             description: string;
             secret_prefix: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active: boolean;
             /** @enum {string} */
             disabled_reason: "" | "manual" | "failing" | "gone";
@@ -5167,7 +5436,7 @@ export interface components {
             endpoint_id: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
+            event_type: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored" | "webhook.test";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             http_status_code: number | null;
@@ -5202,14 +5471,14 @@ export interface components {
         WebhookCreateInput: {
             url: string;
             description?: string;
-            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookUpdateInput: {
             /** Format: uuid */
             id: string;
             url?: string;
             description?: string;
-            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            events?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             is_active?: boolean;
         };
         WebhookDeliveriesInput: {
@@ -5262,7 +5531,7 @@ export interface components {
              */
             until?: string;
             /** @description Only these event names (and only those the endpoint subscribes to) */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
         };
         WebhookReplayed: {
             /** @description New deliveries queued */
@@ -5673,7 +5942,7 @@ export interface components {
              */
             name: string;
             /**
-             * @description Scopes the key holds: `<family>:read` or `<family>:write` (write includes read of the same family), `*:read` (every read), `*` (everything but key management), `api_keys:manage`. Families: contacts, companies, sources, custom_fields, projects, activities, webhooks, imports, inbound_emails, events, trash, exports, erasures.
+             * @description Scopes the key holds: `<family>:read` or `<family>:write` (write includes read of the same family), `*:read` (every read), `*` (everything but key management), `api_keys:manage`. Families: contacts, companies, sources, custom_fields, projects, activities, webhooks, imports, inbound_emails, events, trash, exports, erasures, pipelines.
              * @example [
              *       "contacts:read",
              *       "companies:write"
@@ -5714,7 +5983,7 @@ export interface components {
             /** @description The event id: the same `id` the webhook body of this change carries (receivers dedupe by it) */
             id: string;
             /** @enum {string} */
-            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
+            event: "company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored";
             /**
              * Format: date-time
              * @description When the change happened (the record's `updated_at`; for `*.deleted` the deletion time)
@@ -5758,7 +6027,7 @@ export interface components {
              */
             since?: string;
             /** @description Only these event names (any of); empty: every event */
-            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
+            types?: ("company.created" | "company.updated" | "company.deleted" | "company.restored" | "company.merged" | "contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.merged" | "contact.erased" | "project.created" | "project.updated" | "project.deleted" | "project.restored" | "project.stage_changed" | "activity.created" | "activity.updated" | "activity.deleted" | "activity.restored")[];
             /**
              * Format: uuid
              * @description Only the history of this record
@@ -5940,6 +6209,219 @@ export interface components {
             cursor?: string;
             /** @default 25 */
             limit: number;
+        };
+        Pipeline: {
+            /**
+             * Format: uuid
+             * @description Unique identifier
+             * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+             */
+            id: string;
+            /**
+             * @description Pipeline name, 1–200 characters after trimming
+             * @example Sales
+             */
+            name: string;
+            /**
+             * @description The account's default pipeline (its first pipeline is); true moves the default here
+             * @example true
+             */
+            is_default: boolean;
+            /** @description The ordered stages: 3–30, with at least one of each kind (open, won, lost); names unique in the pipeline, case- and accent-insensitively */
+            stages: components["schemas"]["PipelineStage"][];
+            /**
+             * @description Starts at 1; every change adds 1 (pipelines-update expected_version)
+             * @example 1
+             */
+            version: number;
+            /**
+             * Format: date-time
+             * @description Creation timestamp (ISO 8601 UTC)
+             * @example 2026-11-22T01:16:30.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last update timestamp (ISO 8601 UTC)
+             * @example 2026-11-22T01:16:30.123Z
+             */
+            updated_at: string;
+        };
+        PipelineStage: {
+            /**
+             * Format: uuid
+             * @description Stage id, generated by the server; send it back in pipelines-update to keep the stage's identity (its projects and history)
+             * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+             */
+            id: string;
+            /**
+             * @description Stage name, 1–100 characters after trimming, unique in its pipeline case- and accent-insensitively
+             * @example Proposal
+             */
+            name: string;
+            /**
+             * @description open (default), won or lost: a project in a won stage is completed, in a lost stage canceled
+             * @example open
+             * @enum {string}
+             */
+            kind: "open" | "won" | "lost";
+            /**
+             * @description Integer 0–100: the chance a project in this stage is won (default 0 for open stages; always 100 for won and 0 for lost)
+             * @example 40
+             */
+            probability: number;
+            /**
+             * @description null, or 1–365: a project that stays longer than this in an open stage is rotting (its rotting_since)
+             * @example 14
+             */
+            rot_days: number | null;
+        };
+        PipelineList: {
+            items: components["schemas"]["Pipeline"][];
+        };
+        PipelineCreateInput: {
+            /**
+             * @description Pipeline name, 1–200 characters after trimming
+             * @example Sales
+             */
+            name: string;
+            /**
+             * @description The ordered stages: 3–30, with at least one of each kind (open, won, lost); names unique in the pipeline, case- and accent-insensitively
+             * @example [
+             *       {
+             *         "name": "Lead"
+             *       },
+             *       {
+             *         "name": "Proposal",
+             *         "probability": 40,
+             *         "rot_days": 14
+             *       },
+             *       {
+             *         "name": "Won",
+             *         "kind": "won"
+             *       },
+             *       {
+             *         "name": "Lost",
+             *         "kind": "lost"
+             *       }
+             *     ]
+             */
+            stages: {
+                /**
+                 * Format: uuid
+                 * @description Stage id, generated by the server; send it back in pipelines-update to keep the stage's identity (its projects and history)
+                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                 */
+                id?: string;
+                /**
+                 * @description Stage name, 1–100 characters after trimming, unique in its pipeline case- and accent-insensitively
+                 * @example Proposal
+                 */
+                name: string;
+                /**
+                 * @description open (default), won or lost: a project in a won stage is completed, in a lost stage canceled
+                 * @example open
+                 * @enum {string}
+                 */
+                kind?: "open" | "won" | "lost";
+                /**
+                 * @description Integer 0–100: the chance a project in this stage is won (default 0 for open stages; always 100 for won and 0 for lost)
+                 * @example 40
+                 */
+                probability?: number;
+                /**
+                 * @description null, or 1–365: a project that stays longer than this in an open stage is rotting (its rotting_since)
+                 * @example 14
+                 */
+                rot_days?: number | null;
+            }[];
+            /**
+             * @description The account's default pipeline (its first pipeline is); true moves the default here
+             * @example false
+             */
+            is_default?: boolean;
+        };
+        PipelineUpdateInput: {
+            /**
+             * Format: uuid
+             * @description Id of the pipeline
+             * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+             */
+            id: string;
+            /**
+             * @description Pipeline name, 1–200 characters after trimming
+             * @example Sales
+             */
+            name?: string;
+            /**
+             * @description The ordered stages: 3–30, with at least one of each kind (open, won, lost); names unique in the pipeline, case- and accent-insensitively
+             * @example [
+             *       {
+             *         "name": "Lead"
+             *       },
+             *       {
+             *         "name": "Proposal",
+             *         "probability": 40,
+             *         "rot_days": 14
+             *       },
+             *       {
+             *         "name": "Won",
+             *         "kind": "won"
+             *       },
+             *       {
+             *         "name": "Lost",
+             *         "kind": "lost"
+             *       }
+             *     ]
+             */
+            stages?: {
+                /**
+                 * Format: uuid
+                 * @description Stage id, generated by the server; send it back in pipelines-update to keep the stage's identity (its projects and history)
+                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                 */
+                id?: string;
+                /**
+                 * @description Stage name, 1–100 characters after trimming, unique in its pipeline case- and accent-insensitively
+                 * @example Proposal
+                 */
+                name: string;
+                /**
+                 * @description open (default), won or lost: a project in a won stage is completed, in a lost stage canceled
+                 * @example open
+                 * @enum {string}
+                 */
+                kind?: "open" | "won" | "lost";
+                /**
+                 * @description Integer 0–100: the chance a project in this stage is won (default 0 for open stages; always 100 for won and 0 for lost)
+                 * @example 40
+                 */
+                probability?: number;
+                /**
+                 * @description null, or 1–365: a project that stays longer than this in an open stage is rotting (its rotting_since)
+                 * @example 14
+                 */
+                rot_days?: number | null;
+            }[];
+            /**
+             * @description The account's default pipeline (its first pipeline is); true moves the default here
+             * @example false
+             */
+            is_default?: boolean;
+            /**
+             * @description The version the change is based on: another current version is 409 pipelines.conflict
+             * @example 3
+             */
+            expected_version?: number;
+            /**
+             * @description Where the projects of a stage left out (or whose kind changes) go: { "<stage id>": "<stage id of this pipeline>" }
+             * @example {
+             *       "5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f": "6e1d8b9f-3c2a-4d4e-8f9a-8b7c6d5e4f3a"
+             *     }
+             */
+            move_to?: {
+                [key: string]: string;
+            };
         };
         ErrorDetail: {
             /**
@@ -6474,7 +6956,7 @@ export interface components {
                  */
                 status?: "open" | "completed" | "canceled";
                 /**
-                 * @description A pipeline step, free text of at most 100 characters
+                 * @description Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage
                  * @example proposal
                  */
                 stage?: string;
@@ -6515,6 +6997,44 @@ export interface components {
                  * @example 2027-03-31
                  */
                 due_date?: string;
+                /**
+                 * @description null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline
+                 * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+                 */
+                pipeline_id?: string | null;
+                /**
+                 * @description null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage
+                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                 */
+                stage_id?: string | null;
+                /**
+                 * @description Read-only: when it entered its current stage; null outside a pipeline
+                 * @example 2026-11-22T01:16:30.123Z
+                 */
+                stage_entered_at?: string | null;
+                /**
+                 * @description Read-only: its stage's probability (0–100); null outside a pipeline
+                 * @example 40
+                 */
+                probability?: number | null;
+                /**
+                 * @description Read-only: stage_entered_at + the stage's rot_days, for an open stage with rot_days; else null
+                 * @example null
+                 */
+                rotting_since?: string | null;
+                /**
+                 * @description Read-only: for every stage it has been in, its visits, the time spent there (the current visit not counted), when it first entered it and last left it
+                 * @example {}
+                 */
+                stage_times?: {
+                    [key: string]: {
+                        visits: number;
+                        total_ms: number;
+                        /** Format: date-time */
+                        first_entered_at: string;
+                        last_exited_at: string | null;
+                    };
+                };
                 /**
                  * @description Read-only: when status left open; null while open
                  * @example null
@@ -6585,6 +7105,48 @@ export interface components {
             record_id: string;
             data: components["schemas"]["Project"];
             actor: components["schemas"]["Actor"];
+        };
+        ProjectStage_changedEvent: {
+            /**
+             * @description The event id (the same on every delivery and retry of this event)
+             * @example evt_3f2a
+             */
+            id: string;
+            /** @constant */
+            event: "project.stage_changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC)
+             */
+            timestamp: string;
+            /** @description The id of the record that changed */
+            record_id: string;
+            data: components["schemas"]["Project"];
+            actor: components["schemas"]["Actor"];
+            /** @description The pipeline, stage, stage name and status before the change (a new record's empty values when it was created into its stage) */
+            previous_attributes: {
+                /**
+                 * @description null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline
+                 * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+                 */
+                pipeline_id: string | null;
+                /**
+                 * @description null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage
+                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                 */
+                stage_id: string | null;
+                /**
+                 * @description Outside a pipeline: free text of at most 100 characters. In a pipeline: read-only, the name of its stage
+                 * @example proposal
+                 */
+                stage: string;
+                /**
+                 * @description open (default), completed or canceled; any transition is allowed
+                 * @example open
+                 * @enum {string}
+                 */
+                status: "open" | "completed" | "canceled";
+            };
         };
         ActivityCreatedEvent: {
             /**
@@ -16199,7 +16761,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids */
+            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -16216,7 +16778,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids";
+                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -16473,7 +17035,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids */
+            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -16490,7 +17052,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids";
+                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -18036,6 +18598,346 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "projects.invalid_request" | "projects.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: projects.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: projects.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "projects-stage-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Id of the project
+                     * @example 4f1c1b4e-8a8e-4c55-9a43-3b0f5d6a7e21
+                     */
+                    project_id: string;
+                    /** @description The `next_cursor` of the previous page (opaque) */
+                    cursor?: string;
+                    /**
+                     * @description Visits per page, 1–100 (default 25)
+                     * @example 25
+                     */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description The stage
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                stage_id: string;
+                                /**
+                                 * @description The stage's name when the project entered it
+                                 * @example Proposal
+                                 */
+                                stage_name: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The stage's pipeline
+                                 * @example 2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f
+                                 */
+                                pipeline_id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the project entered the stage
+                                 * @example 2026-11-22T01:16:30.123Z
+                                 */
+                                entered_at: string;
+                                /**
+                                 * @description When it left the stage; null while it is there
+                                 * @example null
+                                 */
+                                exited_at: string | null;
+                                /**
+                                 * @description exited_at − entered_at in milliseconds; null while it is there
+                                 * @example null
+                                 */
+                                duration_ms: number | null;
+                                /**
+                                 * @description Who moved it there (as a change-log event's actor; `system` for a pipeline change's moves)
+                                 * @example {
+                                 *       "type": "api_key",
+                                 *       "id": "00000000-0000-4000-8000-000000000003"
+                                 *     }
+                                 */
+                                actor: {
+                                    type: string;
+                                    id: string | null;
+                                };
+                            }[];
+                            /**
+                             * @description Pass as `cursor` for the next page; "" on the last page
+                             * @example
+                             */
+                            next_cursor: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: projects.invalid_request, projects.invalid_cursor, projects.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "projects.invalid_request" | "projects.invalid_cursor" | "projects.invalid_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -31195,6 +32097,1413 @@ export interface operations {
             };
         };
     };
+    "pipelines-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `pipelines.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PipelineCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Pipeline"];
+                    };
+                };
+            };
+            /** @description Error: pipelines.invalid_request, pipelines.limit_exceeded */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.invalid_request" | "pipelines.limit_exceeded";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: pipelines.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: pipelines.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "pipelines-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Pipeline"];
+                    };
+                };
+            };
+            /** @description Error: pipelines.invalid_request, pipelines.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.invalid_request" | "pipelines.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: pipelines.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: pipelines.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "pipelines-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["PipelineList"];
+                    };
+                };
+            };
+            /** @description Error: pipelines.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: pipelines.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "pipelines-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PipelineUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Pipeline"];
+                    };
+                };
+            };
+            /** @description Error: pipelines.invalid_request, pipelines.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.invalid_request" | "pipelines.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: pipelines.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: pipelines.conflict, pipelines.stage_in_use */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.conflict" | "pipelines.stage_in_use";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: pipelines.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "pipelines-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Deleted"];
+                    };
+                };
+            };
+            /** @description Error: pipelines.invalid_request, pipelines.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.invalid_request" | "pipelines.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: pipelines.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: pipelines.in_use, pipelines.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.in_use" | "pipelines.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: pipelines.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "pipelines.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "webhook-company-created": {
         parameters: {
             query?: never;
@@ -31618,6 +33927,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProjectRestoredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 s marks the delivery delivered; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-project-stage_changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id; the same on every retry of one delivery (use it to drop duplicates). */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64(HMAC-SHA256(key = base64-decoded signing secret after `whsec_`, message = `{webhook-id}.{webhook-timestamp}.{raw body}`)), per the Standard Webhooks specification. Verify it with any Standard Webhooks library (the client exports `verifyWebhook`). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectStage_changedEvent"];
             };
         };
         responses: {

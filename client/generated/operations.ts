@@ -260,6 +260,12 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "projects-stage-history",
+    "prefix": "projects",
+    "method": "stage-history",
+    "paged": true
+  },
+  {
     "name": "activities-list",
     "prefix": "activities",
     "method": "list",
@@ -546,6 +552,36 @@ export const OPERATIONS = [
     "prefix": "erasures",
     "method": "list",
     "paged": true
+  },
+  {
+    "name": "pipelines-create",
+    "prefix": "pipelines",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "pipelines-get",
+    "prefix": "pipelines",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "pipelines-list",
+    "prefix": "pipelines",
+    "method": "list",
+    "paged": false
+  },
+  {
+    "name": "pipelines-update",
+    "prefix": "pipelines",
+    "method": "update",
+    "paged": false
+  },
+  {
+    "name": "pipelines-delete",
+    "prefix": "pipelines",
+    "method": "delete",
+    "paged": false
   }
 ] as const;
 
@@ -639,6 +675,14 @@ export type DocumentedErrorCode =
   | 'inbound_emails.invalid_id'
   | 'inbound_emails.invalid_request'
   | 'inbound_emails.not_found'
+  | 'pipelines.conflict'
+  | 'pipelines.in_use'
+  | 'pipelines.internal'
+  | 'pipelines.invalid_id'
+  | 'pipelines.invalid_request'
+  | 'pipelines.limit_exceeded'
+  | 'pipelines.not_found'
+  | 'pipelines.stage_in_use'
   | 'projects.conflict'
   | 'projects.index_building'
   | 'projects.internal'
@@ -648,8 +692,10 @@ export type DocumentedErrorCode =
   | 'projects.invalid_custom_fields'
   | 'projects.invalid_filter'
   | 'projects.invalid_id'
+  | 'projects.invalid_pipeline_id'
   | 'projects.invalid_request'
   | 'projects.invalid_sort'
+  | 'projects.invalid_stage_id'
   | 'projects.name_required'
   | 'projects.not_found'
   | 'projects.sort_too_large'

@@ -21,6 +21,7 @@ export const EVENT_NAMES = [
   'project.updated',
   'project.deleted',
   'project.restored',
+  'project.stage_changed',
   'activity.created',
   'activity.updated',
   'activity.deleted',
