@@ -29,7 +29,7 @@ export function statusForCode(code: string): number {
   if (code === 'api.payload_too_large') return 413;
   if (code === 'api.rate_limited') return 429;
   if (name === 'not_found') return 404;
-  if (name === 'conflict' || name === 'index_building' || name === 'in_use' || name === 'stage_in_use') return 409;
+  if (/^(conflict|index_building|(stage_)?in_use)$/.test(name)) return 409;
   if (name === 'cursor_expired') return 410;
   if (name === 'endpoint_inactive') return 400;
   // A write of an email an erasure suppressed (contract §18).

@@ -145,8 +145,6 @@ export const f = {
   /** null or the id of a `target` record of the account; `nameField` names its computed name field. */
   ref: (doc: Doc, target: string, nameField?: string) =>
     field(refId, v.nullable(uuidOut), null as string | null, doc, { ref: { target, many: false, nameField }, type: 'id' }),
-  /** null or the id of something of the account that is not a record (a pipeline, a stage): the domain checks it. */
-  id: (doc: Doc) => field(refId, v.nullable(uuidOut), null as string | null, doc, { type: 'id' }),
   /** Up to `max` distinct ids of `target` records of the account. */
   refs: (doc: Doc, target: string, max = 100) =>
     field(
@@ -161,9 +159,18 @@ export const f = {
     text: (doc: Doc) => field(undefined, v.string(), '', doc, { type: 'text' }),
     dateTime: (doc: Doc) => field(undefined, v.nullable(dateTimeOut), null as string | null, doc, { type: 'datetime' }),
     id: (doc: Doc) => field(undefined, v.nullable(uuidOut), null as string | null, doc, { type: 'id' }),
-    /** null or an integer. */
-    number: (doc: Doc) => field(undefined, v.nullable(v.pipe(v.number(), v.integer())), null as number | null, doc, { type: 'number' }),
-    /** A map the domain keeps (`{}` when never set); no §17 type: not filterable. */
-    map: <O extends v.GenericSchema>(doc: Doc, value: O) => field(undefined, v.record(v.string(), value), {} as never, doc),
   },
+};
+
+/**
+ * The fields of a record in a pipeline (contract §19), apart from `f` so that only the bundles of
+ * a family in pipelines carry them.
+ */
+export const placed = {
+  /** null or the id of something of the account that is not a record (a pipeline, a stage): the domain checks it. */
+  id: (doc: Doc) => field(refId, v.nullable(uuidOut), null as string | null, doc, { type: 'id' }),
+  /** Read-only: null or an integer. */
+  number: (doc: Doc) => field(undefined, v.nullable(v.pipe(v.number(), v.integer())), null as number | null, doc, { type: 'number' }),
+  /** Read-only: a map the domain keeps (`{}` when never set); no §17 type: not filterable. */
+  map: <O extends v.GenericSchema>(doc: Doc, value: O) => field(undefined, v.record(v.string(), value), {} as never, doc),
 };

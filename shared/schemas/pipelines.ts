@@ -207,11 +207,9 @@ export const stageHistoryResult = v.object({
   next_cursor: d(v.string(), 'Pass as `cursor` for the next page; "" on the last page', ''),
 });
 
-/**
- * projects-stage-history, declared beside the pipelines (the record family's resource adds it when
- * its entity is in pipelines; its access is its entry of ENTITY_OPERATIONS, as every record verb's).
- */
+/** projects-stage-history, declared beside the pipelines (the record family's resource adds it when its entity is in pipelines). */
 export const stageHistoryOperation = {
+  access: 'read',
   summary: 'A project\'s stage history: one visit per stay in a stage, oldest first',
   description: 'Each visit names the stage as it was called then; the current one has `exited_at` and `duration_ms` null. Paginated as lists (`cursor`, `limit` 1–100, default 25).',
   input: stageHistoryInput,

@@ -1,7 +1,5 @@
 /** Creating a record (and reading one): custom fields and references checked, rules, derived fields, then one write. */
-import { randomUUID } from 'node:crypto';
 import { createRecord } from '../../db/record-store.js';
-import { invalidRequest } from '../../errors.js';
 import type { ParsedBody } from '../../schemas/record-body.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
@@ -28,14 +26,13 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
     resolveRefs(fam, ctx.accountId, rest, pre),
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
-  const id = randomUUID();
-  const placed = def.pipeline ? await placeRecord(fam.family, ctx.accountId, id, rest, undefined, now, actorOf(ctx)) : undefined;
-  if (placed && !opts.single) throw invalidRequest(fam.family, 'a batch or import cannot place a project in a pipeline yet: create it, then set pipeline_id with projects-update', [{ path: 'pipeline_id', message: 'not available in bulk yet' }]);
+  // A bulk create (a batch, an import) cannot place a record yet: create it, then place it with an update.
+  const placed = await placeRecord(fam, ctx, undefined, rest, undefined, now, !opts.single);
   Object.assign(draft, placed?.set);
   checkRules(fam, draft, Object.keys(sent));
   await suppressed();
   Object.assign(draft, def.derive?.(draft, undefined, now) ?? {});
-  return { draft, resolved: refsOut.resolved, now, id, checks: placed?.items };
+  return { draft, resolved: refsOut.resolved, now, id: placed?.id, checks: placed?.items };
 }
 
 export async function create(fam: RecordFamily, ctx: OperationContext, body: ParsedBody, opts: CreateOptions = {}): Promise<Record<string, unknown>> {

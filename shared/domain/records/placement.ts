@@ -1,36 +1,40 @@
 /**
  * The hook through which the record writes place a record in a pipeline (contract §19): set by
  * shared/domain/records/stages.ts when a function imports it (the projects' create, update and
- * batch update), so that the other families' bundles do not carry the pipelines' code. A write of
- * a family in pipelines that sends a placing field where the hook is not set is refused, never
- * written raw.
+ * batch update), so that the other families' bundles do not carry the pipelines' code. Where the
+ * hook is not set, or the write is a bulk one (a batch create, an import), a placing field is
+ * refused by the family's definition (`pipeline`), never written raw.
  */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
 import { type Family, invalidRequest } from '../../errors.js';
 import type { Actor } from '../../schemas/events.js';
+import { actorOf, type OperationContext } from '../context.js';
+import type { RecordFamily } from './family.js';
 
 export interface Placement {
   /** Fields to write. */
   set: Record<string, unknown>;
   /** Items of the write's transaction. */
   items: TransactItem[];
+  /** A create's record id, decided by the placement (its visit's key) before the write. */
+  id?: string;
 }
 
-export type PlaceStage = (family: Family, accountId: string, id: string, sent: Record<string, unknown>, current: StoredRecord | undefined, now: string, actor: Actor) => Promise<Placement | undefined>;
+export type PlaceStage = (family: Family, accountId: string, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now: string, actor: Actor) => Promise<Placement | undefined>;
 
 let hook: PlaceStage | undefined;
 export const setPlacement = (place: PlaceStage): void => {
   hook = place;
 };
 
-const PLACING = ['pipeline_id', 'stage_id'];
-
-/** Where the write puts the record (see stages.ts), through the hook when it is set. */
-export async function placeRecord(...args: Parameters<PlaceStage>): Promise<Placement | undefined> {
-  if (hook) return hook(...args);
-  const [family, , , sent, current] = args;
-  if (PLACING.some((f) => f in sent) || (typeof current?.pipeline_id === 'string' && ['status', 'stage'].some((f) => f in sent))) {
-    throw invalidRequest(family, 'this operation cannot place a project in a pipeline: use projects-create or projects-update', [{ path: 'pipeline_id', message: 'not available in this operation' }]);
-  }
+/**
+ * Where the write puts the record (see stages.ts): nothing for a family not in pipelines; through
+ * the hook when it is set and the write is single; else the family's refusal of placing fields.
+ */
+export async function placeRecord(fam: RecordFamily, ctx: OperationContext, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now = new Date().toISOString(), bulk?: boolean): Promise<Placement | undefined> {
+  const refuse = fam.def.pipeline;
+  if (refuse && hook && !bulk) return hook(fam.family, ctx.accountId, id, sent, current, now, actorOf(ctx));
+  const refused = refuse?.(sent, current);
+  if (refused) throw invalidRequest(fam.family, refused);
   return undefined;
 }

@@ -6,6 +6,7 @@
  * transaction: the pipelines' use counts, the check that the stage still exists, and the stage
  * history's visits (the one ending, the one beginning).
  */
+import { randomUUID } from 'node:crypto';
 import type { StoredRecord, TransactItem } from '../../db/items.js';
 import { closeVisitItem, getPipelineItem, listPipelineItems, openVisitItem, type PipelineItem, type StagePlace, stageMoveItems } from '../../db/pipelines.js';
 import { ApiError, type Family, invalidRequest } from '../../errors.js';
@@ -139,4 +140,9 @@ function leave(accountId: string, id: string, current: StoredRecord, now: string
 }
 
 // The projects' writes place through this module (./placement.ts): importing it sets the hook.
-setPlacement(placeStage);
+// A create's id is decided here, before its write: the visit it opens is keyed by it.
+setPlacement(async (family, accountId, id, ...rest) => {
+  const own = id ?? randomUUID();
+  const placed = await placeStage(family, accountId, own, ...rest);
+  return placed && { ...placed, id: own };
+});

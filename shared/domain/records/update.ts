@@ -8,7 +8,7 @@ import { actorOf, type OperationContext } from '../context.js';
 import { checkCustomFields, type CustomFieldEntity } from '../custom-fields.js';
 import { checkRules, notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { type Preloaded, reconcile, type Resolved, resolveRefs } from './references.js';
-import { placeRecord } from './placement.js';
+import { type Placement, placeRecord } from './placement.js';
 import { startSuppressionCheck } from './suppression.js';
 import { updateOptimistic } from './optimistic.js';
 
@@ -34,7 +34,7 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
   const suppressed = 'email' in rest ? startSuppressionCheck(fam, ctx.accountId, rest.email) : undefined;
   let resolved: Resolved[] = [];
   let readVer = 0;
-  let stageItems: TransactItem[] = [];
+  let placed: Placement | undefined;
   const updated = await writing(fam, () =>
     updateOptimistic(fam.store, {
       accountId: ctx.accountId,
@@ -46,8 +46,7 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
         const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => fam.refs.some((r) => r.field === k)));
         const out = await resolveRefs(fam, ctx.accountId, changedRefs, pre);
         resolved = out.resolved;
-        const placed = def.pipeline ? await placeRecord(fam.family, ctx.accountId, id!, rest, current, new Date().toISOString(), actorOf(ctx)) : undefined;
-        stageItems = placed?.items ?? [];
+        placed = await placeRecord(fam, ctx, id!, rest, current);
         const set = { ...rest, ...out.set, ...placed?.set };
         const next = { ...current, ...set };
         checkRules(fam, next, Object.keys(sent));
@@ -60,7 +59,7 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
       extra: (current, next, read) => [
         ...(fam.named && next.name !== current.name ? [setOverrideItem(ctx.accountId, def.type as EntityType, id!, String(next.name), next.ver)] : []),
         ...(also?.items(current, next, read.custom) ?? []),
-        ...stageItems,
+        ...(placed?.items ?? []),
       ],
     }),
   );

@@ -85,8 +85,11 @@ export interface EntityDefinition<T extends string = string, Fam extends string 
   /**
    * Its records move through the stages of a pipeline (contract §19): `pipeline_id`, `stage_id`
    * and the stage's derived fields are placed by the domain (shared/domain/records/stages.ts).
+   * The function says why a write that would place a record (a placing field sent) is refused
+   * where that placement is not loaded (a bundle without it, a bulk write), undefined when it does
+   * not place: in the family's own definition, so that the other families' bundles carry none of it.
    */
-  pipeline?: true;
+  pipeline?: (sent: Record<string, unknown>, current: Record<string, unknown> | undefined) => string | undefined;
   /** Cross-field rules over the record as it would be after the write; `sent` are the body's fields. */
   rules?: (next: Record<string, unknown>, sent: readonly string[]) => Violation[];
   /** Read-only fields derived on every write (`closed_at`, `completed_at`); `prev` is undefined on create. */

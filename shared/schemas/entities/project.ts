@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { f } from '../fields.js';
+import { f, placed } from '../fields.js';
 import { defineEntity, type Violation } from './define.js';
 
 export const PROJECT_STATUSES = ['open', 'completed', 'canceled'] as const;
@@ -21,12 +21,12 @@ export const projectEntity = defineEntity({
     contact_ids: f.refs({ description: 'Contacts of the account on the project (at most 100, distinct)', example: ['3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b'] }, 'contact'),
     start_date: f.date({ description: '"" or YYYY-MM-DD', example: '2026-12-01' }),
     due_date: f.date({ description: '"" or YYYY-MM-DD, not before start_date', example: '2027-03-31' }),
-    pipeline_id: f.id({ description: 'null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline', example: '2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f' }),
-    stage_id: f.id({ description: 'null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage', example: '5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f' }),
+    pipeline_id: placed.id({ description: 'null, or a pipeline of the account (alone: its first open stage); null leaves the pipeline', example: '2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f' }),
+    stage_id: placed.id({ description: 'null, or a stage of pipeline_id (alone: its pipeline); status and stage follow the stage', example: '5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f' }),
     stage_entered_at: f.computed.dateTime({ description: 'Read-only: when it entered its current stage; null outside a pipeline', example: '2026-11-22T01:16:30.123Z' }),
-    probability: f.computed.number({ description: 'Read-only: its stage\'s probability (0–100); null outside a pipeline', example: 40 }),
+    probability: placed.number({ description: 'Read-only: its stage\'s probability (0–100); null outside a pipeline', example: 40 }),
     rotting_since: f.computed.dateTime({ description: 'Read-only: stage_entered_at + the stage\'s rot_days, for an open stage with rot_days; else null', example: null }),
-    stage_times: f.computed.map(
+    stage_times: placed.map(
       { description: 'Read-only: for every stage it has been in, its visits, the time spent there (the current visit not counted), when it first entered it and last left it', example: {} },
       v.object({ visits: v.pipe(v.number(), v.integer()), total_ms: v.pipe(v.number(), v.integer()), first_entered_at: v.pipe(v.string(), v.isoTimestamp()), last_exited_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())) }),
     ),
@@ -40,7 +40,10 @@ export const projectEntity = defineEntity({
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')] }),
   sorted: ['name', 'status', 'due_date', 'amount', 'pipeline_id', 'stage_id', 'updated_at'],
-  pipeline: true,
+  pipeline: (sent, current) =>
+    ['pipeline_id', 'stage_id'].some((k) => k in sent) || (typeof current?.pipeline_id === 'string' && ['status', 'stage'].some((k) => k in sent))
+      ? 'this operation cannot place a project in a pipeline: use projects-create or projects-update'
+      : undefined,
   filters: {
     status: { kind: 'values', field: 'status' },
     company_id: { kind: 'ref', field: 'company_id' },

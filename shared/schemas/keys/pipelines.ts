@@ -26,4 +26,4 @@ export const PIPELINE_KEYS = defineKeys({
   stageVisitPartition: `${ACCOUNT}#sv#{projectId}`,
 });
 
-export const PIPELINE_PERSONAL = personalFlags(PIPELINE_KEYS, { pipeline: false, pipelineHead: false, pipelineUse: false, stageVisit: false });
+export const PIPELINE_PERSONAL = /* @__PURE__ */ personalFlags(PIPELINE_KEYS, { pipeline: false, pipelineHead: false, pipelineUse: false, stageVisit: false });

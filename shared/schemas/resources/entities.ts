@@ -217,7 +217,7 @@ function operationsOf(def: EntityDefinition): Record<string, OperationDecl> {
   const ops: Record<string, OperationDecl> = { ...crudOperations(def), ...batchOperations(def) };
   if (def.trash) ops.restore = restoreOperation(def);
   if (def.merge) ops.merge = mergeOperation(def);
-  if (def.pipeline) ops['stage-history'] = { ...OPS['stage-history'], ...stageHistoryOperation };
+  if (def.pipeline) ops['stage-history'] = stageHistoryOperation;
   return ops;
 }
 

@@ -28,8 +28,6 @@ export const ENTITY_OPERATIONS = {
   'batch-upsert': idempotentWrite,
   restore: write,
   merge: write,
-  /** A family in pipelines only (contract §19: projects-stage-history). */
-  'stage-history': read,
 } as const satisfies Record<string, EntityOperationEffects>;
 
 /** A verb of a record family (`get`, `batch-upsert`, `merge` …). */
