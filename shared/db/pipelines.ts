@@ -208,3 +208,37 @@ export async function stageVisitsAfter(accountId: string, projectId: string, aft
   }
   return out;
 }
+
+// ---- trashed projects (counted in `n` until purged) ------------------------------------------------
+
+/**
+ * A trashed project of a pipeline, beside its use item (`T#<project id>`, `purge_at`): put in the
+ * deletion's transaction, removed in the restore's (on condition it is still there), or when the
+ * trash is past its purge time by `settlePurged`, which takes it out of `n` in the same transaction.
+ * Its key is the use item's partition with its own sort key, not a declaration of its own in
+ * shared/schemas/keys (every bundle carries those, and the largest have no bytes to spare); like
+ * the use item it holds nothing personal.
+ */
+const trashedKey = (accountId: string, pipelineId: string, projectId: string) => ({ pk: keys.pipelineUse(accountId, pipelineId).pk, sk: `T#${projectId}` });
+
+export const trashedPut = (accountId: string, pipelineId: string, projectId: string, purgeAt: string): TransactItem => ({
+  Put: { TableName: tableName(), Item: { ...trashedKey(accountId, pipelineId, projectId), purge_at: purgeAt } },
+});
+
+export const trashedDelete = (accountId: string, pipelineId: string, projectId: string): TransactItem => txDelete(trashedKey(accountId, pipelineId, projectId), exists());
+
+/**
+ * The pipeline's trashed projects past their purge time (the trash's TTL may lag, and DynamoDB
+ * Local has none: readers treat them as gone) leave its use count, each in one transaction with
+ * its entry's removal (on condition it is still there: a restore or another settle took it).
+ */
+export async function settlePurged(accountId: string, pipelineId: string, now = new Date().toISOString()): Promise<number> {
+  let settled = 0;
+  const pk = keys.pipelineUse(accountId, pipelineId).pk;
+  for await (const raw of queryAll({ TableName: tableName(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)', ExpressionAttributeValues: { ':pk': pk, ':t': 'T#' } })) {
+    if (typeof raw.purge_at !== 'string' || raw.purge_at > now) continue;
+    const done = await transact([txDelete({ pk, sk: String(raw.sk) }, exists()), txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add: { n: -1 } }))], ['entry', 'use']);
+    if (!done) settled++;
+  }
+  return settled;
+}

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { backoff } from '../backoff.js';
-import { deletePipeline as deletePipelineItem, getPipelineHead, getPipelineItem, getPipelineUse, listPipelineItems, type PipelineItem, putPipeline, replacePipeline } from '../db/pipelines.js';
+import { deletePipeline as deletePipelineItem, getPipelineHead, getPipelineItem, getPipelineUse, listPipelineItems, type PipelineItem, putPipeline, replacePipeline, settlePurged } from '../db/pipelines.js';
 import { ApiError, type ErrorDetail, invalidRequest, notFound } from '../errors.js';
 import { MAX_PIPELINES, type Pipeline, type PipelineCreate, type PipelineUpdate, pipelineSchema, type Stage } from '../schemas/pipelines.js';
 import { apiShape } from '../schemas/resource.js';
@@ -147,6 +147,8 @@ export async function deletePipeline(ctx: OperationContext, id: string): Promise
     const refused = await deletePipelineItem(ctx.accountId, pipeline);
     if (!refused) return { deleted: true } as const;
     if (refused === 'use') {
+      // Trashed projects past their purge time are gone (contract §15): they leave the count first.
+      if ((await settlePurged(ctx.accountId, id)) > 0) return undefined;
       const { n } = await getPipelineUse(ctx.accountId, id);
       if (n === 0) return undefined; // its last project left meanwhile
       throw new ApiError(`${FAMILY}.in_use`, `the pipeline holds ${n} project${n === 1 ? '' : 's'} (trashed ones included): move them to another pipeline first`);

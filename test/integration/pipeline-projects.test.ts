@@ -165,6 +165,68 @@ describe('projects in a pipeline', () => {
     expect((await code('projects-stage-history', { project_id: 'x' }, auth)).code).toBe('projects.invalid_id');
   });
 
+  it('ends the stage visit on deletion (single and batch) and begins a new one of that stage on restore, in the same commit', async () => {
+    const auth = newAccount();
+    const p = await pipelineOf(auth);
+    const [, proposal] = p.stages;
+    type Visit = { stage_id: string; stage_name: string; entered_at: string; exited_at: string | null; duration_ms: number | null };
+    type Trashed = { items: Array<{ record: { id: string }; deleted_at: string }> };
+    const a = await ok<Project>('projects-create', { name: 'A', stage_id: proposal!.id }, auth);
+    const b = await ok<Project>('projects-create', { name: 'B', stage_id: proposal!.id }, auth);
+    await ok('projects-delete', { id: a.id }, auth);
+    await ok('projects-batch-delete', { ids: [b.id] }, auth);
+    const trash = (await ok<Trashed>('trash-list', {}, auth)).items;
+    for (const x of [a, b]) {
+      const deletedAt = trash.find((t) => t.record.id === x.id)!.deleted_at;
+      const restored = await ok<Project>('projects-restore', { id: x.id }, auth);
+      expect(restored).toMatchObject({ pipeline_id: p.id, stage_id: proposal!.id, stage: 'Proposal', probability: 40 });
+      expect(restored.stage_entered_at).toBe(restored.updated_at);
+      expect(Date.parse(String(restored.rotting_since)) - Date.parse(String(restored.stage_entered_at))).toBe(14 * DAY);
+      expect(restored.stage_times[proposal!.id]).toEqual({ visits: 2, total_ms: Date.parse(deletedAt) - Date.parse(String(x.created_at)), first_entered_at: x.created_at, last_exited_at: deletedAt });
+      const visits = (await ok<{ items: Visit[] }>('projects-stage-history', { project_id: x.id }, auth)).items;
+      expect(visits).toMatchObject([
+        { stage_id: proposal!.id, entered_at: x.created_at, exited_at: deletedAt, duration_ms: Date.parse(deletedAt) - Date.parse(String(x.created_at)) },
+        { stage_id: proposal!.id, stage_name: 'Proposal', entered_at: restored.updated_at, exited_at: null, duration_ms: null },
+      ]);
+      // the restored project moves on from its new visit
+      await ok('projects-update', { id: x.id, stage_id: p.stages[0]!.id }, auth);
+      const after = (await ok<{ items: Visit[] }>('projects-stage-history', { project_id: x.id }, auth)).items;
+      expect(after).toHaveLength(3);
+      expect(after[1]!.exited_at).toBe(after[2]!.entered_at);
+    }
+    // a project outside a pipeline is deleted and restored as before
+    const plain = await ok<Project>('projects-create', { name: 'Plain' }, auth);
+    await ok('projects-delete', { id: plain.id }, auth);
+    expect(await ok<Project>('projects-restore', { id: plain.id }, auth)).toMatchObject({ pipeline_id: null, stage_times: {} });
+  });
+
+  it('a trashed project leaves its pipeline\'s count when purged: the pipeline can then be deleted', async () => {
+    const auth = newAccount();
+    await pipelineOf(auth, 'Main');
+    const p = await pipelineOf(auth, 'Second');
+    const kept = await ok<Project>('projects-create', { name: 'Kept', pipeline_id: p.id }, auth);
+    await ok('projects-delete', { id: kept.id }, auth);
+    process.env.TRASH_RETENTION_DAYS = String(1 / 86_400); // one second
+    try {
+      const a = await ok<Project>('projects-create', { name: 'A', pipeline_id: p.id }, auth);
+      const b = await ok<Project>('projects-create', { name: 'B', pipeline_id: p.id }, auth);
+      await ok('projects-delete', { id: a.id }, auth);
+      // deleted, restored, deleted again: counted once
+      await ok('projects-delete', { id: b.id }, auth);
+      await ok('projects-restore', { id: b.id }, auth);
+      await ok('projects-delete', { id: b.id }, auth);
+      await new Promise((r) => setTimeout(r, 1_100));
+      // a purge not yet due (30 days) still holds the pipeline
+      expect(await code('pipelines-delete', { id: p.id }, auth)).toEqual({ status: 409, code: 'pipelines.in_use' });
+      await ok('projects-restore', { id: kept.id }, auth);
+      await ok('projects-update', { id: kept.id, pipeline_id: null }, auth);
+      expect(await code('projects-restore', { id: a.id }, auth)).toEqual({ status: 404, code: 'projects.not_found' });
+      expect(await ok('pipelines-delete', { id: p.id }, auth)).toEqual({ deleted: true });
+    } finally {
+      delete process.env.TRASH_RETENTION_DAYS;
+    }
+  });
+
   it('raises project.stage_changed beside project.updated, in the change log, with the place it left', async () => {
     const auth = newAccount();
     worker ??= await startTestStreamWorker();

@@ -6,6 +6,7 @@ import { trashPut } from '../../db/trash.js';
 import { actorOf, type OperationContext } from '../context.js';
 import { notFoundOf, type RecordFamily, writing } from './family.js';
 import { deleteOptimistic } from './optimistic.js';
+import { trashStage } from './trash-stage.js';
 
 /**
  * Deletes a record: its `*.deleted` event and cascades follow from the stream as always; a
@@ -24,10 +25,11 @@ export async function trashOrDelete(
     deleteOptimistic(fam.store, {
       accountId: ctx.accountId,
       id,
-      extra: (current) => [
+      extra: (current, now = new Date().toISOString()) => [
         // Reads stop showing a deleted record's name at once; a merged one shows as its primary.
         ...(fam.named ? [setOverrideItem(ctx.accountId, type, id, mergedInto ? mergedInto.name : null, current.ver + 1, mergedInto?.id)] : []),
-        ...(fam.def.trash ? [trashPut(ctx.accountId, type, current, new Date().toISOString(), mergedInto?.id)] : []),
+        ...(fam.def.trash ? [trashPut(ctx.accountId, type, current, now, mergedInto?.id)] : []),
+        ...(trashStage.deleted?.(ctx.accountId, current, now) ?? []),
         ...(more?.(current) ?? []),
       ],
       actor: actorOf(ctx),

@@ -18,6 +18,7 @@ import { notFoundOf, type RecordFamily, toApi, writing } from './family.js';
 import { reconcile, type Resolved, targetStore } from './references.js';
 import { inParallel } from './referencing.js';
 import { updateOptimistic } from './optimistic.js';
+import { trashStage } from './trash-stage.js';
 
 /** Writes in flight at once while undoing a deletion's cascade. */
 const PARALLEL = 16;
@@ -61,8 +62,11 @@ export async function restore(fam: RecordFamily, ctx: OperationContext, id: stri
   const trashed = fam.def.trash ? await getTrash(ctx.accountId, type, id) : undefined;
   if (!trashed) throw notFoundOf(fam);
   const { set, resolved } = await liveLinks(fam, ctx.accountId, trashed.record as Record<string, unknown>);
-  const extra = fam.named ? [clearOverrideItem(ctx.accountId, type, id)] : [];
-  const record = await restoreRecord(fam.store, ctx.accountId, trashed, set, new Date().toISOString(), actorOf(ctx), extra);
+  const now = new Date().toISOString();
+  // A record in a pipeline begins a new visit of its stage (contract §19).
+  const placed = await trashStage.restored?.(ctx.accountId, trashed, now, actorOf(ctx));
+  const extra = [...(fam.named ? [clearOverrideItem(ctx.accountId, type, id)] : []), ...(placed?.items ?? [])];
+  const record = await restoreRecord(fam.store, ctx.accountId, trashed, { ...set, ...placed?.set }, now, actorOf(ctx), extra);
   if (!record) throw notFoundOf(fam);
   const current = await writing(fam, () => reconcile(fam, ctx.accountId, record, resolved, actorOf(ctx)));
   return toApi(fam, current, await readMeta(ctx.accountId));

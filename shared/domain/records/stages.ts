@@ -8,11 +8,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { StoredRecord, TransactItem } from '../../db/items.js';
-import { closeVisitItem, getPipelineItem, listPipelineItems, openVisitItem, type PipelineItem, type StagePlace, stageMoveItems } from '../../db/pipelines.js';
+import { closeVisitItem, getPipelineItem, listPipelineItems, openVisitItem, type PipelineItem, type StagePlace, stageMoveItems, trashedDelete, trashedPut } from '../../db/pipelines.js';
+import { trashRetentionSeconds } from '../../db/trash.js';
 import { ApiError, type Family, invalidRequest } from '../../errors.js';
 import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
 import { type Placement, setPlacement } from './placement.js';
+import { trashStage } from './trash-stage.js';
 
 type Stage = PipelineItem['stages'][number];
 interface StageTime { visits: number; total_ms: number; first_entered_at: string; last_exited_at: string | null }
@@ -107,28 +109,34 @@ function closeCurrent(accountId: string, id: string, current: StoredRecord | und
   return seqOf(current) > 0 ? [closeVisitItem(accountId, id, seqOf(current), now, duration)] : [];
 }
 
-function enter(accountId: string, id: string, current: StoredRecord | undefined, pipeline: PipelineItem, stage: Stage, now: string, actor: Actor): Placement {
-  const from = placeOf(current);
-  const moved = from?.pipelineId !== pipeline.id || from?.stageId !== stage.id;
-  const derived = (enteredAt: string) => ({
-    pipeline_id: pipeline.id,
-    stage_id: stage.id,
-    stage: stage.name,
-    status: STATUS_OF_KIND[stage.kind],
-    probability: stage.probability,
-    stage_entered_at: enteredAt,
-    rotting_since: stage.kind === 'open' && stage.rot_days ? new Date(Date.parse(enteredAt) + stage.rot_days * DAY_MS).toISOString() : null,
-  });
-  if (!moved) return { set: derived(String(current!.stage_entered_at ?? now)), items: [] };
-  const times = timesOf(current);
-  const items = closeCurrent(accountId, id, current, times, now);
+/** The fields a stage gives a record that entered it at `enteredAt`. */
+const derivedOf = (pipeline: PipelineItem, stage: Stage, enteredAt: string) => ({
+  pipeline_id: pipeline.id,
+  stage_id: stage.id,
+  stage: stage.name,
+  status: STATUS_OF_KIND[stage.kind],
+  probability: stage.probability,
+  stage_entered_at: enteredAt,
+  rotting_since: stage.kind === 'open' && stage.rot_days ? new Date(Date.parse(enteredAt) + stage.rot_days * DAY_MS).toISOString() : null,
+});
+
+/** A visit of `stage` begins: its count in the record's times, the visit's item. */
+function beginVisit(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, pipeline: PipelineItem, stage: Stage, now: string, actor: unknown) {
   const t = times[stage.id];
   times[stage.id] = t ? { ...t, visits: t.visits + 1 } : { visits: 1, total_ms: 0, first_entered_at: now, last_exited_at: null };
   const seq = seqOf(current) + 1;
-  items.push(
-    openVisitItem(accountId, id, { seq, stage_id: stage.id, stage_name: stage.name, pipeline_id: pipeline.id, entered_at: now, exited_at: null, duration_ms: null, actor }),
-    ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id }),
-  );
+  return { seq, item: openVisitItem(accountId, id, { seq, stage_id: stage.id, stage_name: stage.name, pipeline_id: pipeline.id, entered_at: now, exited_at: null, duration_ms: null, actor }) };
+}
+
+function enter(accountId: string, id: string, current: StoredRecord | undefined, pipeline: PipelineItem, stage: Stage, now: string, actor: Actor): Placement {
+  const from = placeOf(current);
+  const moved = from?.pipelineId !== pipeline.id || from?.stageId !== stage.id;
+  const derived = (enteredAt: string) => derivedOf(pipeline, stage, enteredAt);
+  if (!moved) return { set: derived(String(current!.stage_entered_at ?? now)), items: [] };
+  const times = timesOf(current);
+  const items = closeCurrent(accountId, id, current, times, now);
+  const { seq, item } = beginVisit(accountId, id, current, times, pipeline, stage, now, actor);
+  items.push(item, ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id }));
   return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items };
 }
 
@@ -138,6 +146,29 @@ function leave(accountId: string, id: string, current: StoredRecord, now: string
   const items = [...closeCurrent(accountId, id, current, times, now), ...stageMoveItems(accountId, placeOf(current), undefined)];
   return { set: { pipeline_id: null, stage_id: null, probability: null, stage_entered_at: null, rotting_since: null, stage_times: times }, items };
 }
+
+// A deletion ends the current visit (the project stays in its pipeline's count while trashed,
+// until its purge: shared/db/pipelines.ts settlePurged); a restore begins a new visit of that stage.
+trashStage.deleted = (accountId, current, now) => {
+  const place = placeOf(current);
+  if (!place) return [];
+  const purgeAt = new Date(Date.parse(now) + trashRetentionSeconds() * 1000).toISOString();
+  return [...closeCurrent(accountId, current.id, current, timesOf(current), now), trashedPut(accountId, place.pipelineId, current.id, purgeAt)];
+};
+trashStage.restored = async (accountId, trashed, now, actor) => {
+  const record = trashed.record;
+  const place = placeOf(record);
+  const pipeline = place && (await getPipelineItem(accountId, place.pipelineId));
+  const stage = pipeline && pipeline.stages.find((s) => s.id === place.stageId);
+  if (!place || !pipeline || !stage) return undefined;
+  const times = timesOf(record);
+  closeCurrent(accountId, record.id, record, times, trashed.deleted_at); // its times as the deletion closed them
+  const { seq, item } = beginVisit(accountId, record.id, record, times, pipeline, stage, now, actor);
+  return {
+    set: { ...derivedOf(pipeline, stage, now), stage_times: times, [VISIT_SEQ]: seq },
+    items: [item, trashedDelete(accountId, place.pipelineId, record.id), ...stageMoveItems(accountId, place, place)],
+  };
+};
 
 // The projects' writes place through this module (./placement.ts): importing it sets the hook.
 // A create's id is decided here, before its write: the visit it opens is keyed by it.
