@@ -160,7 +160,9 @@ trashStage.restored = async (accountId, trashed, now, actor) => {
   const place = placeOf(record);
   const pipeline = place && (await getPipelineItem(accountId, place.pipelineId));
   const stage = pipeline && pipeline.stages.find((s) => s.id === place.stageId);
-  if (!place || !pipeline || !stage) return undefined;
+  if (!place) return undefined;
+  // Its pipeline deleted meanwhile (its purge settled at the purge time): the entry is gone, the restore fails.
+  if (!pipeline || !stage) return { set: {}, items: [trashedDelete(accountId, place.pipelineId, record.id)] };
   const times = timesOf(record);
   closeCurrent(accountId, record.id, record, times, trashed.deleted_at); // its times as the deletion closed them
   const { seq, item } = beginVisit(accountId, record.id, record, times, pipeline, stage, now, actor);
