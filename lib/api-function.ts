@@ -110,7 +110,10 @@ export class ApiFunction extends NodejsFunction {
         mainFields: [...LAMBDA_BUNDLE.mainFields],
         // The aliases of LAMBDA_BUNDLE (credentials from the environment, stubs of unused SDK and
         // Powertools parts): see lib/bundling.ts.
-        esbuildArgs: Object.fromEntries(Object.entries(LAMBDA_BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to])),
+        esbuildArgs: {
+          ...Object.fromEntries(Object.entries(LAMBDA_BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to])),
+          '--legal-comments': LAMBDA_BUNDLE.legalComments,
+        },
         // The AWS SDK v3 is bundled on purpose instead of using the copy in the runtime:
         // a tree-shaken, minified SDK built from its ESM entry points loads faster on cold
         // start than the runtime's full CommonJS SDK, and the code runs against the exact

@@ -18,6 +18,9 @@ export const LAMBDA_BUNDLE = {
   // Resolve the ESM builds of dependencies first: better tree shaking, smaller bundles.
   mainFields: ['module', 'main'],
   banner: ESM_REQUIRE_SHIM,
+  // The only "legal" comments the dependencies carry are coverage hints marked @preserve
+  // (Powertools' `v8 ignore ... -- @preserve`), which esbuild would append to every bundle.
+  legalComments: 'none',
   alias: {
     // Lambda's credentials are always in the environment: lib/lambda-credentials.ts.
     '@aws-sdk/credential-provider-node': path.join(here, 'lambda-credentials.ts'),
