@@ -370,7 +370,18 @@ export function startQueueWorker(opts: QueueWorkerOptions): QueueWorker & { stat
         const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
         return Number(Attributes.ApproximateNumberOfMessages) === 0 && Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0 && inFlight.size === 0 && busy.size === 0;
       };
-      while (!(idleReceive > from && inFlight.size === 0)) {
+      /**
+       * FIFO: a failed message is back in its group after a second (handleGroup), invisible
+       * meanwhile, so an idle receive alone does not mean drained: the queue must hold nothing in
+       * flight either.
+       */
+      const settled = async () => {
+        if (!(idleReceive > from && inFlight.size === 0)) return false;
+        if (!opts.fifo) return true;
+        const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] }));
+        return Number(Attributes.ApproximateNumberOfMessagesNotVisible) === 0 && inFlight.size === 0;
+      };
+      while (!(await settled())) {
         if (await empty()) return;
         if (finished !== seen || inHand.size > 0) {
           seen = finished;

@@ -29,6 +29,35 @@ const until = async (ok: () => boolean, what: string, ms = 20_000) => {
   }
 };
 
+describe('drain() of a local FIFO consumer', () => {
+  it('waits for a message its handler failed once: it is invisible for a second, not drained', async () => {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `drain-${Date.now()}.fifo`, Attributes: { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' } }));
+    const handled: string[] = [];
+    let failures = 0;
+    const worker = startQueueWorker({
+      endpoint: queue.endpoint,
+      queueUrl: QueueUrl!,
+      fifo: true,
+      // Receives return at once: idle receives happen while the failed message is invisible.
+      waitTimeSeconds: 0,
+      handler: async (event: SQSEvent) => {
+        const record = event.Records[0]!;
+        if (failures++ === 0) return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
+        handled.push(record.body);
+        return { batchItemFailures: [] };
+      },
+    });
+    try {
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm1', MessageGroupId: 'acct-a', MessageDeduplicationId: 'm1' }));
+      await until(() => failures === 1, 'the first attempt');
+      await worker.drain(10_000);
+      expect(handled).toEqual(['m1']);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 describe('the liveness watch of a local consumer', () => {
   it('reports a FIFO group stuck behind a handler that never settles, and restarts it: the message is taken again and the group moves on in order', async () => {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `stuck-${Date.now()}.fifo`, Attributes: { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' } }));
