@@ -121,7 +121,7 @@ export const WORKERS: readonly FunctionSpec[] = [
    * fan-out of renames and deletions, webhook deliveries. Accounts in parallel, at most one batch
    * of an account at once (docs/performance.md, "Fairness").
    */
-  { name: 'changes', entry: 'stream/changes.ts', trigger: { kind: 'queue', queue: 'changes', batchSize: 10, maxConcurrency: 10, local: { concurrency: 8, groupBy: 'account_id', visibilityTimeoutSeconds: 60 } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send' }, items: { reads: ['changeLog'], writes: ['changeLog', 'searchEntries'] }, timeoutSeconds: 120, group: 'workers' },
+  { name: 'changes', entry: 'stream/changes.ts', trigger: { kind: 'queue', queue: 'changes', batchSize: 10, maxConcurrency: 10, local: { concurrency: 8, groupBy: 'account_id', visibilityTimeoutSeconds: 60 } }, bindings: { table: 'write', control: 'write', deliveryQueue: 'send' }, items: { reads: ['changeLog'], writes: ['changeLog', 'searchEntries', 'summaries'] }, timeoutSeconds: 120, group: 'workers' },
   /**
    * Signs and posts webhook deliveries; a failed attempt re-enqueues itself with a delay. Locally
    * each message is handled on its own, many at once, at most 16 per endpoint (docs/webhooks.md).

@@ -15,6 +15,7 @@ import {
   REFERENCE_TAGS,
   TABLE_KEYS,
 } from '../schemas/keys/index.js';
+import { SUMMARY_KEYS } from '../schemas/keys/summaries.js';
 
 export const TABLE_DEFINITION = {
   partitionKey: 'pk',
@@ -160,3 +161,6 @@ export const metaAttr = {
   /** The custom-field id of an `indexedField` attribute, else undefined. */
   indexedFieldId: (attr: string) => (attr.startsWith(INDEXED_PREFIX) ? attr.slice(INDEXED_PREFIX.length) : undefined),
 } as const;
+
+/** The project summary counters' keys (control table; shared/schemas/keys/summaries.ts): apart, so that only their users carry them. */
+export const summaryKeys = /* @__PURE__ */ deriveKeys(SUMMARY_KEYS);

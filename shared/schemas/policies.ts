@@ -12,6 +12,7 @@ import { API_KEY_KEYS } from './keys/api-keys.js';
 import { EVENT_KEYS } from './keys/events.js';
 import { INBOUND_EMAIL_KEYS } from './keys/inbound-emails.js';
 import { RECORD_INDEX_NAMES, RECORD_KEYS } from './keys/records.js';
+import { SUMMARY_KEYS } from './keys/summaries.js';
 
 /** A search prefix's partition (`A#{account}#{type}#x#w#{prefix}`) and its sampled counter's. */
 const SEARCH_PARTITIONS = [RECORD_KEYS.indexPartition, RECORD_KEYS.partitionCount[0]].map((t) => t.replace('{name}', RECORD_INDEX_NAMES.word));
@@ -66,6 +67,12 @@ export const ITEM_KINDS = {
     read: ['dynamodb:GetItem', 'dynamodb:Query'],
     write: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
   },
+  /**
+   * The project summary counters and their per-change markers (shared/db/summaries.ts): applied by
+   * the changes worker in transactions (an Update per counter, a conditional Put per marker), read
+   * by `projects-summary` and `pipelines-board` (one Query of a dimension's partition).
+   */
+  summaries: { table: 'control', partitions: [SUMMARY_KEYS.summaryPartition, SUMMARY_KEYS.summaryMarker[0]], read: ['dynamodb:Query'], write: ['dynamodb:UpdateItem', 'dynamodb:PutItem'] },
   /** The installation's cursor signing key (shared/db/cursor.ts), created by the first list request. */
   cursorKey: { table: 'table', partitions: [ACCOUNT_KEYS.system[0]], read: [], write: ['dynamodb:PutItem'] },
   /** The account's inbound address and its owner item, created by the first `inbound-emails-address`. */

@@ -5,6 +5,7 @@
  */
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type RecordChange, stageChangeOf, toRecordChange } from '../domain/record-change.js';
+import { countChanges } from '../domain/summaries.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';
@@ -70,15 +71,20 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group: st
   const changes = records.map((record) => toRecordChange(record));
   let payloads: Map<string, WebhookPayload> | undefined;
   const log = logChanges(changes.flatMap((c) => (c ? [c, stageChangeOf(c)] : [])).filter((c): c is RecordChange => c !== undefined), webhooks).then((p) => (payloads = p));
-  try {
-    if (!(await settlesBy(log, deadline.giveUpAt))) {
-      logError('changes batch passed its time limit', { group, waitingOn: 'the change log append', records: records.length });
+  // The project summary counters (contract §21), beside the log: every change's delta, counted once (its marker).
+  const counted = countChanges(changes);
+  counted.catch(() => undefined); // handled below (a failed log returns before it is awaited)
+  for (const [step, p] of [['the change log append', log], ['the summary counters', counted]] as const) {
+    try {
+      if (!(await settlesBy(p, deadline.giveUpAt))) {
+        logError('changes batch passed its time limit', { group, waitingOn: step, records: records.length });
+        return records.length ? 0 : undefined;
+      }
+      await p;
+    } catch (error) {
+      logError(step === 'the change log append' ? 'change log append failed' : 'summary counters failed', { error });
       return records.length ? 0 : undefined;
     }
-    await log;
-  } catch (error) {
-    logError('change log append failed', { error });
-    return records.length ? 0 : undefined;
   }
   const byItem = new Map<string, number[]>();
   records.forEach((record, i) => {

@@ -23,6 +23,7 @@ import { filterSchemas } from '../filter.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
 import { stageHistoryOperation } from '../pipelines.js';
+import { projectsSummaryOperation } from '../summaries.js';
 import { deletedSchema } from './shared.js';
 import { ENTITY_OPERATIONS as OPS } from './entity-operations.js';
 import { RECORD_INDEX_NAMES, RECORD_KEYS } from '../keys/records.js';
@@ -218,6 +219,7 @@ function operationsOf(def: EntityDefinition): Record<string, OperationDecl> {
   if (def.trash) ops.restore = restoreOperation(def);
   if (def.merge) ops.merge = mergeOperation(def);
   if (def.pipeline) ops['stage-history'] = stageHistoryOperation;
+  if (def.pipeline) ops.summary = projectsSummaryOperation;
   return ops;
 }
 

@@ -1,0 +1,394 @@
+/**
+ * Project summaries (contract §21; docs/data-model.md "Summary counters"): what a project counts
+ * in (its contributions to the counters), the deltas of a batch of record changes and their
+ * idempotent application (run by the changes worker, shared/stream/changes.ts), the summary
+ * answered from the counters, and the rebuild that recomputes them from the records.
+ *
+ * A counter holds sums by `<bucket>|<currency>`, the bucket being the project's stage id in a
+ * pipeline, else `status:<status>`; the weighted amounts are computed when read, from the current
+ * stage probabilities, so a stage's new probability applies at once.
+ */
+import { getPipelineItem, listPipelineItems, type PipelineItem } from '../db/pipelines.js';
+import {
+  accountsWithSummaries,
+  addToCounters,
+  allCounters,
+  applyCounterWrite,
+  attributesOf,
+  type CounterDelta,
+  counterId,
+  type CounterItem,
+  type CounterValues,
+  type CounterWrite,
+  MAX_COUNTER_ATTRIBUTES,
+  MAX_TRANSACTION_ITEMS,
+  projectRecordsOf,
+  readCounters,
+} from '../db/summaries.js';
+import { ApiError, type ErrorDetail, invalidRequest } from '../errors.js';
+import { PROJECT_STATUSES } from '../schemas/entities/project.js';
+import type { ProjectsSummaryInput, SummaryGroup, SummaryResult, SummaryValues } from '../schemas/summaries.js';
+import type { OperationContext } from './context.js';
+import type { RecordChange } from './record-change.js';
+
+const FAMILY = 'projects';
+/** The group of projects outside any pipeline in the `pipeline` dimension (its API key is null). */
+const NO_PIPELINE = '-';
+/** At most this many months in a `close_month` summary. */
+export const MAX_MONTHS = 36;
+/** The months of a `close_month` summary without `closed_from`: this many, ending with `closed_to`. */
+const DEFAULT_MONTHS = 12;
+
+/** A probability outside a pipeline, by status (contract §21). */
+const STATUS_PROBABILITY: Record<string, number> = { open: 0, completed: 100, canceled: 0 };
+const statusBucket = (status: string) => `status:${status}`;
+
+export const dimensions = {
+  stage: (pipelineId: string) => `stage#${pipelineId}`,
+  pipeline: () => 'pipeline',
+  status: (pipelineId?: string) => (pipelineId ? `status#${pipelineId}` : 'status'),
+  closeMonth: (pipelineId?: string) => (pipelineId ? `close_month#${pipelineId}` : 'close_month'),
+};
+
+// ---- what a project counts in -------------------------------------------------------------------
+
+/** The counters a project (as stored) counts in, with its bucket, currency and amount. */
+export function contributionsOf(r: Record<string, unknown>): { dimension: string; group: string; key: string; amount: number | null }[] {
+  const pipelineId = typeof r.pipeline_id === 'string' && r.pipeline_id ? r.pipeline_id : undefined;
+  const stageId = pipelineId && typeof r.stage_id === 'string' && r.stage_id ? r.stage_id : undefined;
+  const status = typeof r.status === 'string' && r.status ? r.status : 'open';
+  const key = `${stageId ?? statusBucket(status)}|${typeof r.currency === 'string' ? r.currency : ''}`;
+  const amount = typeof r.amount === 'number' && Number.isFinite(r.amount) ? r.amount : null;
+  const month = status !== 'open' && typeof r.closed_at === 'string' && r.closed_at ? new Date(r.closed_at).toISOString().slice(0, 7) : undefined;
+  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status]];
+  if (pipelineId) places.push([dimensions.status(pipelineId), status]);
+  if (stageId) places.push([dimensions.stage(pipelineId!), stageId]);
+  if (month) {
+    places.push([dimensions.closeMonth(), month]);
+    if (pipelineId) places.push([dimensions.closeMonth(pipelineId), month]);
+  }
+  return places.map(([dimension, group]) => ({ dimension, group, key, amount }));
+}
+
+const emptyValues = (): CounterValues => ({ n: 0, sums: {}, counts: {} });
+
+/** Adds `sign` × a project's contributions to `into` (counters by id). */
+function addContributions(into: Map<string, CounterDelta>, accountId: string, record: Record<string, unknown>, sign: 1 | -1): void {
+  for (const c of contributionsOf(record)) {
+    const id = counterId({ accountId, ...c });
+    const d = into.get(id) ?? { accountId, dimension: c.dimension, group: c.group, ...emptyValues() };
+    d.n += sign;
+    if (c.amount !== null) {
+      d.sums[c.key] = (d.sums[c.key] ?? 0) + sign * c.amount;
+      d.counts[c.key] = (d.counts[c.key] ?? 0) + sign;
+    }
+    into.set(id, d);
+  }
+}
+
+/** Drops the zeros: the counters a delta really changes. */
+function nonZero(deltas: Iterable<CounterDelta>): CounterDelta[] {
+  const out: CounterDelta[] = [];
+  for (const d of deltas) {
+    const sums = Object.fromEntries(Object.entries(d.sums).filter(([, v]) => v !== 0));
+    const counts = Object.fromEntries(Object.entries(d.counts).filter(([, v]) => v !== 0));
+    if (d.n !== 0 || Object.keys(sums).length || Object.keys(counts).length) out.push({ ...d, sums, counts });
+  }
+  return out;
+}
+
+/** A project change's counter deltas: its new image's contributions less its old image's (none for other changes). */
+export function deltasOf(change: RecordChange): CounterDelta[] {
+  if (change.type !== 'project' || !['created', 'updated', 'deleted', 'restored'].includes(change.op)) return [];
+  const into = new Map<string, CounterDelta>();
+  if (change.old) addContributions(into, change.accountId, change.old, -1);
+  if (change.new) addContributions(into, change.accountId, change.new, 1);
+  return nonZero(into.values());
+}
+
+// ---- applying a batch's changes -----------------------------------------------------------------
+
+interface CountedChange {
+  accountId: string;
+  eventId: string;
+  at: string;
+  deltas: CounterDelta[];
+}
+
+/** The sum of several changes' deltas, one per counter. */
+function combined(changes: readonly CountedChange[]): CounterWrite {
+  const into = new Map<string, CounterDelta>();
+  for (const c of changes) {
+    for (const d of c.deltas) {
+      const id = counterId(d);
+      const t = into.get(id) ?? { accountId: d.accountId, dimension: d.dimension, group: d.group, ...emptyValues() };
+      t.n += d.n;
+      for (const [k, v] of Object.entries(d.sums)) t.sums[k] = (t.sums[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(d.counts)) t.counts[k] = (t.counts[k] ?? 0) + v;
+      into.set(id, t);
+    }
+  }
+  return {
+    markers: changes.map((c) => ({ accountId: c.accountId, eventId: c.eventId })),
+    deltas: nonZero(into.values()),
+    at: changes.reduce((at, c) => (c.at > at ? c.at : at), ''),
+  };
+}
+
+/**
+ * The changes in stream order, cut into runs that fit one transaction: their markers and distinct
+ * counters (each counter at most once in it) at most 100 items, and each counter's update at most
+ * `MAX_COUNTER_ATTRIBUTES` attributes (a change alone adds at most 5 to a counter).
+ */
+function runsOf(changes: readonly CountedChange[]): CountedChange[][] {
+  const runs: CountedChange[][] = [];
+  let run: CountedChange[] = [];
+  let counters = new Map<string, Set<string>>();
+  const grown = (c: CountedChange) => {
+    const next = new Map([...counters].map(([id, attrs]) => [id, new Set(attrs)]));
+    for (const d of c.deltas) {
+      const attrs = next.get(counterId(d)) ?? new Set<string>();
+      for (const a of attributesOf(d)) attrs.add(a);
+      next.set(counterId(d), attrs);
+    }
+    return next;
+  };
+  for (const c of changes) {
+    let next = grown(c);
+    if (run.length && (run.length + 1 + next.size > MAX_TRANSACTION_ITEMS || [...next.values()].some((a) => a.size > MAX_COUNTER_ATTRIBUTES))) {
+      runs.push(run);
+      run = [];
+      counters = new Map();
+      next = grown(c);
+    }
+    counters = next;
+    run.push(c);
+  }
+  if (run.length) runs.push(run);
+  return runs;
+}
+
+/**
+ * Counts a batch of record changes (stream order) in the summary counters, idempotently: each
+ * transaction puts one marker per change it counts (only if absent) with the counters' summed
+ * deltas; a transaction refused by a marker (a redelivered change) is done again one change at a
+ * time, the changes already counted skipped. Throws on any other failure (the batch is redone).
+ */
+export async function countChanges(changes: readonly (RecordChange | undefined)[]): Promise<{ transactions: number; counted: number; skipped: number }> {
+  const counted: CountedChange[] = [];
+  for (const c of changes) {
+    if (!c) continue;
+    const deltas = deltasOf(c);
+    if (deltas.length) counted.push({ accountId: c.accountId, eventId: c.eventId, at: c.at, deltas });
+  }
+  const out = { transactions: 0, counted: 0, skipped: 0 };
+  for (const run of runsOf(counted)) {
+    out.transactions++;
+    if (await applyCounterWrite(combined(run))) {
+      out.counted += run.length;
+      continue;
+    }
+    for (const one of run) {
+      out.transactions++;
+      if (await applyCounterWrite(combined([one]))) out.counted++;
+      else out.skipped++;
+    }
+  }
+  return out;
+}
+
+// ---- reading a summary --------------------------------------------------------------------------
+
+/** Probabilities by bucket: every stage of `pipelines`, and the statuses outside a pipeline. */
+function probabilitiesOf(pipelines: readonly PipelineItem[]): Map<string, number> {
+  const out = new Map<string, number>(Object.entries(STATUS_PROBABILITY).map(([s, p]) => [statusBucket(s), p]));
+  for (const p of pipelines) for (const s of p.stages) out.set(s.id, s.probability);
+  return out;
+}
+
+/** `x / 100` rounded half up, in exact integer arithmetic (floor of (x + 50) / 100). */
+function hundredthsRounded(x: bigint): number {
+  const n = x + 50n;
+  const q = n / 100n;
+  return Number(n < 0n && q * 100n !== n ? q - 1n : q);
+}
+
+/** A group's (or the total's) values from its counters: amounts by currency, weighted ones rounded once per currency. */
+export function valuesOf(counters: readonly CounterValues[], probabilities: ReadonlyMap<string, number>): SummaryValues {
+  let count = 0;
+  const sums = new Map<string, bigint>();
+  const weighted = new Map<string, bigint>();
+  const amounted = new Map<string, number>();
+  for (const c of counters) {
+    count += c.n;
+    for (const [key, sum] of Object.entries(c.sums)) {
+      const cut = key.lastIndexOf('|');
+      const [bucket, currency] = [key.slice(0, cut), key.slice(cut + 1)];
+      sums.set(currency, (sums.get(currency) ?? 0n) + BigInt(sum));
+      weighted.set(currency, (weighted.get(currency) ?? 0n) + BigInt(sum) * BigInt(probabilities.get(bucket) ?? 0));
+    }
+    for (const [key, n] of Object.entries(c.counts)) {
+      const currency = key.slice(key.lastIndexOf('|') + 1);
+      amounted.set(currency, (amounted.get(currency) ?? 0) + n);
+    }
+  }
+  const currencies = [...amounted].filter(([, n]) => n > 0).map(([c]) => c).sort();
+  return {
+    count,
+    amount: Object.fromEntries(currencies.map((c) => [c, Number(sums.get(c) ?? 0n)])),
+    weighted_amount: Object.fromEntries(currencies.map((c) => [c, hundredthsRounded(weighted.get(c) ?? 0n)])),
+  };
+}
+
+/** The newest change the counters read include (their `at`), else the time of reading. */
+const asOf = (counters: readonly CounterItem[]) => counters.reduce((at, c) => (c.at && c.at > at ? c.at : at), '') || new Date().toISOString();
+
+const MONTH = /^(\d{4})-(\d{2})$/;
+const monthIndex = (m: string) => {
+  const [, y, mm] = MONTH.exec(m)!;
+  return Number(y) * 12 + Number(mm) - 1;
+};
+const monthOf = (i: number) => `${String(Math.floor(i / 12)).padStart(4, '0')}-${String((i % 12) + 1).padStart(2, '0')}`;
+
+/** The months of a `close_month` summary (checked: in order, at most 36). */
+function monthsOf(input: ProjectsSummaryInput, details: ErrorDetail[]): string[] {
+  const to = input.closed_to ? monthIndex(input.closed_to) : input.closed_from ? Math.max(monthIndex(input.closed_from), monthIndex(new Date().toISOString().slice(0, 7))) : monthIndex(new Date().toISOString().slice(0, 7));
+  const from = input.closed_from ? monthIndex(input.closed_from) : to - (DEFAULT_MONTHS - 1);
+  if (from > to) details.push({ path: 'closed_to', message: 'must not be before closed_from' });
+  else if (to - from + 1 > MAX_MONTHS) details.push({ path: input.closed_from ? 'closed_from' : 'closed_to', message: `the range spans ${to - from + 1} months; at most ${MAX_MONTHS}` });
+  return from > to ? [] : Array.from({ length: to - from + 1 }, (_, i) => monthOf(from + i));
+}
+
+/** The request's rules beyond its schema (contract §21): `details` for each. */
+function checked(input: ProjectsSummaryInput): { months: string[] } {
+  const details: ErrorDetail[] = [];
+  if (input.group_by === 'owner') details.push({ path: 'group_by', message: 'owner grouping needs members' });
+  if (input.owner_id !== undefined) details.push({ path: 'owner_id', message: 'owner filtering needs members' });
+  if (input.group_by === 'stage' && !input.pipeline_id) details.push({ path: 'pipeline_id', message: 'is required for group_by stage' });
+  if (input.group_by === 'pipeline' && input.pipeline_id) details.push({ path: 'pipeline_id', message: 'does not apply to group_by pipeline (each pipeline is a group)' });
+  if (input.group_by !== 'close_month') {
+    for (const f of ['closed_from', 'closed_to'] as const) if (input[f] !== undefined) details.push({ path: f, message: 'applies only to group_by close_month' });
+  }
+  const months = input.group_by === 'close_month' ? monthsOf(input, details) : [];
+  if (details.length) throw invalidRequest(FAMILY, details.map((d) => `${d.path}: ${d.message}`).join('; '), details);
+  return { months };
+}
+
+const invalidPipeline = () => {
+  const message = 'is not a pipeline of the account';
+  return new ApiError(`${FAMILY}.invalid_pipeline_id`, `pipeline_id ${message}`, [{ path: 'pipeline_id', message }]);
+};
+
+/** The pipelines a summary needs (one by id, or all of them), and the dimension's counters, read together. */
+async function readFor(accountId: string, pipelineId: string | undefined, dimension: string, range?: { from: string; to: string }) {
+  const [pipelines, counters] = await Promise.all([
+    pipelineId ? getPipelineItem(accountId, pipelineId).then((p) => (p ? [p] : undefined)) : listPipelineItems(accountId),
+    readCounters(accountId, dimension, range),
+  ]);
+  if (!pipelines) throw invalidPipeline();
+  return { pipelines, counters };
+}
+
+/** The default first, then by creation (as pipelines-list). */
+const inListOrder = (items: PipelineItem[]) => [...items].sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+
+/** The stage groups of a pipeline (in order) from its stage counters: shared with pipelines-board. */
+export function stageGroups(pipeline: PipelineItem, counters: readonly CounterItem[]): SummaryGroup[] {
+  const probabilities = probabilitiesOf([pipeline]);
+  const byGroup = new Map(counters.map((c) => [c.group, c]));
+  return pipeline.stages.map((s) => ({ key: s.id, label: s.name, ...valuesOf(byGroup.has(s.id) ? [byGroup.get(s.id)!] : [], probabilities) }));
+}
+
+/** A pipeline's stage counters (one Query of its partition: at most 30 items). */
+export const stageCounters = (accountId: string, pipelineId: string) => readCounters(accountId, dimensions.stage(pipelineId));
+
+/** projects-summary (contract §21). */
+export async function projectsSummary(ctx: OperationContext, input: ProjectsSummaryInput): Promise<SummaryResult> {
+  const { months } = checked(input);
+  const pid = input.pipeline_id;
+  let pipelines: PipelineItem[];
+  let counters: CounterItem[];
+  let groups: { key: string | null; label: string; counters: CounterItem[] }[];
+  const pick = (group: string) => counters.filter((c) => c.group === group);
+  switch (input.group_by) {
+    case 'stage': {
+      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.stage(pid!)));
+      groups = pipelines[0]!.stages.map((s) => ({ key: s.id, label: s.name, counters: pick(s.id) }));
+      break;
+    }
+    case 'pipeline': {
+      ({ pipelines, counters } = await readFor(ctx.accountId, undefined, dimensions.pipeline()));
+      groups = [...inListOrder(pipelines).map((p) => ({ key: p.id, label: p.name, counters: pick(p.id) })), { key: null, label: 'No pipeline', counters: pick(NO_PIPELINE) }];
+      break;
+    }
+    case 'status': {
+      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.status(pid)));
+      groups = PROJECT_STATUSES.map((s) => ({ key: s, label: s, counters: pick(s) }));
+      break;
+    }
+    default: {
+      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.closeMonth(pid), { from: months[0]!, to: months[months.length - 1]! }));
+      groups = months.map((m) => ({ key: m, label: m, counters: pick(m) }));
+    }
+  }
+  const probabilities = probabilitiesOf(pipelines);
+  const shown = groups.flatMap((g) => g.counters);
+  return {
+    groups: groups.map((g) => ({ key: g.key, label: g.label, ...valuesOf(g.counters, probabilities) })),
+    total: valuesOf(shown, probabilities),
+    as_of: asOf(counters),
+  };
+}
+
+// ---- rebuilding the counters from the records ---------------------------------------------------
+
+/** What a rebuild corrected in one counter. */
+export interface CounterDrift {
+  dimension: string;
+  group: string;
+  n: number;
+  sums: Record<string, number>;
+  counts: Record<string, number>;
+}
+
+/**
+ * Recomputes every counter of an account from its project records and adds the difference to
+ * each (additive corrections commute with the live deltas the changes worker applies meanwhile,
+ * so run it when the account's changes have been applied: a change counted in the records read
+ * but not yet by the worker would be counted twice). Returns the drift it corrected.
+ */
+export async function rebuildSummaries(accountId: string): Promise<CounterDrift[]> {
+  const expected = new Map<string, CounterDelta>();
+  const pipelineIds = new Set<string>((await listPipelineItems(accountId)).map((p) => p.id));
+  for await (const record of projectRecordsOf(accountId)) {
+    addContributions(expected, accountId, record, 1);
+    if (typeof record.pipeline_id === 'string' && record.pipeline_id) pipelineIds.add(record.pipeline_id);
+  }
+  const pipelineCounters = await allCounters(accountId, dimensions.pipeline());
+  for (const c of pipelineCounters) if (c.group !== NO_PIPELINE) pipelineIds.add(c.group);
+  const dims = [dimensions.pipeline(), dimensions.status(), dimensions.closeMonth(), ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)])];
+  const actual = new Map<string, CounterDelta>();
+  await Promise.all(
+    dims.map(async (dimension) => {
+      for (const c of dimension === dimensions.pipeline() ? pipelineCounters : await allCounters(accountId, dimension)) {
+        actual.set(counterId({ accountId, dimension, group: c.group }), { accountId, dimension, group: c.group, n: c.n, sums: c.sums, counts: c.counts });
+      }
+    }),
+  );
+  const corrections = new Map<string, CounterDelta>();
+  const diff = (id: string, d: CounterDelta, sign: 1 | -1) => {
+    const t = corrections.get(id) ?? { accountId, dimension: d.dimension, group: d.group, ...emptyValues() };
+    t.n += sign * d.n;
+    for (const [k, v] of Object.entries(d.sums)) t.sums[k] = (t.sums[k] ?? 0) + sign * v;
+    for (const [k, v] of Object.entries(d.counts)) t.counts[k] = (t.counts[k] ?? 0) + sign * v;
+    corrections.set(id, t);
+  };
+  for (const [id, d] of expected) diff(id, d, 1);
+  for (const [id, d] of actual) diff(id, d, -1);
+  const drift = nonZero(corrections.values());
+  await addToCounters(drift);
+  return drift.map(({ dimension, group, n, sums, counts }) => ({ dimension, group, n, sums, counts }));
+}
+
+/** Every account that has project records or counters (a Scan of both tables). */
+export const summaryAccounts = (): Promise<Set<string>> => accountsWithSummaries();
