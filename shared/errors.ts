@@ -18,7 +18,10 @@ export type Family = EntityFamily | 'webhooks' | 'custom_fields' | 'imports' | '
   // --- erasures (contract §18) ---
   | 'erasures'
   // --- pipelines (contract §19) ---
-  | 'pipelines';
+  | 'pipelines'
+  // --- members and reassignments (contract §20) ---
+  | 'members'
+  | 'reassignments';
 
 export function statusForCode(code: string): number {
   const name = code.slice(code.indexOf('.') + 1);

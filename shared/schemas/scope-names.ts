@@ -22,6 +22,8 @@ export const SCOPE_FAMILIES = [
   'exports',
   'erasures',
   'pipelines',
+  'members',
+  'reassignments',
 ] as const;
 
 /** Every read (`*:read`), everything but key management (`*`), and key management. */

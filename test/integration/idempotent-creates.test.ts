@@ -66,6 +66,7 @@ const BODIES: Record<string, () => Promise<Record<string, unknown>> | Record<str
   'imports-create': () => ({ object_type: 'contacts', csv: `first_name\nIdem ${unique()}\n` }),
   'exports-create': () => ({ object_type: 'companies' }),
   'pipelines-create': () => ({ name: `Idem ${unique()}`, stages: [{ name: 'Lead' }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }),
+  'members-create': () => ({ email: `idem-${unique()}@example.com`, name: `Idem ${unique()}` }),
   'erasures-create': async () => {
     const contact = await post('contacts-create', { first_name: 'To erase', email: `erase-${unique()}@example.com` });
     expect(contact.status).toBe(200);

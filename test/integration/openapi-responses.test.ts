@@ -245,6 +245,27 @@ describe('real responses match the OpenAPI document', () => {
     await call('pipelines-delete', { id: q.id });
   });
 
+  it('members (contract §20)', async () => {
+    const a = (await call('members-create', { email: 'doc.member@example.com', name: 'Doc Member' })).body.result!;
+    const b = (await call('members-create', { email: 'other.member@example.com', name: 'Other Member' })).body.result!;
+    await call('members-get', { id: a.id });
+    await call('members-update', { id: a.id, name: 'Doc Member 2' });
+    await call('members-list', { limit: 1 });
+    await call('members-deactivate', { id: b.id });
+    await call('members-list', { status: 'deactivated' });
+    await call('members-reactivate', { id: b.id });
+    for (const [op, body, status] of [
+      ['members-create', { email: 'DOC.MEMBER@example.com', name: 'x' }, 409],
+      ['members-create', { email: 'nope', name: 'x' }, 400],
+      ['members-update', { id: b.id, email: 'doc.member@EXAMPLE.com' }, 409],
+      ['members-get', { id: randomUUID() }, 404],
+      ['members-get', { id: 'x' }, 400],
+      ['members-list', { cursor: 'x' }, 400],
+      ['members-deactivate', { id: a.id, reassign_to: null }, 400],
+      ['members-reactivate', { id: randomUUID() }, 404],
+    ] as const) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
+  });
+
   it('covered every operation of the document', () => {
     const ops = new Set(seen.filter((s) => s.status === 200).map((s) => s.op));
     expect(operations.map((o) => o.name).filter((name) => !ops.has(name))).toEqual([]);

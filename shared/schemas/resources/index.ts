@@ -13,11 +13,12 @@ import { eventsResource } from './events.js';
 import { exportsResource } from './exports.js';
 import { importsResource } from './imports.js';
 import { inboundEmailsResource } from './inbound-emails.js';
+import { membersResource } from './members.js';
 import { pipelinesResource } from './pipelines.js';
 import { trashResource } from './trash.js';
 import { webhooksResource } from './webhooks.js';
 
-export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, pipelinesResource, trashResource, webhooksResource };
+export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, membersResource, pipelinesResource, trashResource, webhooksResource };
 
 export const RESOURCES: readonly ResourceDefinition[] = [
   ...ENTITIES.map(entityResource),
@@ -31,4 +32,5 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   trashResource,
   erasuresResource,
   pipelinesResource,
+  membersResource,
 ];

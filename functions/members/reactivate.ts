@@ -1,0 +1,5 @@
+import { reactivateMember } from '../../shared/domain/members.js';
+import { handle } from '../../shared/http/resource.js';
+import { membersResource } from '../../shared/schemas/resources/members.js';
+
+export const handler = handle(membersResource, 'reactivate', ({ id }, ctx) => reactivateMember(ctx, id));
