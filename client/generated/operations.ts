@@ -266,6 +266,12 @@ export const OPERATIONS = [
     "paged": true
   },
   {
+    "name": "projects-summary",
+    "prefix": "projects",
+    "method": "summary",
+    "paged": false
+  },
+  {
     "name": "activities-list",
     "prefix": "activities",
     "method": "list",
@@ -578,9 +584,51 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "pipelines-board",
+    "prefix": "pipelines",
+    "method": "board",
+    "paged": true
+  },
+  {
     "name": "pipelines-delete",
     "prefix": "pipelines",
     "method": "delete",
+    "paged": false
+  },
+  {
+    "name": "members-create",
+    "prefix": "members",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "members-get",
+    "prefix": "members",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "members-list",
+    "prefix": "members",
+    "method": "list",
+    "paged": true
+  },
+  {
+    "name": "members-update",
+    "prefix": "members",
+    "method": "update",
+    "paged": false
+  },
+  {
+    "name": "members-deactivate",
+    "prefix": "members",
+    "method": "deactivate",
+    "paged": false
+  },
+  {
+    "name": "members-reactivate",
+    "prefix": "members",
+    "method": "reactivate",
     "paged": false
   }
 ] as const;
@@ -675,6 +723,13 @@ export type DocumentedErrorCode =
   | 'inbound_emails.invalid_id'
   | 'inbound_emails.invalid_request'
   | 'inbound_emails.not_found'
+  | 'members.conflict'
+  | 'members.internal'
+  | 'members.invalid_cursor'
+  | 'members.invalid_id'
+  | 'members.invalid_request'
+  | 'members.limit_exceeded'
+  | 'members.not_found'
   | 'pipelines.conflict'
   | 'pipelines.in_use'
   | 'pipelines.internal'
