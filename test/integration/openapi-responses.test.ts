@@ -232,6 +232,8 @@ describe('real responses match the OpenAPI document', () => {
     await call('pipelines-update', { id: p.id, name: 'Sales 2', expected_version: 2 });
     const project = (await call('projects-create', { name: 'Deal', pipeline_id: p.id })).body.result!;
     await call('projects-stage-history', { project_id: project.id, limit: 1 });
+    await call('pipelines-board', { pipeline_id: p.id, limit: 2 });
+    await call('projects-summary', { group_by: 'stage', pipeline_id: p.id });
     for (const [op, body, status] of [
       ['pipelines-create', { name: 'x', stages: stages.slice(0, 2) }, 400],
       ['pipelines-update', { id: p.id, name: 'y', expected_version: 1 }, 409],
@@ -239,6 +241,7 @@ describe('real responses match the OpenAPI document', () => {
       ['pipelines-get', { id: randomUUID() }, 404],
       ['projects-create', { name: 'x', pipeline_id: randomUUID() }, 400],
       ['projects-stage-history', { project_id: randomUUID() }, 404],
+      ['projects-summary', { group_by: 'stage' }, 400],
     ] as const) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
     await call('projects-delete', { id: project.id });
     await call('pipelines-update', { id: p.id, is_default: true });
