@@ -295,6 +295,10 @@ describe('members', () => {
     expect((await invoke('members-list', {}, as(['*:read']))).status).toBe(200);
     expect((await invoke('members-update', { id: m.id, name: 'Writer' }, as(['members:write']))).status).toBe(200);
     expect((await invoke('members-get', { id: m.id }, as(['members:write']))).status).toBe(200);
+    // the scope names of the family and of reassignments (contract §14, §20) can be granted
+    const key = await ok<{ api_key: { scopes: string[] } }>('api-keys-create', { name: 'people', scopes: ['members:write', 'reassignments:read', 'reassignments:write'] }, account);
+    expect(key.api_key.scopes).toEqual(['members:write', 'reassignments:read', 'reassignments:write']);
+    expect((await error('api-keys-create', { name: 'x', scopes: ['member:read'] }, account)).code).toBe('api_keys.invalid_scopes');
   });
 });
 
