@@ -20,7 +20,7 @@ const authorize = asFunction(functionByName('authorizer')!, authorizerHandler);
 type Key = { id: string; name: string; prefix: string; scopes: string[]; expires_at: string | null; last_used_at: string | null; revoked_at: string | null; created_by: string; created_at: string };
 
 /** The contract's rule (§14), written here independently of shared/auth/scopes.ts. */
-const READ_SUFFIXES = ['-get', '-list', '-deliveries', '-errors', '-address', '-batch-get'];
+const READ_SUFFIXES = ['-get', '-list', '-deliveries', '-errors', '-address', '-batch-get', '-stage-history', '-summary', '-board'];
 const neededScope = (op: { name: string; family: string }) =>
   op.family === 'api_keys' ? 'api_keys:manage' : `${op.family}:${READ_SUFFIXES.some((s) => op.name.endsWith(s)) ? 'read' : 'write'}`;
 function allowed(scope: string, op: { name: string; family: string }): boolean {

@@ -1,10 +1,12 @@
 /**
  * Members of an account (contract §20, first bullet): create, get, list by name, update,
  * deactivate, reactivate; one member per address (case-insensitively) and at most 1,000 per
- * account, under concurrent creates too; hostile bodies; tenancy and scopes.
+ * account, under concurrent creates too; hostile bodies; tenancy and scopes; a contact's erasure leaves members.
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runErasure } from '../../shared/erasures/worker.js';
 import { measureCapacity } from '../../shared/db/capacity.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 
@@ -295,6 +297,10 @@ describe('members', () => {
     expect((await invoke('members-list', {}, as(['*:read']))).status).toBe(200);
     expect((await invoke('members-update', { id: m.id, name: 'Writer' }, as(['members:write']))).status).toBe(200);
     expect((await invoke('members-get', { id: m.id }, as(['members:write']))).status).toBe(200);
+    // the scope names of the family and of reassignments (contract §14, §20) can be granted
+    const key = await ok<{ api_key: { scopes: string[] } }>('api-keys-create', { name: 'people', scopes: ['members:write', 'reassignments:read', 'reassignments:write'] }, account);
+    expect(key.api_key.scopes).toEqual(['members:write', 'reassignments:read', 'reassignments:write']);
+    expect((await error('api-keys-create', { name: 'x', scopes: ['member:read'] }, account)).code).toBe('api_keys.invalid_scopes');
   });
 });
 
@@ -316,5 +322,31 @@ describe('members limit', () => {
     await ok('members-deactivate', { id: items[0]!.id }, auth);
     expect((await error('members-create', { email: 'z@example.com', name: 'Z' }, auth)).code).toBe('members.limit_exceeded');
     console.log(`members limit: 990 creates in ${filled} ms (30 at a time), 25 concurrent at the limit, a 1,000-member walk of 10 pages`);
+  });
+});
+
+describe('members and the erasure of a contact (contract §18)', () => {
+  let queue: FauxqsServer;
+  beforeAll(async () => {
+    // erasures-create queues its job; the test runs it (runErasure) instead of a worker.
+    queue = await startFauxqs({ port: 0, logger: false });
+    Object.assign(process.env, { ERASURES_QUEUE_URL: queue.createQueue('members-erasures').queueUrl, AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${queue.port}` });
+  });
+  afterAll(() => queue.stop());
+
+  it('never touches a member: erasing a contact of the same address leaves it, and its suppression is the contacts\'', async () => {
+    const auth = newAccount();
+    const email = `Person-${randomUUID().slice(0, 8)}@Example.com`;
+    const member = await create(auth, { email, name: 'Person' });
+    const contact = await ok<{ id: string }>('contacts-create', { first_name: 'Person', email }, auth);
+    const erasure = await ok<{ id: string }>('erasures-create', { contact_id: contact.id, suppress_email: true }, auth);
+    expect(await runErasure({ account_id: auth.accountId, erasure_id: erasure.id })).toBe('completed');
+    expect((await error('contacts-get', { id: contact.id }, auth)).code).toBe('contacts.not_found');
+    expect((await error('contacts-create', { first_name: 'Again', email }, auth)).code).toBe('contacts.email_suppressed');
+    expect(await ok<Member>('members-get', { id: member.id }, auth)).toEqual(member);
+    expect((await walk(auth, {})).items).toEqual([member]);
+    // the member may move off the address and back: suppression is of contacts
+    await ok('members-update', { id: member.id, email: 'elsewhere@example.com' }, auth);
+    expect((await ok<Member>('members-update', { id: member.id, email: email.toLowerCase() }, auth)).email).toBe(email.toLowerCase());
   });
 });
