@@ -6,7 +6,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { and, eq, exists, is, itemOf, notExists, oneOf, or, update as updateOf } from './expr.js';
+import { and, eq, exists, is, itemOf, notExists, oneOf, or, type TransactItem, update as updateOf } from './expr.js';
 import { isConditionFailure, queryNewestFirst, queryPartition } from './items.js';
 
 type Key = { pk: string; sk: string };
@@ -53,6 +53,12 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
       }),
     );
   }
+
+  /** The items of `insert` and `markActive` for another write's transaction (the job starts with the change that asks for it). */
+  const insertItems = (item: T): TransactItem[] => [
+    { Put: { TableName: tableName(), Item: { ...k.job(item.account_id, item.id), ...k.gsi(item.account_id, item.created_at, item.id), ...item }, ...notExists() } },
+    { Put: { TableName: tableName(), Item: { ...k.active(item.account_id, item.id), account_id: item.account_id, [k.activeIdAttr]: item.id } } },
+  ];
 
   async function get(accountId: string, id: string): Promise<T | undefined> {
     const out = await db().send(new GetCommand({ TableName: tableName(), Key: k.job(accountId, id), ConsistentRead: true }));
@@ -106,5 +112,5 @@ export function jobStore<T extends Job<S>, A extends string, S extends string = 
     await db().send(new DeleteCommand({ TableName: tableName(), Key: k.active(accountId, id) }));
   }
 
-  return { insert, get, query, update, markActive, listActive, clearActive, idAttr: k.activeIdAttr };
+  return { insert, insertItems, get, query, update, markActive, listActive, clearActive, idAttr: k.activeIdAttr };
 }

@@ -24,6 +24,36 @@ export interface PipelineItem {
   version: number;
   created_at: string;
   updated_at: string;
+  /**
+   * Stages whose projects were moved (`move_to`): by the stage's id, where they go, the stage's
+   * last name and kind, and the job that moves them. Kept (a few entries per removal): a project
+   * still in such a stage, or restored from the trash into one, goes where it leads.
+   */
+  moves?: Record<string, StageMoved>;
+}
+
+/** A stage removed (or changed in kind) whose projects moved to `to`. */
+export interface StageMoved {
+  to: string;
+  name: string;
+  kind: 'open' | 'won' | 'lost';
+  job_id: string;
+}
+
+/**
+ * Where a project of `stageId` belongs now: that stage while the pipeline has it, else the stage
+ * its projects were moved to (followed through later moves); undefined when none is known.
+ */
+export function resolveStage(pipeline: PipelineItem, stageId: string): PipelineItem['stages'][number] | undefined {
+  let id = stageId;
+  for (let hops = 0; hops <= 64; hops++) {
+    const stage = pipeline.stages.find((s) => s.id === id);
+    if (stage) return stage;
+    const next = pipeline.moves?.[id]?.to;
+    if (!next) return undefined;
+    id = next;
+  }
+  return undefined;
 }
 
 export interface PipelineHead {
@@ -107,7 +137,7 @@ export async function replacePipeline(
   accountId: string,
   item: PipelineItem,
   version: number,
-  opts: { previous?: { id: string; version: number }; emptyStages?: readonly string[] } = {},
+  opts: { previous?: { id: string; version: number }; emptyStages?: readonly string[]; also?: readonly TransactItem[] } = {},
 ): Promise<PipelineRefusal | undefined> {
   const items: TransactItem[] = [{ Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...stored(item) }, ...eq('version', version) } }];
   const labels: PipelineRefusal[] = ['pipeline'];
@@ -120,6 +150,7 @@ export async function replacePipeline(
     items.push(txCheck(keys.pipelineUse(accountId, item.id), empty));
     labels.push('use');
   }
+  items.push(...(opts.also ?? []));
   return (await transact(items, labels))?.which as PipelineRefusal | undefined;
 }
 
@@ -221,8 +252,8 @@ export async function stageVisitsAfter(accountId: string, projectId: string, aft
  */
 const trashedKey = (accountId: string, pipelineId: string, projectId: string) => ({ pk: keys.pipelineUse(accountId, pipelineId).pk, sk: `T#${projectId}` });
 
-export const trashedPut = (accountId: string, pipelineId: string, projectId: string, purgeAt: string): TransactItem => ({
-  Put: { TableName: tableName(), Item: { ...trashedKey(accountId, pipelineId, projectId), purge_at: purgeAt } },
+export const trashedPut = (accountId: string, place: StagePlace, projectId: string, purgeAt: string): TransactItem => ({
+  Put: { TableName: tableName(), Item: { ...trashedKey(accountId, place.pipelineId, projectId), purge_at: purgeAt, stage_id: place.stageId } },
 });
 
 export const trashedDelete = (accountId: string, pipelineId: string, projectId: string): TransactItem => txDelete(trashedKey(accountId, pipelineId, projectId), exists());
@@ -230,14 +261,16 @@ export const trashedDelete = (accountId: string, pipelineId: string, projectId: 
 /**
  * The pipeline's trashed projects past their purge time (the trash's TTL may lag, and DynamoDB
  * Local has none: readers treat them as gone) leave its use count, each in one transaction with
- * its entry's removal (on condition it is still there: a restore or another settle took it).
+ * its entry's removal (on condition it is still there: a restore or another settle took it), and
+ * its stage's count (`stage_id` of the entry).
  */
 export async function settlePurged(accountId: string, pipelineId: string, now = new Date().toISOString()): Promise<number> {
   let settled = 0;
   const pk = keys.pipelineUse(accountId, pipelineId).pk;
   for await (const raw of queryAll({ TableName: tableName(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)', ExpressionAttributeValues: { ':pk': pk, ':t': 'T#' } })) {
     if (typeof raw.purge_at !== 'string' || raw.purge_at > now) continue;
-    const done = await transact([txDelete({ pk, sk: String(raw.sk) }, exists()), txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add: { n: -1 } }))], ['entry', 'use']);
+    const add: [string, number][] = [['n', -1], ...(typeof raw.stage_id === 'string' ? [[`${STAGE_COUNT_PREFIX}${raw.stage_id}`, -1] as [string, number]] : [])];
+    const done = await transact([txDelete({ pk, sk: String(raw.sk) }, exists()), txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add }))], ['entry', 'use']);
     if (!done) settled++;
   }
   return settled;

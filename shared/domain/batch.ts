@@ -21,7 +21,7 @@
  * Events come from the table's stream for every record written, as for single writes.
  */
 import { randomUUID } from 'node:crypto';
-import { newestFirst, type StoredRecord } from '../db/items.js';
+import { newestFirst, type StoredRecord, type TransactItem } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
 import { createRecords, readClaims, recordReads, takeClaims, type UpsertClaim } from '../db/record-store.js';
 import type { EntityType } from '../db/table.js';
@@ -36,6 +36,7 @@ import { type CustomFieldEntity, listDefinitions } from './custom-fields.js';
 import type { Preloaded, Resolved } from './records/references.js';
 import { normalizeLookupKey, recordsByLookup } from './lookups.js';
 import { draftOf } from './records/create.js';
+import { bulkPlacement } from './records/placement.js';
 import { remove } from './records/delete.js';
 import { familyOf, type RecordFamily, toApi, writing } from './records/family.js';
 import { reconcile } from './records/references.js';
@@ -120,11 +121,11 @@ interface NewItem {
  * upsert to resolve again.
  */
 async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, items: readonly T[], pre: Preloaded, opts: { skipExisting?: boolean } = {}): Promise<T[]> {
-  const drafted: Array<{ item: T; draft: Record<string, unknown>; resolved: Resolved[]; now: string; record?: StoredRecord }> = [];
+  const drafted: Array<{ item: T; draft: Record<string, unknown>; resolved: Resolved[]; now: string; id?: string; checks?: TransactItem[]; record?: StoredRecord }> = [];
   await Promise.all(
     items.map(async (item) => {
       try {
-        const d = await draftOf(b.fam, ctx, item.body, {}, pre);
+        const d = await draftOf(b.fam, ctx, item.body, { id: item.id }, pre);
         drafted.push({ item, ...d, ...(item.now ? { now: item.now } : {}) });
       } catch (error) {
         item.slot.result = failure(b, item.slot.index, error);
@@ -150,7 +151,9 @@ async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, ite
       for (const c of claiming) c.d.item.slot.result = failure(b, c.d.item.slot.index, error);
     }
   }
-  const bulk = drafted.filter((d) => !d.item.claim || ids.has(d));
+  // Records placed in a pipeline (contract §19): written by the projects' hook, each with its stage items.
+  await bulkPlacement.create?.(b.fam, ctx, drafted, opts.skipExisting, (d, error) => (d.item.slot.result = failure(b, d.item.slot.index, error)));
+  const bulk = drafted.filter((d) => !d.checks && (!d.item.claim || ids.has(d)));
   if (bulk.length) {
     try {
       const stored = await createRecords(

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { backoff } from '../backoff.js';
-import { deletePipeline as deletePipelineItem, getPipelineHead, getPipelineItem, getPipelineUse, listPipelineItems, type PipelineItem, putPipeline, replacePipeline, settlePurged } from '../db/pipelines.js';
+import { stageMoveItems as stageMoveJobItems, type StageMove } from '../db/index-builds.js';
+import { deletePipeline as deletePipelineItem, getPipelineHead, getPipelineItem, getPipelineUse, listPipelineItems, type PipelineItem, putPipeline, replacePipeline, settlePurged, type StageMoved } from '../db/pipelines.js';
 import { ApiError, type ErrorDetail, invalidRequest, notFound } from '../errors.js';
 import { MAX_PIPELINES, type Pipeline, type PipelineCreate, type PipelineUpdate, pipelineSchema, type Stage } from '../schemas/pipelines.js';
 import { apiShape } from '../schemas/resource.js';
@@ -100,7 +101,12 @@ function checkMoveTo(moveTo: Record<string, string>, affected: readonly Stage[],
 const sameStages = (a: readonly Stage[], b: readonly Stage[]) => JSON.stringify(a.map(stageKeyed)) === JSON.stringify(b.map(stageKeyed));
 const stageKeyed = (s: Stage) => [s.id, s.name, s.kind, s.probability, s.rot_days];
 
-export async function updatePipeline(ctx: OperationContext, input: PipelineUpdate): Promise<Pipeline> {
+/**
+ * Changes a pipeline. A change with `move_to` queues, in its own transaction, the job that moves
+ * the named stages' projects; `queueMove` sends its message once committed (the index-build
+ * queue's: shared/indexing/storage.ts).
+ */
+export async function updatePipeline(ctx: OperationContext, input: PipelineUpdate, queueMove?: (message: { account_id: string; build_id: string }) => Promise<void>): Promise<Pipeline> {
   return retried(async () => {
     const pipeline = await current(ctx, input.id);
     if (input.expected_version !== undefined && input.expected_version !== pipeline.version) {
@@ -112,29 +118,41 @@ export async function updatePipeline(ctx: OperationContext, input: PipelineUpdat
     const planned = input.stages ? nextStages(pipeline, input.stages) : { stages: pipeline.stages, affected: [] };
     const moveTo = input.move_to ?? {};
     checkMoveTo(moveTo, planned.affected, planned.stages);
+    // Stages left out (or changing kind) that hold projects, or that a move still sends projects
+    // to (its removed stage not empty yet), need move_to; a job moves those projects
+    // (shared/indexing/stage-moves.ts) while the pipeline's change commits at once.
+    const moving = planned.affected.filter((s) => moveTo[s.id]);
     if (planned.affected.length) {
       const use = await getPipelineUse(ctx.accountId, pipeline.id);
-      const held = planned.affected.find((s) => (use.stages[s.id] ?? 0) > 0 && !moveTo[s.id]);
+      const present = new Set(pipeline.stages.map((s) => s.id));
+      const inbound = (id: string) => Object.entries(pipeline.moves ?? {}).some(([from, m]) => m.to === id && !present.has(from) && (use.stages[from] ?? 0) > 0);
+      const held = planned.affected.find((s) => ((use.stages[s.id] ?? 0) > 0 || inbound(s.id)) && !moveTo[s.id]);
       if (held) {
-        const n = use.stages[held.id]!;
-        throw new ApiError(`${FAMILY}.stage_in_use`, `stage "${held.name}" (${held.id}) holds ${n} project${n === 1 ? '' : 's'}: name where they go in move_to`, [{ path: `move_to.${held.id}`, message: `is required: the stage holds ${n} project(s)` }]);
-      }
-      if (planned.affected.some((s) => (use.stages[s.id] ?? 0) > 0)) {
-        // Moving the projects of a removed stage (a resumable job, actor system) is not written yet.
-        throw new ApiError(`${FAMILY}.stage_in_use`, 'moving the projects of a removed stage is not available yet: move them with projects-update first', [{ path: 'move_to', message: 'not available yet' }]);
+        const n = use.stages[held.id] ?? 0;
+        const why = n > 0 ? `holds ${n} project${n === 1 ? '' : 's'}` : 'is where the projects of a removed stage are being moved';
+        throw new ApiError(`${FAMILY}.stage_in_use`, `stage "${held.name}" (${held.id}) ${why}: name where they go in move_to`, [{ path: `move_to.${held.id}`, message: `is required: the stage ${why}` }]);
       }
     }
+    const now = new Date().toISOString();
+    const job: StageMove | undefined = moving.length
+      ? { id: randomUUID(), account_id: ctx.accountId, created_at: now, status: 'processing', action: 'move', pipeline_id: pipeline.id, moves: Object.fromEntries(moving.map((s) => [s.id, moveTo[s.id]!])), position: 0, done: 0 }
+      : undefined;
+    const moves = job ? { ...pipeline.moves, ...Object.fromEntries(moving.map((s): [string, StageMoved] => [s.id, { to: moveTo[s.id]!, name: s.name, kind: s.kind, job_id: job.id }])) } : pipeline.moves;
     const makeDefault = input.is_default === true && !pipeline.is_default;
     const name = input.name ?? pipeline.name;
     if (!makeDefault && name === pipeline.name && sameStages(planned.stages, pipeline.stages)) return toApi(pipeline);
     const previousId = makeDefault ? (await getPipelineHead(ctx.accountId)).default_id : undefined;
     const previous = previousId && previousId !== pipeline.id ? await getPipelineItem(ctx.accountId, previousId) : undefined;
-    const next: PipelineItem = { ...pipeline, name, stages: planned.stages, is_default: pipeline.is_default || makeDefault, version: pipeline.version + 1, updated_at: new Date().toISOString() };
+    const next: PipelineItem = { ...pipeline, name, stages: planned.stages, is_default: pipeline.is_default || makeDefault, version: pipeline.version + 1, updated_at: now, ...(moves ? { moves } : {}) };
     const refused = await replacePipeline(ctx.accountId, next, pipeline.version, {
       ...(previous ? { previous: { id: previous.id, version: previous.version } } : {}),
-      emptyStages: planned.affected.map((s) => s.id),
+      emptyStages: planned.affected.filter((s) => !moveTo[s.id]).map((s) => s.id),
+      also: job ? stageMoveJobItems(job) : [],
     });
-    if (!refused) return toApi(next);
+    if (!refused) {
+      if (job) await queueMove?.({ account_id: ctx.accountId, build_id: job.id });
+      return toApi(next);
+    }
     // Changed since it was read: with expected_version the caller's base is gone; else decide again.
     if (refused === 'pipeline' && input.expected_version !== undefined) throw conflict('the pipeline changed since expected_version');
     return undefined;

@@ -1,6 +1,6 @@
 /**
  * The index-build worker (contract §17): applies a change of a custom field's `indexed` to the
- * account's existing records, page by page, through the record store (shared/db/record-store.ts:
+ * account's existing records (and runs the stage moves of pipelines-update, ./stage-moves.ts), page by page, through the record store (shared/db/record-store.ts:
  * `buildSortedPage`, entries written and checked against the records; `removeSortedPage`,
  * entries deleted). Each page's end is
  * saved through the job store's lease (a conditional update of position and lease:
@@ -13,6 +13,7 @@ import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, leaseIndexBu
 import { buildSortedPage, removeSortedPage } from '../db/record-store.js';
 import type { EntityType } from '../db/table.js';
 import { entityByType } from '../schemas/entities/index.js';
+import { runStageMove } from './stage-moves.js';
 import { type IndexBuildMessage, indexBuildQueueFairness } from './storage.js';
 
 /** How long a worker holds a build between two saved pages. */
@@ -40,6 +41,11 @@ export async function runIndexBuild(message: IndexBuildMessage, deps: IndexBuild
     await clearActiveIndexBuild(accountId, id);
     const now = job?.status === 'processing' ? await getIndexBuild(accountId, id) : job;
     return (now?.status as IndexBuildOutcome | undefined) ?? 'gone';
+  }
+  if (job.action === 'move') {
+    const outcome = await runStageMove(job, lease, deps);
+    await clearActiveIndexBuild(accountId, id);
+    return outcome;
   }
   const entity = entityByType(job.entity_type);
   if (!entity) throw new Error(`index build ${id}: unknown entity type ${job.entity_type}`);

@@ -11,8 +11,8 @@ import { startSuppressionCheck } from './suppression.js';
 export interface CreateOptions {
   /** Read-only fields the caller sets (an inbound email's contact, …). */
   readOnly?: Record<string, unknown>;
-  /** The create writes one transaction that can hold the stage items of a record in a pipeline (contract §19); bulk creates cannot yet. */
-  single?: true;
+  /** The record's id, when the caller decides it (an import chunk's, derived from its row). */
+  id?: string;
 }
 
 /** A new record's fields (custom fields and references checked, rules, derived fields): everything of a create but the write. */
@@ -26,8 +26,8 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
     resolveRefs(fam, ctx.accountId, rest, pre),
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
-  // A bulk create (a batch, an import) cannot place a record yet: create it, then place it with an update.
-  const placed = await placeRecord(fam, ctx, undefined, rest, undefined, now, !opts.single);
+  // A record placed in a pipeline (contract §19) is written with its stage items in one transaction (`checks`).
+  const placed = await placeRecord(fam, ctx, opts.id, rest, undefined, now);
   Object.assign(draft, placed?.set);
   checkRules(fam, draft, Object.keys(sent));
   await suppressed();
@@ -36,7 +36,7 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
 }
 
 export async function create(fam: RecordFamily, ctx: OperationContext, body: ParsedBody, opts: CreateOptions = {}): Promise<Record<string, unknown>> {
-  const { draft, resolved, now, id, checks } = await draftOf(fam, ctx, body, { ...opts, single: true });
+  const { draft, resolved, now, id, checks } = await draftOf(fam, ctx, body, opts);
   // A conflict beyond the data layer's retries is the contract's 409, never a 500.
   const record = await writing(fam, () => createRecord(fam.store, { accountId: ctx.accountId, userId: ctx.userId, fields: draft, now, actor: actorOf(ctx), id, checks }));
   return toApi(fam, await writing(fam, () => reconcile(fam, ctx.accountId, record, resolved, actorOf(ctx))));

@@ -1,9 +1,9 @@
 /**
  * The hook through which the record writes place a record in a pipeline (contract §19): set by
- * shared/domain/records/stages.ts when a function imports it (the projects' create, update and
- * batch update), so that the other families' bundles do not carry the pipelines' code. Where the
- * hook is not set, or the write is a bulk one (a batch create, an import), a placing field is
- * refused by the family's definition (`pipeline`), never written raw.
+ * shared/domain/records/stages.ts when a function imports it (the projects' create, update, batch
+ * create and update, the import worker and the stage moves), so that the other families' bundles
+ * do not carry the pipelines' code. Where the hook is not set, a placing field is refused by the
+ * family's definition (`pipeline`), never written raw.
  */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
 import { type Family, invalidRequest } from '../../errors.js';
@@ -22,6 +22,24 @@ export interface Placement {
 
 export type PlaceStage = (family: Family, accountId: string, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now: string, actor: Actor) => Promise<Placement | undefined>;
 
+/** A bulk create's draft (shared/domain/batch.ts): `checks` the stage items of one placed in a pipeline. */
+export interface PlacedDraft {
+  draft: Record<string, unknown>;
+  now: string;
+  id?: string;
+  checks?: TransactItem[];
+  record?: StoredRecord;
+}
+
+/**
+ * How a bulk create (a batch, an import chunk) writes its drafts placed in a pipeline: each as the
+ * single create writes it (one transaction with its stage items), `record` set, or `fail` called;
+ * with `skipExisting` (an import chunk applied again) one that exists is kept. Set by stages.ts.
+ */
+export const bulkPlacement: {
+  create?: <D extends PlacedDraft>(fam: RecordFamily, ctx: OperationContext, drafts: D[], skipExisting: boolean | undefined, fail: (d: D, error: unknown) => void) => Promise<void>;
+} = {};
+
 let hook: PlaceStage | undefined;
 export const setPlacement = (place: PlaceStage): void => {
   hook = place;
@@ -29,11 +47,11 @@ export const setPlacement = (place: PlaceStage): void => {
 
 /**
  * Where the write puts the record (see stages.ts): nothing for a family not in pipelines; through
- * the hook when it is set and the write is single; else the family's refusal of placing fields.
+ * the hook when it is set; else the family's refusal of placing fields.
  */
-export async function placeRecord(fam: RecordFamily, ctx: OperationContext, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now = new Date().toISOString(), bulk?: boolean): Promise<Placement | undefined> {
+export async function placeRecord(fam: RecordFamily, ctx: OperationContext, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now = new Date().toISOString()): Promise<Placement | undefined> {
   const refuse = fam.def.pipeline;
-  if (refuse && hook && !bulk) return hook(fam.family, ctx.accountId, id, sent, current, now, actorOf(ctx));
+  if (refuse && hook) return hook(fam.family, ctx.accountId, id, sent, current, now, actorOf(ctx));
   const refused = refuse?.(sent, current);
   if (refused) throw invalidRequest(fam.family, refused);
   return undefined;

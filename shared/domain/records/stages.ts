@@ -7,26 +7,18 @@
  * history's visits (the one ending, the one beginning).
  */
 import { randomUUID } from 'node:crypto';
-import type { StoredRecord, TransactItem } from '../../db/items.js';
-import { closeVisitItem, getPipelineItem, listPipelineItems, openVisitItem, type PipelineItem, type StagePlace, stageMoveItems, trashedDelete, trashedPut } from '../../db/pipelines.js';
-import { trashRetentionSeconds } from '../../db/trash.js';
+import type { StoredRecord } from '../../db/items.js';
+import { getPipelineItem, listPipelineItems, type PipelineItem, stageMoveItems } from '../../db/pipelines.js';
 import { ApiError, type Family, invalidRequest } from '../../errors.js';
 import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
-import { type Placement, setPlacement } from './placement.js';
-import { trashStage } from './trash-stage.js';
+import { createRecord } from '../../db/record-store.js';
+import { actorOf } from '../context.js';
+import { writing } from './family.js';
+import { bulkPlacement, type Placement, setPlacement } from './placement.js';
+import { beginVisit, closeCurrent, derivedOf, placeOf, type Stage, STATUS_OF_KIND, timesOf, VISIT_SEQ } from './stage-visits.js';
 
-type Stage = PipelineItem['stages'][number];
-interface StageTime { visits: number; total_ms: number; first_entered_at: string; last_exited_at: string | null }
-
-/** The status a stage's kind gives (open → open, won → completed, lost → canceled). */
-const STATUS_OF_KIND = { open: 'open', won: 'completed', lost: 'canceled' } as const;
 const KIND_OF_STATUS: Record<string, Stage['kind']> = { open: 'open', completed: 'won', canceled: 'lost' };
-
-
-/** The record's count of stage visits so far (not an API field): the number of its current visit's item. */
-const VISIT_SEQ = 'stage_visit_seq';
-const DAY_MS = 86_400_000;
 const PLACE_FIELDS = ['pipeline_id', 'stage_id', 'status', 'stage'] as const;
 
 /**
@@ -49,6 +41,13 @@ async function placeStage(
   const invalidStage = (message: string) => new ApiError(`${family}.invalid_stage_id`, message, [{ path: 'stage_id', message }]);
   const invalidPipeline = (message: string) => new ApiError(`${family}.invalid_pipeline_id`, message, [{ path: 'pipeline_id', message }]);
 
+  // In a stage being moved (contract §19 move_to), it stays there until the move reaches it: naming
+  // that stage again, or only its pipeline (and its own status), changes nothing.
+  const stays = (p: PipelineItem | undefined) => {
+    const yes = inPipeline && p?.id === current!.pipeline_id && !!p?.moves?.[current!.stage_id as string] && (!('status' in sent) || sent.status === current!.status);
+    if (yes && 'stage' in sent) throw stageReadOnly(family);
+    return yes;
+  };
   const sentPipeline = 'pipeline_id' in sent ? sent.pipeline_id : undefined;
   const sentStage = 'stage_id' in sent ? sent.stage_id : undefined;
   if (sentPipeline !== undefined && sentPipeline !== null && !isUuid(sentPipeline)) throw invalidPipeline('pipeline_id must be a UUID or null');
@@ -68,9 +67,11 @@ async function placeStage(
       pipeline = await getPipelineItem(accountId, sentPipeline.toLowerCase());
       if (!pipeline) throw invalidPipeline('pipeline_id is not a pipeline of this account');
     } else {
-      pipeline = (await listPipelineItems(accountId)).find((p) => p.stages.some((s) => s.id === stageId));
+      // Its own stage named again: its pipeline (the stage may be one being moved, below).
+      pipeline = inPipeline && stageId === current!.stage_id ? await getPipelineItem(accountId, current!.pipeline_id as string) : (await listPipelineItems(accountId)).find((p) => p.stages.some((s) => s.id === stageId));
     }
     stage = pipeline?.stages.find((s) => s.id === stageId);
+    if (!stage && stageId === current?.stage_id && stays(pipeline)) return undefined;
     if (!stage) throw invalidStage(typeof sentPipeline === 'string' ? 'stage_id is not a stage of pipeline_id' : 'stage_id is not a stage of a pipeline of this account');
     if ('status' in sent && sent.status !== STATUS_OF_KIND[stage.kind]) throw invalidStage(`status ${String(sent.status)} does not agree with stage_id, a ${stage.kind} stage (status ${STATUS_OF_KIND[stage.kind]})`);
   } else {
@@ -82,6 +83,7 @@ async function placeStage(
     }
     const samePipeline = inPipeline && pipeline.id === current!.pipeline_id;
     const kept = samePipeline ? pipeline.stages.find((s) => s.id === current!.stage_id) : undefined;
+    if (!kept && stays(pipeline)) return undefined;
     if ('status' in sent) {
       const kind = KIND_OF_STATUS[String(sent.status)];
       stage = kept?.kind === kind ? kept : pipeline.stages.find((s) => s.kind === kind);
@@ -90,44 +92,11 @@ async function placeStage(
     }
     if (!stage) throw invalidStage('the pipeline has no stage of that kind');
   }
-  if ('stage' in sent) throw invalidRequest(family, 'stage is read-only for a project in a pipeline: it is its stage\'s name (send stage_id)', [{ path: 'stage', message: 'is read-only in a pipeline' }]);
+  if ('stage' in sent) throw stageReadOnly(family);
   return enter(accountId, id, current, pipeline!, stage, now, actor);
 }
 
-const timesOf = (r: StoredRecord | undefined): Record<string, StageTime> => structuredClone((r?.stage_times ?? {}) as Record<string, StageTime>);
-const seqOf = (r: StoredRecord | undefined): number => Number(r?.[VISIT_SEQ] ?? 0);
-const placeOf = (r: StoredRecord | undefined): StagePlace | undefined =>
-  typeof r?.pipeline_id === 'string' && typeof r?.stage_id === 'string' ? { pipelineId: r.pipeline_id, stageId: r.stage_id } : undefined;
-
-/** Closes the record's current visit (its time counted), if it has one. */
-function closeCurrent(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, now: string): TransactItem[] {
-  const place = placeOf(current);
-  if (!place || typeof current?.stage_entered_at !== 'string') return [];
-  const duration = Math.max(0, Date.parse(now) - Date.parse(current.stage_entered_at));
-  const t = times[place.stageId];
-  if (t) times[place.stageId] = { ...t, total_ms: t.total_ms + duration, last_exited_at: now };
-  return seqOf(current) > 0 ? [closeVisitItem(accountId, id, seqOf(current), now, duration)] : [];
-}
-
-/** The fields a stage gives a record that entered it at `enteredAt`. */
-const derivedOf = (pipeline: PipelineItem, stage: Stage, enteredAt: string) => ({
-  pipeline_id: pipeline.id,
-  stage_id: stage.id,
-  stage: stage.name,
-  status: STATUS_OF_KIND[stage.kind],
-  probability: stage.probability,
-  stage_entered_at: enteredAt,
-  rotting_since: stage.kind === 'open' && stage.rot_days ? new Date(Date.parse(enteredAt) + stage.rot_days * DAY_MS).toISOString() : null,
-});
-
-/** A visit of `stage` begins: its count in the record's times, the visit's item. */
-function beginVisit(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, pipeline: PipelineItem, stage: Stage, now: string, actor: unknown) {
-  const t = times[stage.id];
-  times[stage.id] = t ? { ...t, visits: t.visits + 1 } : { visits: 1, total_ms: 0, first_entered_at: now, last_exited_at: null };
-  const seq = seqOf(current) + 1;
-  return { seq, item: openVisitItem(accountId, id, { seq, stage_id: stage.id, stage_name: stage.name, pipeline_id: pipeline.id, entered_at: now, exited_at: null, duration_ms: null, actor }) };
-}
-
+const stageReadOnly = (family: Family) => invalidRequest(family, 'stage is read-only for a project in a pipeline: it is its stage\'s name (send stage_id)', [{ path: 'stage', message: 'is read-only in a pipeline' }]);
 function enter(accountId: string, id: string, current: StoredRecord | undefined, pipeline: PipelineItem, stage: Stage, now: string, actor: Actor): Placement {
   const from = placeOf(current);
   const moved = from?.pipelineId !== pipeline.id || from?.stageId !== stage.id;
@@ -147,29 +116,22 @@ function leave(accountId: string, id: string, current: StoredRecord, now: string
   return { set: { pipeline_id: null, stage_id: null, probability: null, stage_entered_at: null, rotting_since: null, stage_times: times }, items };
 }
 
-// A deletion ends the current visit (the project stays in its pipeline's count while trashed,
-// until its purge: shared/db/pipelines.ts settlePurged); a restore begins a new visit of that stage.
-trashStage.deleted = (accountId, current, now) => {
-  const place = placeOf(current);
-  if (!place) return [];
-  const purgeAt = new Date(Date.parse(now) + trashRetentionSeconds() * 1000).toISOString();
-  return [...closeCurrent(accountId, current.id, current, timesOf(current), now), trashedPut(accountId, place.pipelineId, current.id, purgeAt)];
-};
-trashStage.restored = async (accountId, trashed, now, actor) => {
-  const record = trashed.record;
-  const place = placeOf(record);
-  const pipeline = place && (await getPipelineItem(accountId, place.pipelineId));
-  const stage = pipeline && pipeline.stages.find((s) => s.id === place.stageId);
-  if (!place) return undefined;
-  // Its pipeline deleted meanwhile (its purge settled at the purge time): the entry is gone, the restore fails.
-  if (!pipeline || !stage) return { set: {}, items: [trashedDelete(accountId, place.pipelineId, record.id)] };
-  const times = timesOf(record);
-  closeCurrent(accountId, record.id, record, times, trashed.deleted_at); // its times as the deletion closed them
-  const { seq, item } = beginVisit(accountId, record.id, record, times, pipeline, stage, now, actor);
-  return {
-    set: { ...derivedOf(pipeline, stage, now), stage_times: times, [VISIT_SEQ]: seq },
-    items: [item, trashedDelete(accountId, place.pipelineId, record.id), ...stageMoveItems(accountId, place, place)],
+// A bulk create's placed drafts: each in its own transaction with its stage items, as a single create.
+bulkPlacement.create = async (fam, ctx, drafts, skipExisting, fail) => {
+  const placed = drafts.filter((d) => d.checks);
+  const existing = skipExisting && placed.length ? await fam.store.getManyConsistent(ctx.accountId, placed.map((d) => d.id!)) : undefined;
+  // 16 at once (./referencing.ts has inParallel, but its module carries every family's definition).
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let d = placed[next++]; d; d = placed[next++]) {
+      try {
+        d.record = existing?.get(d.id!) ?? (await writing(fam, () => createRecord(fam.store, { accountId: ctx.accountId, userId: ctx.userId, fields: d!.draft, now: d!.now, actor: actorOf(ctx), id: d!.id, checks: d!.checks })));
+      } catch (error) {
+        fail(d, error);
+      }
+    }
   };
+  await Promise.all(Array.from({ length: 16 }, lane));
 };
 
 // The projects' writes place through this module (./placement.ts): importing it sets the hook.

@@ -46,11 +46,13 @@ export const pipelinesResource = defineResource({
       access: 'write',
       summary: 'Rename a pipeline, replace its stages, make it the default',
       description:
-        '`stages` is the whole new ordered list: a stage sent with its `id` keeps its identity, one without is new. A stage left out, or whose kind changes, that holds projects needs `move_to` (else 409 `pipelines.stage_in_use`). `expected_version` other than the current `version`: 409 `pipelines.conflict`. Every change adds 1 to `version`.',
+        '`stages` is the whole new ordered list: a stage sent with its `id` keeps its identity, one without is new. A stage left out, or whose kind changes, that holds projects needs `move_to` (else 409 `pipelines.stage_in_use`): the change commits at once and a job moves those projects (as projects-update, actor system) within a minute; until then they stay in the old stage, which no write can name. `expected_version` other than the current `version`: 409 `pipelines.conflict`. Every change adds 1 to `version`.',
       input: pipelineUpdateInput,
       result: pipelineSchema,
       errors: ['pipelines.conflict', 'pipelines.stage_in_use'],
       parse: parsePipelineUpdate,
+      // move_to queues the move of the stages' projects on the index-build queue (a job over existing records).
+      bindings: { indexBuildsQueue: 'send' },
     },
     board: {
       access: 'read',
