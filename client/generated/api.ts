@@ -2507,7 +2507,7 @@ export interface paths {
         put?: never;
         /**
          * Rename a pipeline, replace its stages, make it the default
-         * @description `stages` is the whole new ordered list: a stage sent with its `id` keeps its identity, one without is new. A stage left out, or whose kind changes, that holds projects needs `move_to` (else 409 `pipelines.stage_in_use`). `expected_version` other than the current `version`: 409 `pipelines.conflict`. Every change adds 1 to `version`.
+         * @description `stages` is the whole new ordered list: a stage sent with its `id` keeps its identity, one without is new. A stage left out, or whose kind changes, that holds projects needs `move_to` (else 409 `pipelines.stage_in_use`): the change commits at once and a job moves those projects (as projects-update, actor system) within a minute; until then they stay in the old stage, which no write can name. `expected_version` other than the current `version`: 409 `pipelines.conflict`. Every change adds 1 to `version`.
          *
          *     Called as `POST /api/pipelines-update` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
