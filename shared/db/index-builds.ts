@@ -45,6 +45,8 @@ export interface StageMove extends JobFields {
   action: 'move';
   pipeline_id: string;
   moves: Record<string, string>;
+  /** Stages that stay but were renamed or given a new probability or rot_days: their projects' derived fields are written again. */
+  refresh?: string[];
 }
 
 /** A job of the index-build queue. */

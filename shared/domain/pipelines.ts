@@ -122,6 +122,15 @@ export async function updatePipeline(ctx: OperationContext, input: PipelineUpdat
     // to (its removed stage not empty yet), need move_to; a job moves those projects
     // (shared/indexing/stage-moves.ts) while the pipeline's change commits at once.
     const moving = planned.affected.filter((s) => moveTo[s.id]);
+    // Stages that stay with their kind but a new name, probability or rot_days: their projects show
+    // the stage's name and probability (contract §19), written again by the same job.
+    const before = new Map(pipeline.stages.map((s) => [s.id, s]));
+    const restated = planned.stages.filter((s) => {
+      const was = before.get(s.id);
+      return was !== undefined && was.kind === s.kind && (was.name !== s.name || was.probability !== s.probability || was.rot_days !== s.rot_days);
+    });
+    // Every one of them, empty or not: a project placed while this change commits is reached too.
+    const refresh = restated.map((s) => s.id);
     if (planned.affected.length) {
       const use = await getPipelineUse(ctx.accountId, pipeline.id);
       const present = new Set(pipeline.stages.map((s) => s.id));
@@ -134,10 +143,11 @@ export async function updatePipeline(ctx: OperationContext, input: PipelineUpdat
       }
     }
     const now = new Date().toISOString();
-    const job: StageMove | undefined = moving.length
-      ? { id: randomUUID(), account_id: ctx.accountId, created_at: now, status: 'processing', action: 'move', pipeline_id: pipeline.id, moves: Object.fromEntries(moving.map((s) => [s.id, moveTo[s.id]!])), position: 0, done: 0 }
-      : undefined;
-    const moves = job ? { ...pipeline.moves, ...Object.fromEntries(moving.map((s): [string, StageMoved] => [s.id, { to: moveTo[s.id]!, name: s.name, kind: s.kind, job_id: job.id }])) } : pipeline.moves;
+    const job: StageMove | undefined =
+      moving.length || refresh.length
+        ? { id: randomUUID(), account_id: ctx.accountId, created_at: now, status: 'processing', action: 'move', pipeline_id: pipeline.id, moves: Object.fromEntries(moving.map((s) => [s.id, moveTo[s.id]!])), ...(refresh.length ? { refresh } : {}), position: 0, done: 0 }
+        : undefined;
+    const moves = moving.length && job ? { ...pipeline.moves, ...Object.fromEntries(moving.map((s): [string, StageMoved] => [s.id, { to: moveTo[s.id]!, name: s.name, kind: s.kind, job_id: job.id }])) } : pipeline.moves;
     const makeDefault = input.is_default === true && !pipeline.is_default;
     const name = input.name ?? pipeline.name;
     if (!makeDefault && name === pipeline.name && sameStages(planned.stages, pipeline.stages)) return toApi(pipeline);

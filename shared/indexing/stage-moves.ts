@@ -51,15 +51,21 @@ function inOldStage(record: Record<string, unknown>, pipeline: PipelineItem, fro
   return !kept || record.status !== STATUS_OF_KIND[kept.kind];
 }
 
-/** Moves one project to `to` if it is still in the old stage; whether it moved. */
-async function moveOne(ctx: OperationContext, id: string, pipeline: PipelineItem, from: string, to: string): Promise<boolean> {
+/** Whether the project is still in the stage `id` of the pipeline (a refresh writes only those). */
+const inStage = (record: Record<string, unknown>, pipeline: PipelineItem, id: string) => record.pipeline_id === pipeline.id && record.stage_id === id;
+
+/**
+ * Puts one project in `to` (a move, or its own stage again: its derived fields written as the
+ * stage now is) if `still` holds for it as read; whether it changed.
+ */
+async function moveOne(ctx: OperationContext, id: string, to: string, still: (record: Record<string, unknown>) => boolean): Promise<boolean> {
   const fam = familyOf(projectEntity);
   try {
     const out = await applyUpdate(fam, ctx, { id, fields: { stage_id: to } }, undefined, {
       load: async () => undefined,
       // Decided on the record as read by each attempt of the optimistic write.
       items: (current: StoredRecord) => {
-        if (!inOldStage(current, pipeline, from)) throw new NotInStage();
+        if (!still(current)) throw new NotInStage();
         return [];
       },
     });
@@ -93,11 +99,36 @@ export async function runStageMove(job: StageMove, lease: JobLease<IndexBuildIte
         page.items.filter((p) => inOldStage(p, pipeline, from)),
         PARALLEL,
         async (p) => {
-          if (await moveOne(ctx, String(p.id), pipeline, from, target.id)) moved++;
+          if (await moveOne(ctx, String(p.id), target.id, (r) => inOldStage(r, pipeline, from))) moved++;
         },
       );
       const current = lease.job;
       const saved = await lease.save({ position: current.position + 1, done: current.done + moved }, { position: current.position });
+      if (!saved) return ((await lease.lost()) as StageMoveOutcome | undefined) ?? 'gone';
+      await deps.afterPage?.(saved);
+      if (!page.next_cursor) break;
+      cursor = page.next_cursor;
+    }
+  }
+  // Stages renamed or given a new probability or rot_days: each project still in one of them
+  // written again through its placement, which derives `stage`, `probability` and `rotting_since`
+  // from the stage as it is now (a project already up to date changes nothing and raises nothing).
+  for (const stageId of job.refresh ?? []) {
+    let cursor: string | undefined;
+    for (;;) {
+      const pipeline = await getPipelineItem(accountId, job.pipeline_id);
+      if (!pipeline?.stages.some((s) => s.id === stageId)) break; // deleted or removed since: nothing to restate
+      const page = await list(fam, ctx, { filter: { field: 'stage_id', op: 'eq', value: stageId }, limit: pageSize, ...(cursor ? { cursor } : {}) });
+      let changed = 0;
+      await inParallel(
+        page.items.filter((p) => inStage(p, pipeline, stageId)),
+        PARALLEL,
+        async (p) => {
+          if (await moveOne(ctx, String(p.id), stageId, (r) => inStage(r, pipeline, stageId))) changed++;
+        },
+      );
+      const current = lease.job;
+      const saved = await lease.save({ position: current.position + 1, done: current.done + changed }, { position: current.position });
       if (!saved) return ((await lease.lost()) as StageMoveOutcome | undefined) ?? 'gone';
       await deps.afterPage?.(saved);
       if (!page.next_cursor) break;

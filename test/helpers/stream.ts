@@ -76,3 +76,14 @@ export async function invokeChanges(batch: DynamoDBStreamEvent): Promise<SQSBatc
   const handler = await loadHandler<(event: SQSEvent) => Promise<SQSBatchResponse>>(functionByName('changes')!.entry);
   return handler(changesEvent(batch));
 }
+
+/**
+ * The index-build queue on this file's SQS, its URL in the binding the functions read: for files
+ * whose writes queue a job there (a pipelines-update that moves or restates stages) without
+ * running it.
+ */
+export async function fileIndexBuildQueue(): Promise<string> {
+  const url = await ensureQueue((await fileQueues()).endpoint, `${LOCAL_QUEUES.indexBuilds}-${process.env.TABLE_NAME}`);
+  process.env[bindingEnv('indexBuildsQueue')] = url;
+  return url;
+}

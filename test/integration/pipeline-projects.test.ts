@@ -3,9 +3,13 @@
  * create and update, status and stage following the stage, derived fields, stage times, the
  * validation errors, the pipelines' use (in_use, stage_in_use), and projects-stage-history.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
+import { fileIndexBuildQueue } from '../helpers/stream.js';
+
+// A change that restates a stage queues the job that writes its projects again (not run here).
+beforeAll(fileIndexBuildQueue);
 
 interface Stage { id: string; name: string; kind: string; probability: number; rot_days: number | null }
 interface Pipeline { id: string; stages: Stage[]; version: number }

@@ -2,8 +2,12 @@
  * Pipelines and their stages (contract §19, first bullets): create, get, list, update, delete,
  * the account's default and limit, versions, and hostile bodies.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { invoke, newAccount, ok } from '../helpers/api.js';
+import { fileIndexBuildQueue } from '../helpers/stream.js';
+
+// A change that restates a stage queues the job that writes its projects again (not run here).
+beforeAll(fileIndexBuildQueue);
 
 interface Stage { id: string; name: string; kind: string; probability: number; rot_days: number | null }
 interface Pipeline { id: string; name: string; is_default: boolean; stages: Stage[]; version: number; created_at: string; updated_at: string }

@@ -173,6 +173,40 @@ describe('moving the projects of a removed stage (move_to)', () => {
     expect(lead).toBeDefined();
   });
 
+  it('writes again the projects of a renamed stage, or one with a new probability or rot_days: their stage, probability and rotting_since follow', async () => {
+    const auth = newAccount();
+    const p = await ok<Pipeline>('pipelines-create', { name: 'Sales', stages: STAGES }, auth);
+    const [lead, proposal] = p.stages;
+    const inProposal: Project[] = [];
+    for (let i = 0; i < 9; i++) inProposal.push(await ok<Project>('projects-create', { name: `p${i}`, stage_id: proposal!.id }, auth));
+    const inLead = await ok<Project>('projects-create', { name: 'lead', stage_id: lead!.id }, auth);
+    const stages = p.stages.map(({ id, name, kind, probability, rot_days }) => (id === proposal!.id ? { id, name: 'Proposal sent', kind, probability: 60, rot_days: 10 } : { id, name, kind, probability, rot_days }));
+    const changed = await ok<Pipeline>('pipelines-update', { id: p.id, stages }, auth);
+    expect(changed.version).toBe(2);
+    const message = await moveOf(auth.accountId);
+    // A project moved out by hand before the job reaches it is left where it went.
+    const left = await ok<Project>('projects-update', { id: inProposal[0]!.id, stage_id: lead!.id }, auth);
+    expect(left).toMatchObject({ stage_id: lead!.id, stage: 'Lead' });
+    expect(await runIndexBuild(message, { pageSize: 4 })).toBe('completed');
+    expect((await getIndexBuild(auth.accountId, message.build_id))!).toMatchObject({ status: 'completed', done: 8 });
+    for (const x of await projectsIn(auth, proposal!.id)) {
+      expect(x).toMatchObject({ stage: 'Proposal sent', probability: 60, status: 'open' });
+      expect(Date.parse(String(x.rotting_since)) - Date.parse(String(x.stage_entered_at))).toBe(10 * 86_400_000);
+      expect(x.stage_times[proposal!.id]!.visits).toBe(1); // the same visit: nothing entered or left
+    }
+    expect(await ok<Project>('projects-get', { id: inLead.id }, auth)).toMatchObject({ stage: 'Lead', probability: 0 });
+    // The history keeps the name the visit had when it began; the change raised project.updated only.
+    const visits = (await ok<{ items: Visit[] }>('projects-stage-history', { project_id: inProposal[3]!.id }, auth)).items;
+    expect(visits.map((v) => v.stage_name)).toEqual(['Proposal']);
+    await worker!.drain();
+    const events = (await ok<{ items: { event: string; record_id?: string }[] }>('events-list', { record_id: inProposal[3]!.id }, auth)).items.map((e) => e.event);
+    expect(events).toEqual(['project.created', 'project.stage_changed', 'project.updated'].filter((e) => events.includes(e)));
+    expect(events.filter((e) => e === 'project.updated')).toHaveLength(1);
+    expect(events.filter((e) => e === 'project.stage_changed')).toHaveLength(1); // its create's, not the refresh's
+    expect(await runIndexBuild(message)).toBe('completed'); // delivered again: nothing written twice
+    expect((await getIndexBuild(auth.accountId, message.build_id))!.done).toBe(8);
+  });
+
   it('asks move_to for a stage a move still sends projects to, and follows a move onward', async () => {
     const auth = newAccount();
     const p = await ok<Pipeline>('pipelines-create', { name: 'Sales', stages: STAGES }, auth);
