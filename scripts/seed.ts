@@ -5,7 +5,8 @@
  *
  * Without --url/--token (or CRM_URL/CRM_TOKEN) it uses the running `npm start` (its state file,
  * local/state-file.ts) and its printed dev token. It adds: 3 lead sources, 4 companies, 20
- * contacts (with companies, sources, tags, phones), 4 projects, a timeline of 30 activities
+ * contacts (with companies, sources, tags, phones), a "Sales" pipeline (Lead, Qualified, Proposal,
+ * Won, Lost) with 10 projects spread over its stages (amounts in USD and EUR), a timeline of 30 activities
  * (notes, calls, meetings, tasks, emails over the last 30 days) and a webhook endpoint to the
  * local receiver (`npm run receiver`, default http://127.0.0.1:4000/hook; loopback only), whose
  * signing secret it prints with the command that starts the receiver.
@@ -140,7 +141,30 @@ const contacts = await batch(
   })),
 );
 
-// 3. Projects and a timeline, on the first run only.
+// 3. The "Sales" pipeline (looked up first: created once).
+const STAGES = [
+  { name: 'Lead', probability: 10, rot_days: 30 },
+  { name: 'Qualified', probability: 25, rot_days: 21 },
+  { name: 'Proposal', probability: 50, rot_days: 14 },
+  { name: 'Won', kind: 'won' },
+  { name: 'Lost', kind: 'lost' },
+];
+/** Deals of the pipeline beside the four projects below: name, stage, amount (cents), currency. */
+const DEALS: Array<[string, string, number, string]> = [
+  ['Hooli: fleet telematics', 'Lead', 350_000, 'EUR'],
+  ['Stark: robotics retrofit', 'Lead', 820_000, 'USD'],
+  ['Wayne: access control', 'Qualified', 640_000, 'EUR'],
+  ['Soylent: supply analytics', 'Proposal', 1_500_000, 'EUR'],
+  ['Tyrell: data migration', 'Won', 300_000, 'USD'],
+  ['Cyberdyne: pilot', 'Lost', 75_000, 'EUR'],
+];
+interface Pipeline { id: string; name: string; stages: Array<{ id: string; name: string }> }
+async function salesPipeline(): Promise<Pipeline> {
+  const { items } = await call<{ items: Pipeline[] }>('pipelines-list', {});
+  return items.find((p) => p.name === 'Sales') ?? call<Pipeline>('pipelines-create', { name: 'Sales', stages: STAGES });
+}
+
+// 4. Projects (in the pipeline's stages) and a timeline, on the first run only.
 let projectCount = 0;
 let activityCount = 0;
 if (firstRun) {
@@ -150,7 +174,14 @@ if (firstRun) {
     { name: 'Initech: security review', status: 'completed', stage: 'done', amount: 900_000, currency: 'USD', company_id: companies[2]!.id, contact_ids: [contacts[12]!.id, contacts[8]!.id] },
     { name: 'Umbra: co-marketing campaign', status: 'canceled', stage: 'idea', amount: null, currency: '', company_id: companies[3]!.id, contact_ids: [contacts[14]!.id] },
   ]);
-  projectCount = projects.length;
+  // More deals, then every project into a stage of the "Sales" pipeline (a batch create does not
+  // place projects: projects-batch-update does, as projects-update).
+  const deals = await batch('projects-batch-create', DEALS.map(([name, , amount, currency]) => ({ name, amount, currency })));
+  const sales = await salesPipeline();
+  const stageOf = (name: string) => sales.stages.find((s) => s.name === name)!.id;
+  const placed = [...projects.map((p, i) => ({ id: p.id, stage: ['Proposal', 'Qualified', 'Won', 'Lost'][i]! })), ...deals.map((d, i) => ({ id: d.id, stage: DEALS[i]![1] }))];
+  await batch('projects-batch-update', placed.map((p) => ({ id: p.id, stage_id: stageOf(p.stage) })));
+  projectCount = placed.length;
   const timeline: unknown[] = [];
   PEOPLE.forEach(([first, , , company], i) => {
     if (i >= 15) return;
@@ -175,6 +206,6 @@ if (firstRun) {
 const actions = (xs: Array<{ action: string }>) => Object.entries(xs.reduce<Record<string, number>>((n, x) => ({ ...n, [x.action]: (n[x.action] ?? 0) + 1 }), {})).map(([a, n]) => `${n} ${a}`).join(', ');
 console.log(`seeded ${baseUrl}:`);
 console.log(`  ${SOURCES.length} lead sources, ${companies.length} companies (${actions(companies)}), ${contacts.length} contacts (${actions(contacts)})`);
-console.log(firstRun ? `  ${projectCount} projects, ${activityCount} activities (a timeline over the last 30 days)` : '  projects and activities: already seeded, not added again');
+console.log(firstRun ? `  ${projectCount} projects in the "Sales" pipeline (${STAGES.map((s) => s.name).join(', ')}), ${activityCount} activities (a timeline over the last 30 days)` : '  projects and activities: already seeded, not added again');
 console.log(`  ${secretLine}`);
 console.log(`try: curl -s -X POST ${baseUrl}/api/activities-list -H 'Authorization: Bearer …' -d '{"contact_id":"${contacts[0]!.id}"}'`);

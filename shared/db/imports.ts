@@ -20,7 +20,7 @@ export interface ImportItem {
   id: string;
   account_id: string;
   created_by: string;
-  object_type: 'contacts' | 'companies';
+  object_type: 'contacts' | 'companies' | 'projects';
   mode: 'upsert' | 'create';
   file_name: string;
   status: ImportStatus;

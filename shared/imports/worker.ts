@@ -36,7 +36,11 @@ import {
 import { companiesByDomain, contactsByEmail, normalizeLookupKey } from '../domain/lookups.js';
 import { batchService } from '../domain/batch.js';
 import { ApiError } from '../errors.js';
-import { companyEntity, contactEntity, customField, type Entity, type EntityDefinition } from '../schemas/entities/index.js';
+import { companyEntity, contactEntity, customField, type Entity, type EntityDefinition, projectEntity } from '../schemas/entities/index.js';
+import '../domain/records/stages.js'; // project rows are created into pipelines (contract §19)
+import { getPipeline } from '../domain/pipelines.js';
+import { type Pipeline, stageNameKey } from '../schemas/pipelines.js';
+import { isUuid } from '../schemas/primitives.js';
 import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
 import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
@@ -152,7 +156,7 @@ function asFileProblem(error: unknown): unknown {
   return error;
 }
 
-const importedEntity = (objectType: ImportItem['object_type']): Entity => (objectType === 'contacts' ? contactEntity : companyEntity);
+const importedEntity = (objectType: ImportItem['object_type']): Entity => ({ contacts: contactEntity, companies: companyEntity, projects: projectEntity })[objectType];
 const entityOf = (objectType: ImportItem['object_type']) => importedEntity(objectType) as EntityDefinition;
 
 /** The id of the record a row creates: the same on every attempt. */
@@ -206,6 +210,7 @@ class JobRun {
   readonly seen = new Set<string>();
   readonly domains = new Map<string, StoredRecord | null>();
   readonly refs = new Map<string, StoredRecord | null>();
+  readonly pipelines = new Map<string, Promise<Pipeline | undefined>>();
   constructor(
     readonly job: ImportItem,
     readonly mapping: HeaderMapping,
@@ -232,6 +237,35 @@ class JobRun {
 
   private error(rowNumber: number, p: RowProblem): RowErrorItem {
     return { row_number: rowNumber, column: p.column, code: p.code, message: p.message, value: shownValue(p.value), created_at: new Date().toISOString() };
+  }
+
+  /**
+   * A project row's stage by name (contract §19): with `pipeline_id` and no `stage_id`, `stage`
+   * names a stage of that pipeline (as stage names compare: without case or accents) and becomes
+   * its `stage_id`; a name the pipeline does not have is the row's `invalid_value`. With
+   * `stage_id`, the `stage` cell (an exported file's stage name) is left out: the stage decides.
+   * Outside a pipeline `stage` is free text.
+   */
+  private async stageByName(r: Ready): Promise<RowProblem | undefined> {
+    const { body } = r;
+    if (this.def.type !== 'project' || body.stage === undefined) return undefined;
+    if (body.stage_id !== undefined) {
+      delete body.stage;
+      return undefined;
+    }
+    const pipelineId = body.pipeline_id;
+    if (!isUuid(pipelineId)) return undefined; // none, or not an id: the create says so
+    const key = pipelineId.toLowerCase();
+    if (!this.pipelines.has(key)) this.pipelines.set(key, getPipeline(this.ctx, key).catch(() => undefined));
+    const pipeline = await this.pipelines.get(key);
+    if (!pipeline) return undefined; // not one of the account's: the create's invalid_pipeline_id
+    const name = String(body.stage);
+    const stage = pipeline.stages.find((s) => stageNameKey(s.name) === stageNameKey(name));
+    const column = r.headerOf.get('stage') ?? 'stage';
+    if (!stage) return { code: 'invalid_value', column, message: `${column}: "${name}" is not a stage of pipeline ${pipeline.name}`, value: r.cellOf.get('stage') ?? name };
+    delete body.stage;
+    body.stage_id = stage.id;
+    return undefined;
   }
 
   /** Maps an ApiError of a record's validation or write to the row's problem. */
@@ -315,6 +349,11 @@ class JobRun {
             continue;
           }
           r.body.company_id = company.id;
+        }
+        const unknownStage = await this.stageByName(r);
+        if (unknownStage) {
+          problem(r, unknownStage);
+          continue;
         }
         const ownId = rowRecordId(job.id, r.row.rowNumber);
         const match = r.key ? lookupMatches.get(r.key)?.[0] : undefined;

@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { cursorString, limitInteger } from './common.js';
 
-export const IMPORT_OBJECT_TYPES = ['contacts', 'companies'] as const;
+export const IMPORT_OBJECT_TYPES = ['contacts', 'companies', 'projects'] as const;
 export const IMPORT_MODES = ['upsert', 'create'] as const;
 export const IMPORT_STATUSES = ['awaiting_upload', 'queued', 'processing', 'completed', 'failed', 'canceled'] as const;
 export const ROW_ERROR_CODES = ['invalid_value', 'missing_required', 'duplicate_in_file', 'invalid_company', 'invalid_custom_fields', 'wrong_column_count', 'email_suppressed'] as const;
@@ -26,9 +26,9 @@ const count = (description: string) => v.pipe(v.number(), v.integer(), v.minValu
 // --- inputs -----------------------------------------------------------------------------------
 
 export const importCreateInput = v.strictObject({
-  object_type: v.pipe(v.picklist(IMPORT_OBJECT_TYPES, 'must be contacts or companies'), v.metadata({ description: 'What the rows are', examples: ['contacts'] })),
+  object_type: v.pipe(v.picklist(IMPORT_OBJECT_TYPES, 'must be contacts, companies or projects'), v.metadata({ description: 'What the rows are', examples: ['contacts'] })),
   mode: v.optional(
-    v.pipe(v.picklist(IMPORT_MODES, 'must be upsert or create'), v.metadata({ description: 'upsert (default): match contacts by email and companies by domain, without case; create: always create' })),
+    v.pipe(v.picklist(IMPORT_MODES, 'must be upsert or create'), v.metadata({ description: 'upsert (default): match contacts by email and companies by domain, without case (projects have no key: every row creates); create: always create' })),
     'upsert',
   ),
   file_name: v.optional(v.pipe(v.string(), v.maxLength(255, 'must be at most 255 characters'), v.metadata({ description: 'Shown on the import record', examples: ['people.csv'] })), ''),

@@ -330,7 +330,7 @@ describe('exports', () => {
     const p1 = await ok<Rec>('projects-create', { name: 'Engine', status: 'open', company_id: co.id, contact_ids: [c1.id, c2.id], amount: 500, tags: ['big'], custom_fields: { [stage.id]: 'high' } }, auth);
     await ok<Rec>('projects-create', { name: 'Loom', status: 'completed' }, auth);
     const projects = await download(await exportOf(auth, { object_type: 'projects', filters: { status: ['open'] } }));
-    expect(projects.header).toEqual(['name', 'description', 'status', 'stage', 'amount', 'currency', 'company_id', 'contact_ids', 'start_date', 'due_date', 'tags', 'custom:Priority', 'id', 'created_at', 'updated_at']);
+    expect(projects.header).toEqual(['name', 'description', 'status', 'stage', 'amount', 'currency', 'company_id', 'contact_ids', 'start_date', 'due_date', 'pipeline_id', 'stage_id', 'tags', 'custom:Priority', 'id', 'created_at', 'updated_at']);
     expect(projects.records).toHaveLength(1);
     expect(projects.records[0]).toMatchObject({ name: 'Engine', status: 'open', amount: '500', company_id: co.id, contact_ids: `${c1.id};${c2.id}`, tags: 'big', 'custom:Priority': 'high', id: p1.id });
 

@@ -31,10 +31,17 @@ describe('npm run seed', () => {
     const seed = () => promisify(execFile)(join(REPO, 'node_modules', '.bin', 'tsx'), ['scripts/seed.ts', '--url', s.baseUrl, '--token', s.token, '--receiver', receiver], { cwd: REPO });
     const first = await seed();
     expect(first.stdout).toMatch(/3 lead sources, 4 companies \(4 created\), 20 contacts \(20 created\)/);
-    expect(first.stdout).toMatch(/4 projects, 30 activities/);
+    expect(first.stdout).toMatch(/10 projects in the "Sales" pipeline \(Lead, Qualified, Proposal, Won, Lost\), 30 activities/);
     expect(first.stdout).toMatch(/WEBHOOK_SECRET=whsec_\S+ npm run receiver/);
     const figures = { companies: await count('companies-list'), contacts: await count('contacts-list'), sources: await count('sources-list'), projects: await count('projects-list'), activities: await count('activities-list'), endpoints: await count('webhooks-list') };
-    expect(figures).toEqual({ companies: 4, contacts: 20, sources: 3, projects: 4, activities: 30, endpoints: 1 });
+    expect(figures).toEqual({ companies: 4, contacts: 20, sources: 3, projects: 10, activities: 30, endpoints: 1 });
+    // The pipeline: every project in one of its stages, amounts in two currencies.
+    const sales = (await s.call<{ items: Array<{ id: string; name: string; stages: Array<{ id: string; name: string }> }> }>('pipelines-list', {})).body.result!.items.find((p) => p.name === 'Sales')!;
+    expect(sales.stages.map((x) => x.name)).toEqual(['Lead', 'Qualified', 'Proposal', 'Won', 'Lost']);
+    const perStage = await Promise.all(sales.stages.map((x) => count('projects-list', { filter: { field: 'stage_id', op: 'eq', value: x.id } })));
+    expect(perStage).toEqual([2, 2, 2, 2, 2]);
+    const currencies = (await s.call<{ items: Array<{ currency: string }> }>('projects-list', { limit: 100 })).body.result!.items.map((x) => x.currency);
+    expect(new Set(currencies)).toEqual(new Set(['USD', 'EUR', '']));
     // A contact's timeline has entries.
     const ada = (await s.call<{ items: Array<{ id: string }> }>('contacts-list', { search: 'ada.lovelace@acme-robotics.example' })).body.result!.items[0]!;
     expect(await count('activities-list', { contact_id: ada.id })).toBeGreaterThanOrEqual(2);
