@@ -113,6 +113,17 @@ async function expectSummary(auth: Auth, body: { group_by: string; pipeline_id?:
 const thisMonth = () => new Date().toISOString().slice(0, 7);
 const pipelineOf = (auth: Auth, name = 'Sales', stages: unknown[] = STAGES) => ok<Pipeline>('pipelines-create', { name, stages }, auth);
 
+/** Creates the projects in batches of 100 and places them (stage_id) with batch updates. */
+async function createPlaced(auth: Auth, items: ({ stage_id: string } & Record<string, unknown>)[]): Promise<void> {
+  for (let at = 0; at < items.length; at += 100) {
+    const chunk = items.slice(at, at + 100);
+    const made = await ok<{ results: { ok: boolean; record: { id: string } }[] }>('projects-batch-create', { items: chunk.map(({ stage_id: _, ...rest }) => rest) }, auth);
+    expect(made.results.every((r) => r.ok)).toBe(true);
+    const placed = await ok<{ results: { ok: boolean }[] }>('projects-batch-update', { items: made.results.map((r, i) => ({ id: r.record.id, stage_id: chunk[i]!.stage_id })) }, auth);
+    expect(placed.results.every((r) => r.ok)).toBe(true);
+  }
+}
+
 describe('projects-summary', () => {
   it('counts and sums by stage, pipeline, status and close month, as counting the projects one by one; weighted from the current probabilities', async () => {
     const auth = newAccount();
@@ -192,10 +203,11 @@ describe('projects-summary', () => {
     const auth = newAccount();
     const stages = [...Array.from({ length: 28 }, (_, i) => ({ name: `Open stage number ${i + 1}`, probability: i * 3 })), { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }];
     const p = await pipelineOf(auth, 'Thirty', stages);
-    for (const [i, s] of p.stages.entries()) {
-      await ok('projects-create', { name: `p${i}`, stage_id: s.id, amount: 1000 + i, currency: ['USD', 'EUR', 'GBP'][i % 3] }, auth);
-      await ok('projects-create', { name: `q${i}`, stage_id: s.id, amount: 7 * i, currency: ['JPY', 'CHF'][i % 2] }, auth);
-    }
+    const items = p.stages.flatMap((s, i) => [
+      { name: `p${i}`, stage_id: s.id, amount: 1000 + i, currency: ['USD', 'EUR', 'GBP'][i % 3] },
+      { name: `q${i}`, stage_id: s.id, amount: 7 * i, currency: ['JPY', 'CHF'][i % 2] },
+    ]);
+    await createPlaced(auth, items);
     await worker.drain();
     await expectSummary(auth, { group_by: 'stage', pipeline_id: p.id });
     const { usage } = await measureCapacity(() => ok<Summary>('projects-summary', { group_by: 'stage', pipeline_id: p.id }, auth));
@@ -407,7 +419,9 @@ describe('pipelines-board', () => {
     const reads: number[] = [];
     let made = 0;
     for (const size of [40, 160]) {
-      for (; made < size; made++) await ok('projects-create', { name: `b${made}`, stage_id: p.stages[made % 4]!.id, amount: made, currency: 'USD' }, auth);
+      const items = Array.from({ length: size - made }, (_, k) => made + k).map((n) => ({ name: `b${n}`, stage_id: p.stages[n % 4]!.id, amount: n, currency: 'USD' }));
+      await createPlaced(auth, items);
+      made = size;
       await worker.drain();
       const { result, usage } = await measureCapacity(() => ok<Board>('pipelines-board', { pipeline_id: p.id, limit }, auth));
       expect(result.columns.map((c) => c.count)).toEqual([0, 1, 2, 3].map((i) => Math.ceil((size - i) / 4)));
