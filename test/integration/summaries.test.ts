@@ -343,7 +343,7 @@ describe('the counters under redelivery, interruption and concurrency', () => {
       }),
       { numRuns: 4 },
     );
-  });
+  }, 240_000);
 
   it('rebuild reports 0 drift after a workload, then finds and corrects an injected drift', async () => {
     const auth = newAccount();
