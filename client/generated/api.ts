@@ -5762,7 +5762,7 @@ export interface components {
              */
             created_by: string;
             /** @enum {string} */
-            object_type: "contacts" | "companies";
+            object_type: "contacts" | "companies" | "projects";
             /** @enum {string} */
             mode: "upsert" | "create";
             file_name: string;
@@ -5819,7 +5819,7 @@ export interface components {
              */
             created_by: string;
             /** @enum {string} */
-            object_type: "contacts" | "companies";
+            object_type: "contacts" | "companies" | "projects";
             /** @enum {string} */
             mode: "upsert" | "create";
             file_name: string;
@@ -5892,9 +5892,9 @@ export interface components {
              * @example contacts
              * @enum {string}
              */
-            object_type: "contacts" | "companies";
+            object_type: "contacts" | "companies" | "projects";
             /**
-             * @description upsert (default): match contacts by email and companies by domain, without case; create: always create
+             * @description upsert (default): match contacts by email and companies by domain, without case (projects have no key: every row creates); create: always create
              * @default upsert
              * @enum {string}
              */
