@@ -26,6 +26,9 @@ export const LAMBDA_BUNDLE = {
     '@aws-sdk/credential-provider-node': path.join(here, 'lambda-credentials.ts'),
     // No call of the service uses an event stream: lib/sdk-event-streams.ts (~15 KB per function).
     '@smithy/core/event-streams': path.join(here, 'sdk-event-streams.ts'),
+    // The pure-JavaScript SHA-256 (MD5, CRC32) is only a fallback for a runtime without node:crypto's
+    // (node:zlib's), which Lambda's Node.js 22 always has: lib/sdk-checksum.ts (~3.4 KB per function).
+    '@smithy/core/checksum': path.join(here, 'sdk-checksum.ts'),
     // No DynamoDB command discovers endpoints: lib/sdk-endpoint-discovery.ts (~9 KB per function).
     '@aws-sdk/middleware-endpoint-discovery': path.join(here, 'sdk-endpoint-discovery.ts'),
     // Idempotency's expressions are field paths: lib/jmespath-fields.ts (~23 KB per idempotent create).
