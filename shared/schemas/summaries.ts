@@ -98,7 +98,7 @@ export const pipelineBoardOperation = {
   access: 'read',
   summary: 'A pipeline\'s board: every stage with its totals and newest projects',
   description:
-    'Every stage in order with `count`, `amount` and `weighted_amount` (as projects-summary by stage) and its newest projects (`limit` per column, 1–25, default 10), as projects-list with `filter: { field: "stage_id", op: "eq", value: <stage id> }` returns them; a column\'s `next_cursor` continues it through projects-list with that filter and limit. Reads at most 30 + 30 × (limit + 1) items, however many projects the pipeline holds. An unknown pipeline: `pipelines.not_found`.',
+    'Every stage in order with `count`, `amount` and `weighted_amount` (as projects-summary by stage) and its newest projects (`limit` per column, 1–25, default 10), as projects-list with `filter: { field: "stage_id", op: "eq", value: <stage id> }` returns them; a column\'s `next_cursor` continues it through projects-list with that filter and limit. Reads the pipeline, its stage counters and one projects-list page per column (at most 2 × limit + 2 items each), however many projects the pipeline holds. An unknown pipeline: `pipelines.not_found`.',
   input: pipelineBoardInput,
   result: pipelineBoardResult,
   errors: ['pipelines.invalid_id', 'pipelines.not_found'],
