@@ -237,6 +237,14 @@ describe('the counters under redelivery, interruption and concurrency', () => {
     const r = await countChanges([batch[2]!, removed].map((x) => toRecordChange(x)));
     expect(r).toMatchObject({ counted: 1, skipped: 1 });
     expect((await statusSummary(auth)).groups.map((g) => g.count)).toEqual([1, 0, 0]);
+    // sums past 2^53 are kept exactly (BigInt) and answered as the nearest JSON number, never a failure
+    const big = [project('open', Number.MAX_SAFE_INTEGER, 'JPY'), project('open', Number.MAX_SAFE_INTEGER, 'JPY')];
+    await countChanges(big.map((x) => toRecordChange(streamRecord(auth.accountId, 'INSERT', undefined, x))));
+    expect((await statusSummary(auth)).groups[0]).toMatchObject({ count: 3, amount: { EUR: 150, JPY: Number(2n * BigInt(Number.MAX_SAFE_INTEGER)) } });
+    // these changes are of no stored record: the rebuild takes every count back, the big sums exactly
+    const drift = await rebuildSummaries(auth.accountId);
+    expect(drift).toContainEqual(expect.objectContaining({ dimension: 'status', group: 'open', n: -3, sums: { 'status:open|EUR': -150n, 'status:open|JPY': -2n * BigInt(Number.MAX_SAFE_INTEGER) } }));
+    expect((await statusSummary(auth)).total).toEqual({ count: 0, amount: {}, weighted_amount: {} });
   });
 
   it('resumes an interrupted batch: the transactions written before the failure are not counted again', async () => {
@@ -339,7 +347,7 @@ describe('the counters under redelivery, interruption and concurrency', () => {
     const before = await expectSummary(auth, { group_by: 'stage', pipeline_id: p.id });
     expect(await rebuildSummaries(auth.accountId)).toEqual([]);
     const stage = p.stages[1]!.id;
-    await addToCounters([{ accountId: auth.accountId, dimension: `stage#${p.id}`, group: stage, n: 3, sums: { [`${stage}|USD`]: 12_345 }, counts: { [`${stage}|USD`]: 1 } }]);
+    await addToCounters([{ accountId: auth.accountId, dimension: `stage#${p.id}`, group: stage, n: 3, sums: { [`${stage}|USD`]: 12_345n }, counts: { [`${stage}|USD`]: 1 } }]);
     expect((await ok<Summary>('projects-summary', { group_by: 'stage', pipeline_id: p.id }, auth)).groups[1]!.count).toBe(before.groups[1]!.count + 3);
     // the command (npm run rebuild-summaries) prints what it corrected, then 0 drift
     const command = async () => {

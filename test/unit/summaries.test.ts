@@ -23,11 +23,11 @@ describe('summary counters', () => {
     const base = { eventId: 'e', accountId: 'acc', id: 'x', at: '2026-01-01T00:00:00.000Z', type: 'project' as const };
     const d = deltasOf({ ...base, op: 'updated', old, new: moved });
     expect(d.map((x) => [x.dimension, x.group, x.n, x.sums]).sort()).toEqual([
-      ['stage#P', 'A', -1, { 'A|USD': -100 }],
-      ['stage#P', 'B', 1, { 'B|USD': 100 }],
-      ['pipeline', 'P', 0, { 'A|USD': -100, 'B|USD': 100 }],
-      ['status', 'open', 0, { 'A|USD': -100, 'B|USD': 100 }],
-      ['status#P', 'open', 0, { 'A|USD': -100, 'B|USD': 100 }],
+      ['stage#P', 'A', -1, { 'A|USD': -100n }],
+      ['stage#P', 'B', 1, { 'B|USD': 100n }],
+      ['pipeline', 'P', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['status', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['status#P', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
     ].sort());
     expect(deltasOf({ ...base, op: 'updated', old, new: { ...old, name: 'renamed' } })).toEqual([]);
     expect(deltasOf({ ...base, op: 'merged', new: old })).toEqual([]);
@@ -48,7 +48,7 @@ describe('summary counters', () => {
           for (const x of projects) {
             if (x.amount === null) continue;
             const k = `${x.bucket}|${x.currency}`;
-            c.sums[k] = (c.sums[k] ?? 0) + x.amount;
+            c.sums[k] = (c.sums[k] ?? 0n) + BigInt(x.amount);
             c.counts[k] = (c.counts[k] ?? 0) + 1;
           }
           return c;
