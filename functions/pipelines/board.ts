@@ -1,5 +1,5 @@
 import { pipelineBoard } from '../../shared/domain/board.js';
 import { handle } from '../../shared/http/resource.js';
-import { pipelinesResource } from '../../shared/schemas/resources/pipelines.js';
+import { pipelineBoardResource } from '../../shared/schemas/summaries.js';
 
-export const handler = handle(pipelinesResource, 'board', (input, ctx) => pipelineBoard(ctx, input));
+export const handler = handle(pipelineBoardResource, 'board', (input, ctx) => pipelineBoard(ctx, input));

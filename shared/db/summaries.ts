@@ -9,17 +9,21 @@
  * - Marker: `A#<acct>#smid#<event id> / M`, put (if absent) in the transaction that counts the
  *   change, expiring after 14 days.
  */
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { controlTableName } from './control.js';
-import { db, tableName } from './client.js';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dbClient, tableName } from './client.js';
 import { notExists, partition, type TransactItem, transact, update } from './expr.js';
 import { queryAll, scanPages } from './items.js';
 import { keys, RECORD_SK, summaryKeys, TABLE_DEFINITION } from './table.js';
 
-/** What a counter item holds: `n`, and by `<bucket>|<currency>` the amounts' sum and count. */
+/**
+ * What a counter item holds: `n`, and by `<bucket>|<currency>` the amounts' sum (a BigInt: a sum
+ * of amounts of up to 2^53 − 1 cents each, exact in DynamoDB's 38 digits) and count.
+ */
 export interface CounterValues {
   n: number;
-  sums: Record<string, number>;
+  sums: Record<string, bigint>;
   counts: Record<string, number>;
 }
 
@@ -46,7 +50,7 @@ const counterKey = (d: { accountId: string; dimension: string; group: string }) 
 
 /** The transaction item that adds `delta` to its counter (and sets `at`, when given). */
 function counterUpdate(delta: CounterDelta, at?: string): TransactItem | undefined {
-  const add: [string, number][] = [];
+  const add: [string, number | bigint][] = [];
   if (delta.n) add.push(['n', delta.n]);
   for (const [k, v] of Object.entries(delta.sums)) if (v) add.push([`${SUM}${k}`, v]);
   for (const [k, v] of Object.entries(delta.counts)) if (v) add.push([`${COUNT}${k}`, v]);
@@ -111,21 +115,29 @@ export async function addToCounters(deltas: CounterDelta[]): Promise<void> {
     const values = attributesOf(d);
     for (let i = 0; i < values.length; i += MAX_COUNTER_ATTRIBUTES) {
       const piece = new Set(values.slice(i, i + MAX_COUNTER_ATTRIBUTES));
-      const pick = (m: Record<string, number>, prefix: string) => Object.fromEntries(Object.entries(m).filter(([k]) => piece.has(`${prefix}${k}`)));
+      const pick = <V>(m: Record<string, V>, prefix: string): Record<string, V> => Object.fromEntries(Object.entries(m).filter(([k]) => piece.has(`${prefix}${k}`)));
       const item = counterUpdate({ ...d, n: piece.has('n') ? d.n : 0, sums: pick(d.sums, SUM), counts: pick(d.counts, COUNT) });
       if (item) await transact([item]);
     }
   }
 }
 
-function counterOf(raw: Record<string, unknown>): CounterItem {
-  const out: CounterItem = { group: String(raw[TABLE_DEFINITION.sortKey]), n: Number(raw.n ?? 0), sums: {}, counts: {} };
+/** A counter as stored, its numbers read as written (`wrapNumbers`: a sum may pass 2^53). */
+function counterOf(item: Record<string, unknown>): CounterItem {
+  const raw = unmarshall(item as never, { wrapNumbers: true });
+  const out: CounterItem = { group: String(raw[TABLE_DEFINITION.sortKey]), n: Number(String(raw.n ?? 0)), sums: {}, counts: {} };
   if (typeof raw.at === 'string') out.at = raw.at;
   for (const [k, v] of Object.entries(raw)) {
-    if (k.startsWith(SUM)) out.sums[k.slice(SUM.length)] = Number(v);
-    else if (k.startsWith(COUNT)) out.counts[k.slice(COUNT.length)] = Number(v);
+    if (k.startsWith(SUM)) out.sums[k.slice(SUM.length)] = BigInt(String(v));
+    else if (k.startsWith(COUNT)) out.counts[k.slice(COUNT.length)] = Number(String(v));
   }
   return out;
+}
+
+/** One Query page of the control table with the low-level client (its items unmarshalled by counterOf). */
+async function queryPage(input: Omit<QueryCommandInput, 'TableName' | 'ExpressionAttributeValues'> & { ExpressionAttributeValues?: Record<string, unknown> }) {
+  const { ExpressionAttributeValues: values, ...rest } = input;
+  return dbClient().send(new QueryCommand({ TableName: controlTableName(), ...rest, ...(values ? { ExpressionAttributeValues: marshall(values) } : {}), ConsistentRead: true }));
 }
 
 /**
@@ -134,16 +146,19 @@ function counterOf(raw: Record<string, unknown>): CounterItem {
  */
 export async function readCounters(accountId: string, dimension: string, range?: { from: string; to: string }, limit = 100): Promise<CounterItem[]> {
   const pk = summaryKeys.summaryPartition(accountId, dimension);
-  const out = await db().send(
-    new QueryCommand({ TableName: controlTableName(), ...partition(pk, range ? ['between', range.from, range.to] : undefined), ConsistentRead: true, Limit: limit }),
-  );
+  const out = await queryPage({ ...partition(pk, range ? ['between', range.from, range.to] : undefined), Limit: limit });
   return (out.Items ?? []).map(counterOf);
 }
 
 /** Every counter of one dimension's partition, page after page (the rebuild's read). */
 export async function allCounters(accountId: string, dimension: string): Promise<CounterItem[]> {
   const out: CounterItem[] = [];
-  for await (const raw of queryAll({ TableName: controlTableName(), ...partition(summaryKeys.summaryPartition(accountId, dimension)) })) out.push(counterOf(raw));
+  let start: QueryCommandInput['ExclusiveStartKey'];
+  do {
+    const page = await queryPage({ ...partition(summaryKeys.summaryPartition(accountId, dimension)), ...(start ? { ExclusiveStartKey: start } : {}) });
+    out.push(...(page.Items ?? []).map(counterOf));
+    start = page.LastEvaluatedKey;
+  } while (start);
   return out;
 }
 

@@ -4,7 +4,8 @@
  * projects, read as projects-list with `filter: { field: "stage_id", op: "eq", value }` reads them
  * (the sorted index of `stage_id`), so a column's `next_cursor` continues through projects-list.
  * Reads: the pipeline, its stage counters (one Query, at most 30 items), and per stage one list
- * page of `limit` (docs/performance.md, "Pipelines and summaries").
+ * page of `limit` (its entries and records: at most 2 × limit + 2 items; docs/performance.md,
+ * "Pipelines and summaries").
  */
 import { getPipelineItem } from '../db/pipelines.js';
 import { notFound } from '../errors.js';

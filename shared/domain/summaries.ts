@@ -79,7 +79,7 @@ function addContributions(into: Map<string, CounterDelta>, accountId: string, re
     const d = into.get(id) ?? { accountId, dimension: c.dimension, group: c.group, ...emptyValues() };
     d.n += sign;
     if (c.amount !== null) {
-      d.sums[c.key] = (d.sums[c.key] ?? 0) + sign * c.amount;
+      d.sums[c.key] = (d.sums[c.key] ?? 0n) + BigInt(sign * c.amount);
       d.counts[c.key] = (d.counts[c.key] ?? 0) + sign;
     }
     into.set(id, d);
@@ -90,7 +90,7 @@ function addContributions(into: Map<string, CounterDelta>, accountId: string, re
 function nonZero(deltas: Iterable<CounterDelta>): CounterDelta[] {
   const out: CounterDelta[] = [];
   for (const d of deltas) {
-    const sums = Object.fromEntries(Object.entries(d.sums).filter(([, v]) => v !== 0));
+    const sums = Object.fromEntries(Object.entries(d.sums).filter(([, v]) => v !== 0n));
     const counts = Object.fromEntries(Object.entries(d.counts).filter(([, v]) => v !== 0));
     if (d.n !== 0 || Object.keys(sums).length || Object.keys(counts).length) out.push({ ...d, sums, counts });
   }
@@ -123,7 +123,7 @@ function combined(changes: readonly CountedChange[]): CounterWrite {
       const id = counterId(d);
       const t = into.get(id) ?? { accountId: d.accountId, dimension: d.dimension, group: d.group, ...emptyValues() };
       t.n += d.n;
-      for (const [k, v] of Object.entries(d.sums)) t.sums[k] = (t.sums[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(d.sums)) t.sums[k] = (t.sums[k] ?? 0n) + v;
       for (const [k, v] of Object.entries(d.counts)) t.counts[k] = (t.counts[k] ?? 0) + v;
       into.set(id, t);
     }
@@ -347,7 +347,7 @@ export interface CounterDrift {
   dimension: string;
   group: string;
   n: number;
-  sums: Record<string, number>;
+  sums: Record<string, bigint>;
   counts: Record<string, number>;
 }
 
@@ -379,7 +379,7 @@ export async function rebuildSummaries(accountId: string): Promise<CounterDrift[
   const diff = (id: string, d: CounterDelta, sign: 1 | -1) => {
     const t = corrections.get(id) ?? { accountId, dimension: d.dimension, group: d.group, ...emptyValues() };
     t.n += sign * d.n;
-    for (const [k, v] of Object.entries(d.sums)) t.sums[k] = (t.sums[k] ?? 0) + sign * v;
+    for (const [k, v] of Object.entries(d.sums)) t.sums[k] = (t.sums[k] ?? 0n) + BigInt(sign) * v;
     for (const [k, v] of Object.entries(d.counts)) t.counts[k] = (t.counts[k] ?? 0) + sign * v;
     corrections.set(id, t);
   };

@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import { recordSchema } from './entities/define.js';
 import { projectEntity } from './entities/project.js';
 import { pipelineSchema, stageSchema } from './pipelines.js';
+import { defineResource } from './resource.js';
 
 const d = <S extends v.GenericSchema>(schema: S, description: string, example?: unknown) =>
   v.pipe(schema, v.metadata({ description, ...(example !== undefined ? { examples: [example] } : {}) }));
@@ -91,3 +92,23 @@ export const pipelineBoardResult = v.object({
   columns: d(v.array(boardColumnSchema), 'Every stage in order, with its totals and newest projects'),
 });
 export type PipelineBoard = v.InferOutput<typeof pipelineBoardResult>;
+
+/** pipelines-board, declared here (the pipelines' resource adds it as `board`), so its handler carries no other pipeline operation. */
+export const pipelineBoardOperation = {
+  access: 'read',
+  summary: 'A pipeline\'s board: every stage with its totals and newest projects',
+  description:
+    'Every stage in order with `count`, `amount` and `weighted_amount` (as projects-summary by stage) and its newest projects (`limit` per column, 1–25, default 10), as projects-list with `filter: { field: "stage_id", op: "eq", value: <stage id> }` returns them; a column\'s `next_cursor` continues it through projects-list with that filter and limit. Reads the pipeline, its stage counters and one projects-list page per column (at most 2 × limit + 2 items each), however many projects the pipeline holds. An unknown pipeline: `pipelines.not_found`.',
+  input: pipelineBoardInput,
+  result: pipelineBoardResult,
+  errors: ['pipelines.invalid_id', 'pipelines.not_found'],
+  body: { ids: ['pipeline_id'] },
+  items: { reads: ['summaries'] },
+} as const;
+
+/**
+ * The board alone as a resource of the pipelines family (its handler's definition: the same
+ * declaration the pipelines' resource lists as `board`), so the board's bundle carries no other
+ * pipeline operation's rules.
+ */
+export const pipelineBoardResource = defineResource({ family: 'pipelines', prefix: 'pipelines', keys: {}, components: {}, operations: { board: pipelineBoardOperation } });

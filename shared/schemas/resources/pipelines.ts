@@ -12,7 +12,7 @@ import {
   stageSchema,
 } from '../pipelines.js';
 import { BY_ID, defineResource } from '../resource.js';
-import { boardColumnSchema, pipelineBoardInput, pipelineBoardResult } from '../summaries.js';
+import { boardColumnSchema, pipelineBoardOperation, pipelineBoardResult } from '../summaries.js';
 import { deletedSchema } from './shared.js';
 
 export const pipelinesResource = defineResource({
@@ -54,17 +54,7 @@ export const pipelinesResource = defineResource({
       // move_to queues the move of the stages' projects on the index-build queue (a job over existing records).
       bindings: { indexBuildsQueue: 'send' },
     },
-    board: {
-      access: 'read',
-      summary: 'A pipeline\'s board: every stage with its totals and newest projects',
-      description:
-        'Every stage in order with `count`, `amount` and `weighted_amount` (as projects-summary by stage) and its newest projects (`limit` per column, 1–25, default 10), as projects-list with `filter: { field: "stage_id", op: "eq", value: <stage id> }` returns them; a column\'s `next_cursor` continues it through projects-list with that filter and limit. Reads at most 30 + 30 × (limit + 1) items, however many projects the pipeline holds. An unknown pipeline: `pipelines.not_found`.',
-      input: pipelineBoardInput,
-      result: pipelineBoardResult,
-      errors: ['pipelines.invalid_id', 'pipelines.not_found'],
-      body: { ids: ['pipeline_id'] },
-      items: { reads: ['summaries'] },
-    },
+    board: pipelineBoardOperation,
     delete: {
       access: 'write',
       summary: 'Delete a pipeline that holds no project',

@@ -1,0 +1,112 @@
+/**
+ * `npm run bench:pipelines [-- --sizes 1000,10000]`: the pipeline board and the project summaries
+ * (contracts §19, §21) at two account sizes on the local stack: read units (ConsumedCapacity),
+ * items read and latency of `pipelines-board` (limit 10 and 25) and of `projects-summary` by stage
+ * (a 30-stage pipeline), status and pipeline; and the write units the changes worker spends to
+ * count one stage move (its transaction: the change's marker and the counters it moves).
+ * Projects are created through `projects-create` (placed in the pipeline's 30 stages in turn) and
+ * counted by the stream worker before the reads. Prints a table; writes bench-pipelines.json.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { invokeOperation } from '../local/invoke.js';
+import { startLocalStack } from '../local/runtime.js';
+import { measureCapacity } from '../shared/db/capacity.js';
+import type { RecordChange } from '../shared/domain/record-change.js';
+import { countChanges } from '../shared/domain/summaries.js';
+import type { AuthContext } from '../shared/http/operation.js';
+import { percentile, table } from './stats.js';
+
+const arg = process.argv.indexOf('--sizes');
+const sizes = arg > 0 ? process.argv[arg + 1]!.split(',').map(Number) : [1_000, 10_000];
+const RUNS = 15;
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.CRM_RATE_LIMIT ??= '0';
+const log = (...a: unknown[]) => console.error('[bench:pipelines]', ...a);
+
+const stack = await startLocalStack({ port: 0 });
+const auth: AuthContext = { accountId: randomUUID(), userId: randomUUID() };
+const round = (x: number) => Math.round(x * 10) / 10;
+
+async function call<T>(op: string, body: unknown): Promise<T> {
+  const r = await invokeOperation<T>(op, body, auth);
+  if (!r.body.ok) throw new Error(`${op}: ${JSON.stringify(r.body.error)}`);
+  return r.body.result as T;
+}
+
+interface Pipeline { id: string; stages: { id: string; name: string; probability: number }[] }
+const stages = [...Array.from({ length: 28 }, (_, i) => ({ name: `Stage ${i + 1}`, probability: Math.min(99, i * 4) })), { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }];
+const pipeline = await call<Pipeline>('pipelines-create', { name: 'Sales', stages });
+const CURRENCIES = ['USD', 'EUR', 'GBP'];
+
+let created = 0;
+/** Projects through projects-create, 8 at a time, each in the next stage, with an amount in one of three currencies. */
+async function growTo(size: number) {
+  const t = performance.now();
+  let next = created;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < size) {
+        const i = next++;
+        await call('projects-create', { name: `Deal ${i}`, stage_id: pipeline.stages[i % stages.length]!.id, amount: 1000 + ((i * 7919) % 100_000), currency: CURRENCIES[i % 3] });
+      }
+    }),
+  );
+  created = size;
+  log(`created up to ${size} projects in ${Math.round(performance.now() - t)} ms; stream worker counting…`);
+  await stack.poller.drain(60 * 60_000);
+  log(`counted after ${Math.round(performance.now() - t)} ms`);
+}
+
+type Row = Record<string, string | number>;
+const rows: Row[] = [];
+
+async function measure(name: string, size: number, op: string, body: unknown, check: (result: Record<string, unknown>) => void) {
+  const ms: number[] = [];
+  let rcu = 0;
+  let items = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    const { result, usage } = await measureCapacity(() => call<Record<string, unknown>>(op, body));
+    ms.push(performance.now() - t);
+    check(result);
+    rcu = Math.max(rcu, usage.rcu);
+    items = Math.max(items, usage.itemsRead);
+  }
+  rows.push({ read: name, projects: size, rcu: round(rcu), items_read: items, p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
+}
+
+for (const size of sizes) {
+  await growTo(size);
+  const counted = (r: Record<string, unknown>) => {
+    const total = (r.total as { count: number } | undefined)?.count ?? (r.columns as { count: number }[]).reduce((n, c) => n + c.count, 0);
+    if (total !== size) throw new Error(`counted ${total} of ${size} projects`);
+  };
+  await measure('pipelines-board (30 stages, limit 10)', size, 'pipelines-board', { pipeline_id: pipeline.id }, counted);
+  await measure('pipelines-board (30 stages, limit 25)', size, 'pipelines-board', { pipeline_id: pipeline.id, limit: 25 }, counted);
+  await measure('projects-summary stage (30 stages)', size, 'projects-summary', { group_by: 'stage', pipeline_id: pipeline.id }, counted);
+  await measure('projects-summary status', size, 'projects-summary', { group_by: 'status' }, counted);
+  await measure('projects-summary pipeline', size, 'projects-summary', { group_by: 'pipeline' }, counted);
+}
+
+// The worker's cost of counting one stage move (a project leaving a stage for another): one
+// transaction of its marker and the counters it changes (stage × 2; pipeline, status, the
+// pipeline's status: unchanged within a pipeline between open stages). A synthetic change of
+// another account, so the account above keeps its counts.
+const other = randomUUID();
+const project = (stageId: string) => ({ id: 'p1', account_id: other, name: 'x', status: 'open', amount: 500, currency: 'USD', pipeline_id: pipeline.id, stage_id: stageId, closed_at: null });
+const move: RecordChange = { eventId: randomUUID(), op: 'updated', type: 'project', accountId: other, id: 'p1', at: new Date().toISOString(), old: project(pipeline.stages[0]!.id), new: project(pipeline.stages[1]!.id) };
+const { usage: moveUsage } = await measureCapacity(() => countChanges([move]));
+const create: RecordChange = { eventId: randomUUID(), op: 'created', type: 'project', accountId: other, id: 'p2', at: new Date().toISOString(), new: { ...project(pipeline.stages[0]!.id), id: 'p2' } };
+const { usage: createUsage } = await measureCapacity(() => countChanges([create]));
+// `wcu_billed`: as AWS bills a transaction (2 units per item of ≤ 1 KB; shared/db/capacity.ts);
+// DynamoDB Local's ConsumedCapacity of a transaction (`wcu`) is not what AWS bills.
+const writes = [
+  { change: 'a stage move', wcu: round(moveUsage.wcu), wcu_billed: moveUsage.transactWcuBilled, transactions: moveUsage.calls },
+  { change: 'a create in a stage', wcu: round(createUsage.wcu), wcu_billed: createUsage.transactWcuBilled, transactions: createUsage.calls },
+];
+
+console.log(table(rows));
+console.log(table(writes));
+writeFileSync('bench-pipelines.json', `${JSON.stringify({ reads: rows, writes }, null, 2)}\n`);
+await stack.stop();

@@ -1,0 +1,71 @@
+/**
+ * The summaries' pure parts (contract §21): what a project counts in, the deltas of a change, and
+ * the values of a group from its counters (amounts by currency, weighted amounts rounded half up
+ * once per group and currency) against an oracle in exact rational arithmetic.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { CounterValues } from '../../shared/db/summaries.js';
+import { contributionsOf, deltasOf, valuesOf } from '../../shared/domain/summaries.js';
+
+describe('summary counters', () => {
+  it('counts a pipeline project in its stage, pipeline, status (all and the pipeline\'s) and, once closed, its UTC close month', () => {
+    const inStage = contributionsOf({ pipeline_id: 'P', stage_id: 'S', status: 'completed', amount: 5, currency: 'USD', closed_at: '2026-03-31T23:30:00.000Z' });
+    expect(inStage.map((c) => `${c.dimension}/${c.group}`).sort()).toEqual(['close_month#P/2026-03', 'close_month/2026-03', 'pipeline/P', 'stage#P/S', 'status#P/completed', 'status/completed']);
+    expect(new Set(inStage.map((c) => c.key))).toEqual(new Set(['S|USD']));
+    const outside = contributionsOf({ pipeline_id: null, stage_id: null, status: 'open', amount: null, currency: '', closed_at: null });
+    expect(outside.map((c) => `${c.dimension}/${c.group}/${c.key}/${c.amount}`)).toEqual(['pipeline/-/status:open|/null', 'status/open/status:open|/null']);
+  });
+
+  it('a change\'s delta is its new image less its old one; other changes and merges\' items have none', () => {
+    const old = { id: 'x', pipeline_id: 'P', stage_id: 'A', status: 'open', amount: 100, currency: 'USD', closed_at: null };
+    const moved = { ...old, stage_id: 'B' };
+    const base = { eventId: 'e', accountId: 'acc', id: 'x', at: '2026-01-01T00:00:00.000Z', type: 'project' as const };
+    const d = deltasOf({ ...base, op: 'updated', old, new: moved });
+    expect(d.map((x) => [x.dimension, x.group, x.n, x.sums]).sort()).toEqual([
+      ['stage#P', 'A', -1, { 'A|USD': -100n }],
+      ['stage#P', 'B', 1, { 'B|USD': 100n }],
+      ['pipeline', 'P', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['status', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['status#P', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+    ].sort());
+    expect(deltasOf({ ...base, op: 'updated', old, new: { ...old, name: 'renamed' } })).toEqual([]);
+    expect(deltasOf({ ...base, op: 'merged', new: old })).toEqual([]);
+    expect(deltasOf({ ...base, type: 'contact', op: 'created', new: old })).toEqual([]);
+    expect(deltasOf({ ...base, op: 'deleted', old }).every((x) => x.n === -1)).toBe(true);
+  });
+
+  it('property: weighted amounts are Σ sum × probability / 100 rounded half up once per group and currency, exactly', () => {
+    const bucket = fc.constantFrom('s1', 's2', 's3', 'status:open', 'status:completed', 'status:canceled');
+    const currency = fc.constantFrom('USD', 'EUR', '');
+    const project = fc.record({ bucket, currency, amount: fc.option(fc.integer({ min: 0, max: 1_000_000_000_000 }), { nil: null }) });
+    const probability = fc.record({ s1: fc.integer({ min: 0, max: 100 }), s2: fc.integer({ min: 0, max: 100 }), s3: fc.integer({ min: 0, max: 100 }) });
+    fc.assert(
+      fc.property(fc.array(fc.array(project, { maxLength: 8 }), { maxLength: 4 }), probability, (counters, probs) => {
+        const p = new Map<string, number>([...Object.entries(probs), ['status:open', 0], ['status:completed', 100], ['status:canceled', 0]]);
+        const values: CounterValues[] = counters.map((projects) => {
+          const c: CounterValues = { n: projects.length, sums: {}, counts: {} };
+          for (const x of projects) {
+            if (x.amount === null) continue;
+            const k = `${x.bucket}|${x.currency}`;
+            c.sums[k] = (c.sums[k] ?? 0n) + BigInt(x.amount);
+            c.counts[k] = (c.counts[k] ?? 0) + 1;
+          }
+          return c;
+        });
+        const all = counters.flat();
+        const got = valuesOf(values, p);
+        expect(got.count).toBe(all.length);
+        const currencies = [...new Set(all.filter((x) => x.amount !== null).map((x) => x.currency))].sort();
+        expect(Object.keys(got.amount)).toEqual(currencies);
+        for (const cur of currencies) {
+          const of = all.filter((x) => x.amount !== null && x.currency === cur);
+          expect(got.amount[cur]).toBe(Number(of.reduce((n, x) => n + BigInt(x.amount!), 0n)));
+          const hundredths = of.reduce((n, x) => n + BigInt(x.amount!) * BigInt(p.get(x.bucket)!), 0n);
+          // half up: the remainder of 50 or more goes up
+          expect(got.weighted_amount[cur]).toBe(Number(hundredths / 100n + (hundredths % 100n >= 50n ? 1n : 0n)));
+        }
+      }),
+    );
+  });
+});
