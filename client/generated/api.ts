@@ -2533,7 +2533,7 @@ export interface paths {
         put?: never;
         /**
          * A pipeline's board: every stage with its totals and newest projects
-         * @description Every stage in order with `count`, `amount` and `weighted_amount` (as projects-summary by stage) and its newest projects (`limit` per column, 1–25, default 10), as projects-list with `filter: { field: "stage_id", op: "eq", value: <stage id> }` returns them; a column's `next_cursor` continues it through projects-list with that filter and limit. Reads at most 30 + 30 × (limit + 1) items, however many projects the pipeline holds. An unknown pipeline: `pipelines.not_found`.
+         * @description Every stage in order with `count`, `amount` and `weighted_amount` (as projects-summary by stage) and its newest projects (`limit` per column, 1–25, default 10), as projects-list with `filter: { field: "stage_id", op: "eq", value: <stage id> }` returns them; a column's `next_cursor` continues it through projects-list with that filter and limit. Reads the pipeline, its stage counters and one projects-list page per column (at most 2 × limit + 2 items each), however many projects the pipeline holds. An unknown pipeline: `pipelines.not_found`.
          *
          *     Called as `POST /api/pipelines-board` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
