@@ -120,12 +120,12 @@ interface NewItem {
  * its key's claim; those that lose it to a concurrent upsert are returned (unanswered) for the
  * upsert to resolve again.
  */
-async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, items: readonly T[], pre: Preloaded, opts: { skipExisting?: boolean } = {}): Promise<T[]> {
+async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, items: readonly T[], pre: Preloaded, opts: { skipExisting?: boolean; place?: boolean } = {}): Promise<T[]> {
   const drafted: Array<{ item: T; draft: Record<string, unknown>; resolved: Resolved[]; now: string; id?: string; checks?: TransactItem[]; record?: StoredRecord }> = [];
   await Promise.all(
     items.map(async (item) => {
       try {
-        const d = await draftOf(b.fam, ctx, item.body, { id: item.id }, pre);
+        const d = await draftOf(b.fam, ctx, item.body, { id: item.id, bulk: !opts.place }, pre);
         drafted.push({ item, ...d, ...(item.now ? { now: item.now } : {}) });
       } catch (error) {
         item.slot.result = failure(b, item.slot.index, error);
@@ -151,7 +151,7 @@ async function createAll<T extends NewItem>(b: Batch, ctx: OperationContext, ite
       for (const c of claiming) c.d.item.slot.result = failure(b, c.d.item.slot.index, error);
     }
   }
-  // Records placed in a pipeline (contract §19): written by the projects' hook, each with its stage items.
+  // Records placed in a pipeline (contract §19; an import's, `place`): written by the projects' hook, each with its stage items.
   await bulkPlacement.create?.(b.fam, ctx, drafted, opts.skipExisting, (d, error) => (d.item.slot.result = failure(b, d.item.slot.index, error)));
   const bulk = drafted.filter((d) => !d.checks && (!d.item.claim || ids.has(d)));
   if (bulk.length) {
@@ -456,7 +456,7 @@ async function applyChunk(
   const upserts = creates.flatMap((c, i) => (c.key === undefined ? [] : [{ slot: slots[i]!, key: c.key, fields: c.body.fields, id: c.id, now: createdAt }]));
   const pre = await preload(b, ctx, [...plain.map((c) => c.body), ...updates]);
   await Promise.all([
-    createAll(b, ctx, plain, pre, { skipExisting: true }),
+    createAll(b, ctx, plain, pre, { skipExisting: true, place: true }),
     upserts.length ? upsertAll(b, ctx, upserts, { skipExisting: true }) : undefined,
     updateAll(b, ctx, updates.map((body, i) => ({ slot: slots[creates.length + i]!, body })), pre),
   ]);

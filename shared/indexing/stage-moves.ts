@@ -28,9 +28,9 @@ import { ApiError } from '../errors.js';
 import { projectEntity } from '../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../schemas/events.js';
 
-/** Projects listed per page (the page's end is saved) and moved at once. */
+/** Projects listed per page (the page's end is saved) and moved at once (as a batch writes its items). */
 const PAGE_SIZE = 100;
-const PARALLEL = 8;
+const PARALLEL = 16;
 
 const STATUS_OF_KIND = { open: 'open', won: 'completed', lost: 'canceled' } as const;
 

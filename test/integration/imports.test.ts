@@ -345,7 +345,7 @@ describe('imports', () => {
       expect(r.body.error?.code).toBe(code);
     };
     await bad('imports-create', {}, 'imports.invalid_request');
-    await bad('imports-create', { object_type: 'projects' }, 'imports.invalid_request');
+    await bad('imports-create', { object_type: 'activities' }, 'imports.invalid_request');
     await bad('imports-create', { object_type: 'contacts', mode: 'merge' }, 'imports.invalid_request');
     await bad('imports-create', { object_type: 'contacts', status: 'queued' }, 'imports.invalid_request');
     await bad('imports-create', { object_type: 'contacts', csv: 'x'.repeat(200_001) }, 'imports.invalid_request');

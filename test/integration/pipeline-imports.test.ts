@@ -48,7 +48,29 @@ async function finished<T extends { status: string }>(op: string, auth: Auth, id
 const importCsv = async (auth: Auth, csv: string, mode = 'create') => finished<Job>('imports-get', auth, (await ok<Job>('imports-create', { object_type: 'projects', mode, csv }, auth)).id);
 const projects = async (auth: Auth) => (await ok<{ items: Rec[] }>('projects-list', { limit: 100 }, auth)).items;
 
-describe('projects in pipelines through imports and exports', () => {
+describe('projects in pipelines through batches, imports and exports', () => {
+  it('places projects by batch update (each item as projects-update, the valid ones landing); a batch create refuses placing fields per item', async () => {
+    const auth = newAccount();
+    const p = await ok<Pipeline>('pipelines-create', { name: 'Sales', stages: [{ name: 'Lead' }, { name: 'Proposal' }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }, auth);
+    const [lead, proposal, won] = p.stages;
+    type Results = { results: Array<{ ok: boolean; action?: string; record?: Rec; error?: { code: string } }> };
+    const made = await ok<Results>('projects-batch-create', { items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd', stage_id: lead!.id }] }, auth);
+    expect(made.results.map((r) => r.ok)).toEqual([true, true, true, false]);
+    expect(made.results[3]!.error!.code).toBe('projects.invalid_request');
+    const [a, b, c] = made.results.map((r) => r.record!);
+    const placed = await ok<Results>('projects-batch-update', { items: [{ id: a!.id, stage_id: proposal!.id }, { id: b!.id, pipeline_id: p.id, status: 'completed' }, { id: c!.id, stage_id: '00000000-0000-4000-8000-000000000000' }] }, auth);
+    expect(placed.results.map((r) => [r.ok, r.action ?? r.error?.code])).toEqual([
+      [true, 'updated'],
+      [true, 'updated'],
+      [false, 'projects.invalid_stage_id'],
+    ]);
+    expect(placed.results[0]!.record).toMatchObject({ pipeline_id: p.id, stage_id: proposal!.id, stage: 'Proposal' });
+    expect(placed.results[1]!.record).toMatchObject({ pipeline_id: p.id, stage_id: won!.id, stage: 'Won', status: 'completed' });
+    expect(await getPipelineUse(auth.accountId, p.id)).toEqual({ n: 2, stages: { [proposal!.id]: 1, [won!.id]: 1 } });
+    const visits = (await ok<{ items: Rec[] }>('projects-stage-history', { project_id: a!.id }, auth)).items;
+    expect(visits).toEqual([expect.objectContaining({ stage_id: proposal!.id, exited_at: null })]);
+  });
+
   it('imports projects into stages named by `stage` within their pipeline_id; an unknown name is the row’s invalid_value', async () => {
     const auth = newAccount();
     const p = await ok<Pipeline>('pipelines-create', { name: 'Sales', stages: [{ name: 'Lead' }, { name: 'Négociation', probability: 60 }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }, auth);

@@ -13,6 +13,11 @@ export interface CreateOptions {
   readOnly?: Record<string, unknown>;
   /** The record's id, when the caller decides it (an import chunk's, derived from its row). */
   id?: string;
+  /**
+   * A batch create's item: it does not place a record in a pipeline (placing fields refused):
+   * its function has no room for the placement code under the bundle cap. Imports place.
+   */
+  bulk?: boolean;
 }
 
 /** A new record's fields (custom fields and references checked, rules, derived fields): everything of a create but the write. */
@@ -27,7 +32,7 @@ export async function draftOf(fam: RecordFamily, ctx: OperationContext, { fields
   ]);
   const draft: Record<string, unknown> = { ...structuredClone(fam.empty), ...rest, ...refsOut.set, ...(cfField ? { [cfField]: cf!.set } : {}), ...opts.readOnly };
   // A record placed in a pipeline (contract §19) is written with its stage items in one transaction (`checks`).
-  const placed = await placeRecord(fam, ctx, opts.id, rest, undefined, now);
+  const placed = await placeRecord(fam, ctx, opts.id, rest, undefined, now, opts.bulk);
   Object.assign(draft, placed?.set);
   checkRules(fam, draft, Object.keys(sent));
   await suppressed();

@@ -1,8 +1,9 @@
 /**
  * The hook through which the record writes place a record in a pipeline (contract §19): set by
- * shared/domain/records/stages.ts when a function imports it (the projects' create, update, batch
- * create and update, the import worker and the stage moves), so that the other families' bundles
- * do not carry the pipelines' code. Where the hook is not set, a placing field is refused by the
+ * shared/domain/records/stages.ts when a function imports it (the projects' create, update and
+ * batch update, the import worker and the stage moves), so that the other families' bundles do
+ * not carry the pipelines' code. Where the hook is not set, or the write is a batch create's (its
+ * function has no room for that code under the bundle cap), a placing field is refused by the
  * family's definition (`pipeline`), never written raw.
  */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
@@ -47,11 +48,12 @@ export const setPlacement = (place: PlaceStage): void => {
 
 /**
  * Where the write puts the record (see stages.ts): nothing for a family not in pipelines; through
- * the hook when it is set; else the family's refusal of placing fields.
+ * the hook when it is set and the write is not a batch create's (`bulk`); else the family's
+ * refusal of placing fields.
  */
-export async function placeRecord(fam: RecordFamily, ctx: OperationContext, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now = new Date().toISOString()): Promise<Placement | undefined> {
+export async function placeRecord(fam: RecordFamily, ctx: OperationContext, id: string | undefined, sent: Record<string, unknown>, current: StoredRecord | undefined, now = new Date().toISOString(), bulk?: boolean): Promise<Placement | undefined> {
   const refuse = fam.def.pipeline;
-  if (refuse && hook) return hook(fam.family, ctx.accountId, id, sent, current, now, actorOf(ctx));
+  if (refuse && hook && !bulk) return hook(fam.family, ctx.accountId, id, sent, current, now, actorOf(ctx));
   const refused = refuse?.(sent, current);
   if (refused) throw invalidRequest(fam.family, refused);
   return undefined;
