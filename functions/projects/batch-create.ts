@@ -1,3 +1,4 @@
+import '../../shared/domain/records/stages.js'; // projects move through pipelines (contract §19)
 import { batchCreateHandler } from '../../shared/http/idempotent-records.js';
 import { projectEntity } from '../../shared/schemas/entities/index.js';
 

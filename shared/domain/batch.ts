@@ -247,7 +247,8 @@ async function batchWrite(
   return finish(slots);
 }
 
-const batchCreate = (b: Batch, ctx: OperationContext, items: readonly unknown[]) => batchWrite(b, ctx, items, 'create', createAll);
+// Placed in a pipeline where the function carries the projects' placement (contract §19), each such item in its own transaction.
+const batchCreate = (b: Batch, ctx: OperationContext, items: readonly unknown[]) => batchWrite(b, ctx, items, 'create', (b2, c, parsed, pre) => createAll(b2, c, parsed, pre, { place: true }));
 const batchUpdate = (b: Batch, ctx: OperationContext, items: readonly unknown[]) => batchWrite(b, ctx, items, 'update', updateAll);
 
 async function batchDelete(b: Batch, ctx: OperationContext, ids: readonly unknown[]): Promise<BatchResults<Rec>> {

@@ -49,15 +49,26 @@ const importCsv = async (auth: Auth, csv: string, mode = 'create') => finished<J
 const projects = async (auth: Auth) => (await ok<{ items: Rec[] }>('projects-list', { limit: 100 }, auth)).items;
 
 describe('projects in pipelines through batches, imports and exports', () => {
-  it('places projects by batch update (each item as projects-update, the valid ones landing); a batch create refuses placing fields per item', async () => {
+  it('places projects by batch create and batch update (each item as projects-create / -update, the valid ones landing)', async () => {
     const auth = newAccount();
     const p = await ok<Pipeline>('pipelines-create', { name: 'Sales', stages: [{ name: 'Lead' }, { name: 'Proposal' }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }, auth);
     const [lead, proposal, won] = p.stages;
     type Results = { results: Array<{ ok: boolean; action?: string; record?: Rec; error?: { code: string } }> };
-    const made = await ok<Results>('projects-batch-create', { items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd', stage_id: lead!.id }] }, auth);
-    expect(made.results.map((r) => r.ok)).toEqual([true, true, true, false]);
-    expect(made.results[3]!.error!.code).toBe('projects.invalid_request');
-    const [a, b, c] = made.results.map((r) => r.record!);
+    const made = await ok<Results>('projects-batch-create', { items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd', stage_id: lead!.id, amount: 500, currency: 'USD' }, { name: 'e', pipeline_id: p.id }, { name: 'f', stage_id: '00000000-0000-4000-8000-000000000000' }] }, auth);
+    expect(made.results.map((r) => [r.ok, r.action ?? r.error?.code])).toEqual([
+      [true, 'created'],
+      [true, 'created'],
+      [true, 'created'],
+      [true, 'created'],
+      [true, 'created'],
+      [false, 'projects.invalid_stage_id'],
+    ]);
+    expect(made.results[3]!.record).toMatchObject({ pipeline_id: p.id, stage_id: lead!.id, stage: 'Lead', status: 'open', probability: 0 });
+    expect(made.results[4]!.record).toMatchObject({ pipeline_id: p.id, stage_id: lead!.id }); // the pipeline's first open stage
+    const [a, b, c, d, e] = made.results.map((r) => r.record!);
+    expect(await getPipelineUse(auth.accountId, p.id)).toEqual({ n: 2, stages: { [lead!.id]: 2 } });
+    expect((await ok<{ items: Rec[] }>('projects-stage-history', { project_id: d!.id }, auth)).items).toEqual([expect.objectContaining({ stage_id: lead!.id, stage_name: 'Lead', exited_at: null })]);
+    await ok('projects-batch-delete', { ids: [d!.id, e!.id] }, auth);
     const placed = await ok<Results>('projects-batch-update', { items: [{ id: a!.id, stage_id: proposal!.id }, { id: b!.id, pipeline_id: p.id, status: 'completed' }, { id: c!.id, stage_id: '00000000-0000-4000-8000-000000000000' }] }, auth);
     expect(placed.results.map((r) => [r.ok, r.action ?? r.error?.code])).toEqual([
       [true, 'updated'],
@@ -66,7 +77,8 @@ describe('projects in pipelines through batches, imports and exports', () => {
     ]);
     expect(placed.results[0]!.record).toMatchObject({ pipeline_id: p.id, stage_id: proposal!.id, stage: 'Proposal' });
     expect(placed.results[1]!.record).toMatchObject({ pipeline_id: p.id, stage_id: won!.id, stage: 'Won', status: 'completed' });
-    expect(await getPipelineUse(auth.accountId, p.id)).toEqual({ n: 2, stages: { [proposal!.id]: 1, [won!.id]: 1 } });
+    // The two batch-created ones, trashed, still count (contract §19: trashed ones included).
+    expect(await getPipelineUse(auth.accountId, p.id)).toEqual({ n: 4, stages: { [lead!.id]: 2, [proposal!.id]: 1, [won!.id]: 1 } });
     const visits = (await ok<{ items: Rec[] }>('projects-stage-history', { project_id: a!.id }, auth)).items;
     expect(visits).toEqual([expect.objectContaining({ stage_id: proposal!.id, exited_at: null })]);
   });

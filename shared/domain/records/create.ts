@@ -14,8 +14,8 @@ export interface CreateOptions {
   /** The record's id, when the caller decides it (an import chunk's, derived from its row). */
   id?: string;
   /**
-   * A batch create's item: it does not place a record in a pipeline (placing fields refused):
-   * its function has no room for the placement code under the bundle cap. Imports place.
+   * A create that does not place a record in a pipeline (placing fields refused): an upsert's
+   * create. Single and batch creates and imports place (through the projects' hook).
    */
   bulk?: boolean;
 }
