@@ -5,7 +5,7 @@
  * member per address (case-insensitively), versions, and the order of the list.
  */
 import { randomUUID } from 'node:crypto';
-import { backoff } from '../backoff.js';
+import { untilAnswered } from '../backoff.js';
 import { getMemberItem, type MemberItem, memberCount, memberIdByEmail, membersByName, putMember, replaceMember } from '../db/members.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { compareSortKeys, MAX_MEMBERS, type Member, type MemberCreate, type MemberDeactivate, type MemberListInput, type MemberStatus, type MemberUpdate, MEMBER_STATUSES, memberSchema } from '../schemas/members.js';
@@ -29,15 +29,8 @@ async function emailTaken(ctx: OperationContext, email: string): Promise<ApiErro
   return conflict(`another member of the account has the email ${email} (addresses are compared case-insensitively)`, [{ path: 'email', message: `is the email of member ${holder}` }]);
 }
 
-/** Runs `attempt` until it answers, with a back-off between tries; `members.conflict` past the bound. */
-async function retried<T>(attempt: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < ATTEMPTS; i++) {
-    if (i > 0) await backoff(i, 5, 200);
-    const out = await attempt();
-    if (out !== undefined) return out;
-  }
-  throw conflict('the member changed concurrently; try again');
-}
+/** Runs `attempt` until it answers (undefined: it lost a race); `members.conflict` past the bound. */
+const retried = <T>(attempt: () => Promise<T | undefined>): Promise<T> => untilAnswered(attempt, ATTEMPTS, () => conflict('the member changed concurrently; try again'));
 
 async function current(ctx: OperationContext, id: string): Promise<MemberItem> {
   const item = await getMemberItem(ctx.accountId, id);

@@ -5,7 +5,7 @@
  * default, stage identities, versions, and the projects a change would strand.
  */
 import { randomUUID } from 'node:crypto';
-import { backoff } from '../backoff.js';
+import { untilAnswered } from '../backoff.js';
 import { stageMoveItems as stageMoveJobItems, type StageMove } from '../db/index-builds.js';
 import { deletePipeline as deletePipelineItem, getPipelineHead, getPipelineItem, getPipelineUse, listPipelineItems, type PipelineItem, putPipeline, replacePipeline, settlePurged, type StageMoved } from '../db/pipelines.js';
 import { ApiError, type ErrorDetail, invalidRequest, notFound } from '../errors.js';
@@ -22,15 +22,8 @@ const toApi: (item: object) => Pipeline = apiShape(pipelineSchema);
 const conflict = (message: string) => new ApiError(`${FAMILY}.conflict`, message);
 const limitExceeded = () => new ApiError(`${FAMILY}.limit_exceeded`, `an account has at most ${MAX_PIPELINES} pipelines`, [{ path: 'name', message: 'limit reached' }]);
 
-/** Runs `attempt` until it answers, with a back-off between tries; `pipelines.conflict` past the bound. */
-async function retried<T>(attempt: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < ATTEMPTS; i++) {
-    if (i > 0) await backoff(i, 5, 200);
-    const out = await attempt();
-    if (out !== undefined) return out;
-  }
-  throw conflict('the pipelines changed concurrently; try again');
-}
+/** Runs `attempt` until it answers (undefined: it lost a race); `pipelines.conflict` past the bound. */
+const retried = <T>(attempt: () => Promise<T | undefined>): Promise<T> => untilAnswered(attempt, ATTEMPTS, () => conflict('the pipelines changed concurrently; try again'));
 
 async function current(ctx: OperationContext, id: string): Promise<PipelineItem> {
   const item = await getPipelineItem(ctx.accountId, id);

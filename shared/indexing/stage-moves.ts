@@ -79,61 +79,52 @@ async function moveOne(ctx: OperationContext, id: string, to: string, still: (re
 
 export type StageMoveOutcome = 'completed' | 'gone';
 
+/** Where one pass puts the projects of `stageId` as the pipeline now is, and which still qualify; undefined: the pass is over. */
+type Pass = (pipeline: PipelineItem | undefined) => { to: string; still: (record: Record<string, unknown>) => boolean } | undefined;
+
 export async function runStageMove(job: StageMove, lease: JobLease<IndexBuildItem, IndexBuildStatus>, deps: StageMoveDeps = {}): Promise<StageMoveOutcome> {
   const accountId = job.account_id;
   const ctx: OperationContext = { accountId, userId: 'system', operation: 'pipelines-update', headers: {}, actor: SYSTEM_ACTOR };
   const fam = familyOf(projectEntity);
   const pageSize = deps.pageSize ?? PAGE_SIZE;
-  for (const from of Object.keys(job.moves).sort()) {
+  /** Pages through the projects of `stageId`, each page decided on the pipeline read again (a later change may have moved the target on), its progress saved through the lease. */
+  const walk = async (stageId: string, pass: Pass): Promise<StageMoveOutcome | undefined> => {
     let cursor: string | undefined;
     for (;;) {
-      // Read again per page: a later change of the pipeline may have moved the target on.
-      const pipeline = await getPipelineItem(accountId, job.pipeline_id);
-      if (!pipeline) break; // deleted: it held no project any more
-      const entry = pipeline.moves?.[from];
-      if (entry?.job_id !== job.id) break; // a later move of the same stage took over
-      const target = resolveStage(pipeline, entry.to) ?? pipeline.stages.find((s) => s.kind === entry.kind) ?? pipeline.stages[0]!;
-      const page = await list(fam, ctx, { filter: { field: 'stage_id', op: 'eq', value: from }, limit: pageSize, ...(cursor ? { cursor } : {}) });
-      let moved = 0;
-      await inParallel(
-        page.items.filter((p) => inOldStage(p, pipeline, from)),
-        PARALLEL,
-        async (p) => {
-          if (await moveOne(ctx, String(p.id), target.id, (r) => inOldStage(r, pipeline, from))) moved++;
-        },
-      );
+      const decided = pass(await getPipelineItem(accountId, job.pipeline_id));
+      if (!decided) return undefined;
+      const page = await list(fam, ctx, { filter: { field: 'stage_id', op: 'eq', value: stageId }, limit: pageSize, ...(cursor ? { cursor } : {}) });
+      let changed = 0;
+      await inParallel(page.items.filter(decided.still), PARALLEL, async (p) => {
+        if (await moveOne(ctx, String(p.id), decided.to, decided.still)) changed++;
+      });
       const current = lease.job;
-      const saved = await lease.save({ position: current.position + 1, done: current.done + moved }, { position: current.position });
+      const saved = await lease.save({ position: current.position + 1, done: current.done + changed }, { position: current.position });
       if (!saved) return ((await lease.lost()) as StageMoveOutcome | undefined) ?? 'gone';
       await deps.afterPage?.(saved);
-      if (!page.next_cursor) break;
+      if (!page.next_cursor) return undefined;
       cursor = page.next_cursor;
     }
+  };
+  for (const from of Object.keys(job.moves).sort()) {
+    const ended = await walk(from, (pipeline) => {
+      const entry = pipeline?.moves?.[from];
+      // Deleted (it held no project any more), or a later move of the same stage took over.
+      if (!pipeline || entry?.job_id !== job.id) return undefined;
+      const target = resolveStage(pipeline, entry.to) ?? pipeline.stages.find((s) => s.kind === entry.kind) ?? pipeline.stages[0]!;
+      return { to: target.id, still: (r) => inOldStage(r, pipeline, from) };
+    });
+    if (ended) return ended;
   }
   // Stages renamed or given a new probability or rot_days: each project still in one of them
   // written again through its placement, which derives `stage`, `probability` and `rotting_since`
   // from the stage as it is now (a project already up to date changes nothing and raises nothing).
   for (const stageId of job.refresh ?? []) {
-    let cursor: string | undefined;
-    for (;;) {
-      const pipeline = await getPipelineItem(accountId, job.pipeline_id);
-      if (!pipeline?.stages.some((s) => s.id === stageId)) break; // deleted or removed since: nothing to restate
-      const page = await list(fam, ctx, { filter: { field: 'stage_id', op: 'eq', value: stageId }, limit: pageSize, ...(cursor ? { cursor } : {}) });
-      let changed = 0;
-      await inParallel(
-        page.items.filter((p) => inStage(p, pipeline, stageId)),
-        PARALLEL,
-        async (p) => {
-          if (await moveOne(ctx, String(p.id), stageId, (r) => inStage(r, pipeline, stageId))) changed++;
-        },
-      );
-      const current = lease.job;
-      const saved = await lease.save({ position: current.position + 1, done: current.done + changed }, { position: current.position });
-      if (!saved) return ((await lease.lost()) as StageMoveOutcome | undefined) ?? 'gone';
-      await deps.afterPage?.(saved);
-      if (!page.next_cursor) break;
-      cursor = page.next_cursor;
-    }
+    const ended = await walk(stageId, (pipeline) =>
+      // Deleted or removed since: nothing to restate.
+      pipeline?.stages.some((s) => s.id === stageId) ? { to: stageId, still: (r) => inStage(r, pipeline, stageId) } : undefined,
+    );
+    if (ended) return ended;
   }
   await lease.end({ status: 'completed', completed_at: new Date().toISOString() });
   return 'completed';
