@@ -10,7 +10,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List companies, newest first (search by name and domain, tags, cursor pagination)
+         * List companies, newest first (search by name and domain, tags, owner_id (a member id or "none"), cursor pagination)
          * @description An organization: the employer of contacts and the client of projects.
          *
          *     Called as `POST /api/companies-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -69,7 +69,7 @@ export interface paths {
          *
          *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_owner_id`.
          */
         post: operations["companies-create"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
          *
          *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.name_required`, `companies.invalid_custom_fields`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.invalid_owner_id`.
          */
         post: operations["companies-update"];
         delete?: never;
@@ -322,7 +322,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List contacts, newest first (search across name, email, phone and company name; tags, company and source filters; cursor pagination)
+         * List contacts, newest first (search across name, email, phone and company name; tags, company, source and owner_id (a member id or "none") filters; cursor pagination)
          * @description A person: linked to a company and a lead source, tagged, with custom field values.
          *
          *     Called as `POST /api/contacts-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -381,7 +381,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_owner_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-create"];
         delete?: never;
@@ -407,7 +407,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.invalid_company_id`, `contacts.invalid_owner_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-update"];
         delete?: never;
@@ -868,7 +868,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), search by name words; cursor pagination)
+         * List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), owner_id (a member id or "none"), search by name words; cursor pagination)
          * @description A piece of work or a deal with a company and its people.
          *
          *     Called as `POST /api/projects-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -927,7 +927,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_owner_id`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
          */
         post: operations["projects-create"];
         delete?: never;
@@ -953,7 +953,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_owner_id`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
          */
         post: operations["projects-update"];
         delete?: never;
@@ -1180,7 +1180,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List activities, newest first (filters: types (any of), contact_id (a contact's timeline), company_id, project_id, completed; cursor pagination)
+         * List activities, newest first (filters: types (any of), contact_id (a contact's timeline), company_id, project_id, completed, assignee_id (a member id or "none"); cursor pagination)
          * @description A dated entry on the timeline of contacts, a company or a project: a note, task, call, meeting or email.
          *
          *     Called as `POST /api/activities-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -1239,7 +1239,7 @@ export interface paths {
          *
          *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_assignee_id`.
          */
         post: operations["activities-create"];
         delete?: never;
@@ -1265,7 +1265,7 @@ export interface paths {
          *
          *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`, `activities.type_required`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`, `activities.type_required`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_assignee_id`.
          */
         post: operations["activities-update"];
         delete?: never;
@@ -3197,6 +3197,16 @@ export interface components {
              */
             annual_revenue: number | null;
             /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id: string | null;
+            /**
+             * @description Read-only: the current name of the owner ("" when unowned)
+             * @example Grace Hopper
+             */
+            owner_name: string;
+            /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
              *       "enterprise"
@@ -3243,6 +3253,11 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            owner_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -3326,6 +3341,11 @@ export interface components {
              * @example 1250000000
              */
             annual_revenue?: number | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -3419,6 +3439,11 @@ export interface components {
              * @example 1250000000
              */
             annual_revenue?: number | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -3547,6 +3572,16 @@ export interface components {
                      */
                     annual_revenue: number | null;
                     /**
+                     * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    owner_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the owner ("" when unowned)
+                     * @example Grace Hopper
+                     */
+                    owner_name: string;
+                    /**
                      * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                      * @example [
                      *       "enterprise"
@@ -3582,7 +3617,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `companies.duplicate_in_batch`: `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_id`, `companies.not_found`, `companies.duplicate_in_batch`
+                     * @description The code the single operation would give, or `companies.duplicate_in_batch`: `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_owner_id`, `companies.invalid_id`, `companies.not_found`, `companies.duplicate_in_batch`
                      * @example companies.invalid_request
                      */
                     code: string;
@@ -3673,6 +3708,11 @@ export interface components {
                  * @example 1250000000
                  */
                 annual_revenue?: number | null;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -3839,6 +3879,16 @@ export interface components {
              */
             notes: string;
             /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id: string | null;
+            /**
+             * @description Read-only: the current name of the owner ("" when unowned)
+             * @example Grace Hopper
+             */
+            owner_name: string;
+            /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
              *       "vip",
@@ -3905,6 +3955,11 @@ export interface components {
             company_ids?: string[];
             /** @description Only records linked to any of these (at most 50) */
             source_ids?: string[];
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            owner_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -3978,6 +4033,11 @@ export interface components {
              * @example Met at the 1843 conference.
              */
             notes?: string;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4067,6 +4127,11 @@ export interface components {
              * @example Met at the 1843 conference.
              */
             notes?: string;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4196,6 +4261,16 @@ export interface components {
                      */
                     notes: string;
                     /**
+                     * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    owner_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the owner ("" when unowned)
+                     * @example Grace Hopper
+                     */
+                    owner_name: string;
+                    /**
                      * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                      * @example [
                      *       "vip",
@@ -4242,7 +4317,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
+                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_owner_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
                      * @example contacts.invalid_request
                      */
                     code: string;
@@ -4323,6 +4398,11 @@ export interface components {
                  * @example Met at the 1843 conference.
                  */
                 notes?: string;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -4625,6 +4705,16 @@ export interface components {
              */
             closed_at: string | null;
             /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id: string | null;
+            /**
+             * @description Read-only: the current name of the owner ("" when unowned)
+             * @example Grace Hopper
+             */
+            owner_name: string;
+            /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
              *       "q1"
@@ -4683,6 +4773,11 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            owner_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -4759,6 +4854,11 @@ export interface components {
              * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
              */
             stage_id?: string | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4845,6 +4945,11 @@ export interface components {
              * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
              */
             stage_id?: string | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -5004,6 +5109,16 @@ export interface components {
                      */
                     closed_at: string | null;
                     /**
+                     * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    owner_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the owner ("" when unowned)
+                     * @example Grace Hopper
+                     */
+                    owner_name: string;
+                    /**
                      * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                      * @example [
                      *       "q1"
@@ -5039,7 +5154,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
+                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_owner_id`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
                      * @example projects.invalid_request
                      */
                     code: string;
@@ -5142,6 +5257,16 @@ export interface components {
              */
             project_id: string | null;
             /**
+             * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            assignee_id: string | null;
+            /**
+             * @description Read-only: the current name of the assignee ("" when unassigned)
+             * @example Grace Hopper
+             */
+            assignee_name: string;
+            /**
              * @description Read-only: the inbound email it was logged from, else null
              * @example null
              */
@@ -5184,6 +5309,11 @@ export interface components {
             project_id?: string;
             /** @description Only records whose `completed` is this value */
             completed?: boolean;
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            assignee_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -5256,6 +5386,11 @@ export interface components {
              * @example null
              */
             project_id?: string | null;
+            /**
+             * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            assignee_id?: string | null;
         };
         ActivityUpdateInput: {
             /**
@@ -5316,6 +5451,11 @@ export interface components {
              * @example null
              */
             project_id?: string | null;
+            /**
+             * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            assignee_id?: string | null;
         };
         ActivityBatchCreateInput: {
             /** @description 1 to 100 create bodies, as `activities-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
@@ -5423,6 +5563,16 @@ export interface components {
                      */
                     project_id: string | null;
                     /**
+                     * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    assignee_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the assignee ("" when unassigned)
+                     * @example Grace Hopper
+                     */
+                    assignee_name: string;
+                    /**
                      * @description Read-only: the inbound email it was logged from, else null
                      * @example null
                      */
@@ -5447,7 +5597,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `activities.duplicate_in_batch`: `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_id`, `activities.not_found`, `activities.duplicate_in_batch`
+                     * @description The code the single operation would give, or `activities.duplicate_in_batch`: `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_assignee_id`, `activities.invalid_id`, `activities.not_found`, `activities.duplicate_in_batch`
                      * @example activities.invalid_request
                      */
                     code: string;
@@ -6899,6 +7049,16 @@ export interface components {
                  */
                 annual_revenue?: number | null;
                 /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the owner ("" when unowned)
+                 * @example Grace Hopper
+                 */
+                owner_name?: string;
+                /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
                  *       "enterprise"
@@ -7104,6 +7264,16 @@ export interface components {
                  * @example Met at the 1843 conference.
                  */
                 notes?: string;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the owner ("" when unowned)
+                 * @example Grace Hopper
+                 */
+                owner_name?: string;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -7379,6 +7549,16 @@ export interface components {
                  */
                 closed_at?: string | null;
                 /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the owner ("" when unowned)
+                 * @example Grace Hopper
+                 */
+                owner_name?: string;
+                /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
                  *       "q1"
@@ -7606,6 +7786,16 @@ export interface components {
                  * @example null
                  */
                 project_id?: string | null;
+                /**
+                 * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                assignee_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the assignee ("" when unassigned)
+                 * @example Grace Hopper
+                 */
+                assignee_name?: string;
                 /**
                  * @description Read-only: the inbound email it was logged from, else null
                  * @example null
@@ -8271,7 +8461,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: companies.invalid_request, companies.name_required, companies.invalid_custom_fields */
+            /** @description Error: companies.invalid_request, companies.name_required, companies.invalid_custom_fields, companies.invalid_owner_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -8288,7 +8478,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.name_required" | "companies.invalid_custom_fields";
+                            code: "companies.invalid_request" | "companies.name_required" | "companies.invalid_custom_fields" | "companies.invalid_owner_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -8545,7 +8735,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: companies.invalid_request, companies.invalid_id, companies.name_required, companies.invalid_custom_fields */
+            /** @description Error: companies.invalid_request, companies.invalid_id, companies.name_required, companies.invalid_custom_fields, companies.invalid_owner_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -8562,7 +8752,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.invalid_id" | "companies.name_required" | "companies.invalid_custom_fields";
+                            code: "companies.invalid_request" | "companies.invalid_id" | "companies.name_required" | "companies.invalid_custom_fields" | "companies.invalid_owner_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -11500,7 +11690,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_owner_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -11517,7 +11707,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_owner_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -11774,7 +11964,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_owner_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -11791,7 +11981,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_owner_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -17099,7 +17289,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
+            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_owner_id, projects.invalid_pipeline_id, projects.invalid_stage_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -17116,7 +17306,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
+                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_owner_id" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -17373,7 +17563,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
+            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_owner_id, projects.invalid_pipeline_id, projects.invalid_stage_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -17390,7 +17580,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
+                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_owner_id" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -20420,7 +20610,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: activities.invalid_request, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id */
+            /** @description Error: activities.invalid_request, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id, activities.invalid_assignee_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -20437,7 +20627,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id";
+                            code: "activities.invalid_request" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id" | "activities.invalid_assignee_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -20694,7 +20884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: activities.invalid_request, activities.invalid_id, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id */
+            /** @description Error: activities.invalid_request, activities.invalid_id, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id, activities.invalid_assignee_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -20711,7 +20901,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.invalid_id" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id";
+                            code: "activities.invalid_request" | "activities.invalid_id" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id" | "activities.invalid_assignee_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
