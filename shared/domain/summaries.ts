@@ -1,13 +1,16 @@
 /**
- * Project summaries (contract §21; docs/data-model.md "Summary counters"): what a project counts
- * in (its contributions to the counters), the deltas of a batch of record changes and their
- * idempotent application (run by the changes worker, shared/stream/changes.ts), the summary
- * answered from the counters, and the rebuild that recomputes them from the records.
+ * Summaries (contract §21; docs/data-model.md "Summary counters"): what a record counts in (its
+ * contributions to the counters: projects, contacts, companies, activities), the deltas of a batch
+ * of record changes and their idempotent application (run by the changes worker,
+ * shared/stream/changes.ts), the summaries answered from the counters, and the rebuild that
+ * recomputes them from the records.
  *
- * A counter holds sums by `<bucket>|<currency>`, the bucket being the project's stage id in a
- * pipeline, else `status:<status>`; the weighted amounts are computed when read, from the current
- * stage probabilities, so a stage's new probability applies at once.
+ * A project's counter holds sums by `<bucket>|<currency>`, the bucket being the project's stage id
+ * in a pipeline, else `status:<status>`; the weighted amounts are computed when read, from the
+ * current stage probabilities, so a stage's new probability applies at once. The other families'
+ * counters hold a count only (`n`).
  */
+import { getMemberItem, membersByName } from '../db/members.js';
 import { getPipelineItem, listPipelineItems, type PipelineItem } from '../db/pipelines.js';
 import {
   accountsWithSummaries,
@@ -22,18 +25,21 @@ import {
   type CounterWrite,
   MAX_COUNTER_ATTRIBUTES,
   MAX_TRANSACTION_ITEMS,
-  projectRecordsOf,
   readCounters,
+  recordsOf,
 } from '../db/summaries.js';
+import type { EntityType } from '../db/table.js';
 import { ApiError, type ErrorDetail, invalidRequest } from '../errors.js';
+import { ACTIVITY_TYPES } from '../schemas/entities/activity.js';
 import { PROJECT_STATUSES } from '../schemas/entities/project.js';
-import type { ProjectsSummaryInput, SummaryGroup, SummaryResult, SummaryValues } from '../schemas/summaries.js';
+import { COUNT_GROUP_BY, type CountedType, type CountSummaryInput, type CountSummaryResult, type ProjectsSummaryInput, type SummaryGroup, type SummaryResult, type SummaryValues } from '../schemas/summaries.js';
 import type { OperationContext } from './context.js';
 import type { RecordChange } from './record-change.js';
 
 const FAMILY = 'projects';
-/** The group of projects outside any pipeline in the `pipeline` dimension (its API key is null). */
-const NO_PIPELINE = '-';
+/** The group of the records without the grouping's value (projects outside any pipeline, unowned records…): its API key is null. */
+const NONE = '-';
+const NO_PIPELINE = NONE;
 /** At most this many months in a `close_month` summary. */
 export const MAX_MONTHS = 36;
 /** The months of a `close_month` summary without `closed_from`: this many, ending with `closed_to`. */
@@ -48,19 +54,43 @@ export const dimensions = {
   pipeline: () => 'pipeline',
   status: (pipelineId?: string) => (pipelineId ? `status#${pipelineId}` : 'status'),
   closeMonth: (pipelineId?: string) => (pipelineId ? `close_month#${pipelineId}` : 'close_month'),
+  /** A grouping by a field of a family (`project.owner`, `contact.source`), of completed (`#done`) or other (`#open`) activities only when `completed` is given. */
+  grouping: (type: EntityType, groupBy: string, completed?: boolean) => `${type}.${groupBy}${completed === undefined ? '' : completed ? '#done' : '#open'}`,
 };
+
+/** The field each count grouping reads (contract §21), and the projects' owner. */
+const GROUPING_FIELDS: Record<string, string> = { owner: 'owner_id', assignee: 'assignee_id', source: 'source_id', type: 'type' };
+/** The families whose records count in a summary. */
+export const COUNTED_TYPES = ['project', ...(Object.keys(COUNT_GROUP_BY) as CountedType[])] as const;
+const groupOf = (r: Record<string, unknown>, field: string) => (typeof r[field] === 'string' && r[field] ? (r[field] as string) : NONE);
+
+/** Where a contact, company or activity counts: each grouping of its family (activities also in their completed or not completed grouping). */
+function countedPlaces(type: CountedType, r: Record<string, unknown>): [string, string][] {
+  return COUNT_GROUP_BY[type].flatMap((by): [string, string][] => {
+    const group = groupOf(r, GROUPING_FIELDS[by]!);
+    return type === 'activity' ? [[dimensions.grouping(type, by), group], [dimensions.grouping(type, by, r.completed === true), group]] : [[dimensions.grouping(type, by), group]];
+  });
+}
 
 // ---- what a project counts in -------------------------------------------------------------------
 
-/** The counters a project (as stored) counts in, with its bucket, currency and amount. */
-export function contributionsOf(r: Record<string, unknown>): { dimension: string; group: string; key: string; amount: number | null }[] {
+type Contribution = { dimension: string; group: string; key: string; amount: number | null };
+
+/** The counters a record (as stored) counts in: a project's with its bucket, currency and amount; none for a type without summaries. */
+export function contributionsOf(type: EntityType, r: Record<string, unknown>): Contribution[] {
+  if (type === 'project') return projectContributions(r);
+  if (!(type in COUNT_GROUP_BY)) return [];
+  return countedPlaces(type as CountedType, r).map(([dimension, group]) => ({ dimension, group, key: '', amount: null }));
+}
+
+function projectContributions(r: Record<string, unknown>): Contribution[] {
   const pipelineId = typeof r.pipeline_id === 'string' && r.pipeline_id ? r.pipeline_id : undefined;
   const stageId = pipelineId && typeof r.stage_id === 'string' && r.stage_id ? r.stage_id : undefined;
   const status = typeof r.status === 'string' && r.status ? r.status : 'open';
   const key = `${stageId ?? statusBucket(status)}|${typeof r.currency === 'string' ? r.currency : ''}`;
   const amount = typeof r.amount === 'number' && Number.isFinite(r.amount) ? r.amount : null;
   const month = status !== 'open' && typeof r.closed_at === 'string' && r.closed_at ? new Date(r.closed_at).toISOString().slice(0, 7) : undefined;
-  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status]];
+  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status], [dimensions.grouping('project', 'owner'), groupOf(r, 'owner_id')]];
   if (pipelineId) places.push([dimensions.status(pipelineId), status]);
   if (stageId) places.push([dimensions.stage(pipelineId!), stageId]);
   if (month) {
@@ -72,9 +102,9 @@ export function contributionsOf(r: Record<string, unknown>): { dimension: string
 
 const emptyValues = (): CounterValues => ({ n: 0, sums: {}, counts: {} });
 
-/** Adds `sign` × a project's contributions to `into` (counters by id). */
-function addContributions(into: Map<string, CounterDelta>, accountId: string, record: Record<string, unknown>, sign: 1 | -1): void {
-  for (const c of contributionsOf(record)) {
+/** Adds `sign` × a record's contributions to `into` (counters by id). */
+function addContributions(into: Map<string, CounterDelta>, accountId: string, type: EntityType, record: Record<string, unknown>, sign: 1 | -1): void {
+  for (const c of contributionsOf(type, record)) {
     const id = counterId({ accountId, ...c });
     const d = into.get(id) ?? { accountId, dimension: c.dimension, group: c.group, ...emptyValues() };
     d.n += sign;
@@ -97,12 +127,12 @@ function nonZero(deltas: Iterable<CounterDelta>): CounterDelta[] {
   return out;
 }
 
-/** A project change's counter deltas: its new image's contributions less its old image's (none for other changes). */
+/** A record change's counter deltas: its new image's contributions less its old image's (none for other changes). */
 export function deltasOf(change: RecordChange): CounterDelta[] {
-  if (change.type !== 'project' || !['created', 'updated', 'deleted', 'restored'].includes(change.op)) return [];
+  if (!['created', 'updated', 'deleted', 'restored'].includes(change.op)) return [];
   const into = new Map<string, CounterDelta>();
-  if (change.old) addContributions(into, change.accountId, change.old, -1);
-  if (change.new) addContributions(into, change.accountId, change.new, 1);
+  if (change.old) addContributions(into, change.accountId, change.type, change.old, -1);
+  if (change.new) addContributions(into, change.accountId, change.type, change.new, 1);
   return nonZero(into.values());
 }
 
@@ -262,10 +292,10 @@ function monthsOf(input: ProjectsSummaryInput, details: ErrorDetail[]): string[]
 /** The request's rules beyond its schema (contract §21): `details` for each. */
 function checked(input: ProjectsSummaryInput): { months: string[] } {
   const details: ErrorDetail[] = [];
-  if (input.group_by === 'owner') details.push({ path: 'group_by', message: 'owner grouping needs members' });
-  if (input.owner_id !== undefined) details.push({ path: 'owner_id', message: 'owner filtering needs members' });
+  if (input.owner_id !== undefined) details.push({ path: 'owner_id', message: 'owner filtering is not available (group_by owner gives every owner\'s values)' });
   if (input.group_by === 'stage' && !input.pipeline_id) details.push({ path: 'pipeline_id', message: 'is required for group_by stage' });
   if (input.group_by === 'pipeline' && input.pipeline_id) details.push({ path: 'pipeline_id', message: 'does not apply to group_by pipeline (each pipeline is a group)' });
+  if (input.group_by === 'owner' && input.pipeline_id) details.push({ path: 'pipeline_id', message: 'does not apply to group_by owner' });
   if (input.group_by !== 'close_month') {
     for (const f of ['closed_from', 'closed_to'] as const) if (input[f] !== undefined) details.push({ path: f, message: 'applies only to group_by close_month' });
   }
@@ -302,6 +332,72 @@ export function stageGroups(pipeline: PipelineItem, counters: readonly CounterIt
 /** A pipeline's stage counters (one Query of its partition: at most 30 items). */
 export const stageCounters = (accountId: string, pipelineId: string) => readCounters(accountId, dimensions.stage(pipelineId));
 
+interface Grouped {
+  key: string | null;
+  label: string;
+  counters: CounterItem[];
+}
+const pickFrom = (counters: readonly CounterItem[]) => (group: string) => counters.filter((c) => c.group === group);
+
+/** Every active member by name (pages of their name entries: at most 1,000 members an account). */
+async function activeMembers(accountId: string): Promise<{ id: string; name: string }[]> {
+  const out: { id: string; name: string }[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await membersByName(accountId, 'active', after, 100);
+    out.push(...page.map((m) => ({ id: m.id, name: m.name })));
+    if (page.length < 100) return out;
+    after = page.at(-1)!.at;
+  }
+}
+
+/**
+ * A member grouping's counters and groups: every active member by name, then the other members
+ * (deactivated) that still hold counted records, by name, then null. Reads the dimension's
+ * counters and the active members' name entries, and one member per such other group.
+ */
+async function memberGroups(accountId: string, dimension: string, noneLabel: string): Promise<{ counters: CounterItem[]; groups: Grouped[] }> {
+  const [counters, active] = await Promise.all([allCounters(accountId, dimension), activeMembers(accountId)]);
+  const shown = new Set(active.map((m) => m.id));
+  const held = counters.filter((c) => c.group !== NONE && !shown.has(c.group) && c.n > 0);
+  const others = (await Promise.all(held.map((c) => getMemberItem(accountId, c.group)))).flatMap((m) => (m ? [{ id: m.id, name: m.name }] : []));
+  others.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  const pick = pickFrom(counters);
+  return { counters, groups: [...[...active, ...others].map((m): Grouped => ({ key: m.id, label: m.name, counters: pick(m.id) })), { key: null, label: noneLabel, counters: pick(NONE) }] };
+}
+
+/** The lead source grouping's counters and groups: every lead source by name, then null. */
+async function sourceGroups(accountId: string, dimension: string): Promise<{ counters: CounterItem[]; groups: Grouped[] }> {
+  const sources: { id: string; name: string }[] = [];
+  const [counters] = await Promise.all([
+    allCounters(accountId, dimension),
+    (async () => {
+      for await (const r of recordsOf(accountId, 'source')) sources.push({ id: String(r.id), name: String(r.name ?? '') });
+    })(),
+  ]);
+  sources.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  const pick = pickFrom(counters);
+  return { counters, groups: [...sources.map((x) => ({ key: x.id, label: x.name, counters: pick(x.id) })), { key: null, label: 'No source', counters: pick(NONE) }] };
+}
+
+const NONE_LABELS: Record<string, string> = { owner: 'No owner', assignee: 'Unassigned' };
+
+/** contacts-summary, companies-summary, activities-summary (contract §21): counts by owner, assignee, lead source or activity type. */
+export async function countSummary(ctx: OperationContext, type: CountedType, input: CountSummaryInput): Promise<CountSummaryResult> {
+  const dimension = dimensions.grouping(type, input.group_by, input.completed);
+  let read: { counters: CounterItem[]; groups: Grouped[] };
+  if (input.group_by === 'source') read = await sourceGroups(ctx.accountId, dimension);
+  else if (input.group_by === 'type') {
+    const counters = await allCounters(ctx.accountId, dimension);
+    read = { counters, groups: ACTIVITY_TYPES.map((t) => ({ key: t, label: t, counters: pickFrom(counters)(t) })) };
+  } else read = await memberGroups(ctx.accountId, dimension, NONE_LABELS[input.group_by]!);
+  const count = (cs: readonly CounterItem[]) => cs.reduce((n, c) => n + c.n, 0);
+  return {
+    groups: read.groups.map((g) => ({ key: g.key, label: g.label, count: count(g.counters) })),
+    total: { count: count(read.groups.flatMap((g) => g.counters)) },
+    as_of: asOf(read.counters),
+  };
+}
+
 /** projects-summary (contract §21). */
 export async function projectsSummary(ctx: OperationContext, input: ProjectsSummaryInput): Promise<SummaryResult> {
   const { months } = checked(input);
@@ -319,6 +415,11 @@ export async function projectsSummary(ctx: OperationContext, input: ProjectsSumm
     case 'pipeline': {
       ({ pipelines, counters } = await readFor(ctx.accountId, undefined, dimensions.pipeline()));
       groups = [...inListOrder(pipelines).map((p) => ({ key: p.id, label: p.name, counters: pick(p.id) })), { key: null, label: 'No pipeline', counters: pick(NO_PIPELINE) }];
+      break;
+    }
+    case 'owner': {
+      const read = await Promise.all([listPipelineItems(ctx.accountId), memberGroups(ctx.accountId, dimensions.grouping('project', 'owner'), 'No owner')]);
+      [pipelines, { counters, groups }] = read;
       break;
     }
     case 'status': {
@@ -352,7 +453,8 @@ export interface CounterDrift {
 }
 
 /**
- * Recomputes every counter of an account from its project records and adds the difference to
+ * Recomputes every counter of an account from its records (projects, contacts, companies,
+ * activities) and adds the difference to
  * each (additive corrections commute with the live deltas the changes worker applies meanwhile,
  * so run it when the account's changes have been applied: a change counted in the records read
  * but not yet by the worker would be counted twice). Returns the drift it corrected.
@@ -360,13 +462,21 @@ export interface CounterDrift {
 export async function rebuildSummaries(accountId: string): Promise<CounterDrift[]> {
   const expected = new Map<string, CounterDelta>();
   const pipelineIds = new Set<string>((await listPipelineItems(accountId)).map((p) => p.id));
-  for await (const record of projectRecordsOf(accountId)) {
-    addContributions(expected, accountId, record, 1);
-    if (typeof record.pipeline_id === 'string' && record.pipeline_id) pipelineIds.add(record.pipeline_id);
+  for (const type of COUNTED_TYPES) {
+    for await (const record of recordsOf(accountId, type)) {
+      addContributions(expected, accountId, type, record, 1);
+      if (type === 'project' && typeof record.pipeline_id === 'string' && record.pipeline_id) pipelineIds.add(record.pipeline_id);
+    }
   }
   const pipelineCounters = await allCounters(accountId, dimensions.pipeline());
   for (const c of pipelineCounters) if (c.group !== NO_PIPELINE) pipelineIds.add(c.group);
-  const dims = [dimensions.pipeline(), dimensions.status(), dimensions.closeMonth(), ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)])];
+  const dims = [
+    dimensions.pipeline(),
+    dimensions.status(),
+    dimensions.closeMonth(),
+    ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)]),
+    ...groupingDimensions(),
+  ];
   const actual = new Map<string, CounterDelta>();
   await Promise.all(
     dims.map(async (dimension) => {
@@ -390,5 +500,13 @@ export async function rebuildSummaries(accountId: string): Promise<CounterDrift[
   return drift.map(({ dimension, group, n, sums, counts }) => ({ dimension, group, n, sums, counts }));
 }
 
-/** Every account that has project records or counters (a Scan of both tables). */
-export const summaryAccounts = (): Promise<Set<string>> => accountsWithSummaries();
+/** Every dimension of the groupings by a field: the projects' owner, the count summaries' (activities' also by completion). */
+const groupingDimensions = () => [
+  dimensions.grouping('project', 'owner'),
+  ...(Object.keys(COUNT_GROUP_BY) as CountedType[]).flatMap((type) =>
+    COUNT_GROUP_BY[type].flatMap((by) => (type === 'activity' ? [undefined, true, false].map((c) => dimensions.grouping(type, by, c)) : [dimensions.grouping(type, by)])),
+  ),
+];
+
+/** Every account that has records of a summarised family or counters (a Scan of both tables). */
+export const summaryAccounts = (): Promise<Set<string>> => accountsWithSummaries(COUNTED_TYPES);
