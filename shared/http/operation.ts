@@ -81,6 +81,7 @@ function authFrom(event: ApiEvent, now = Date.now()): AuthContext {
     accountId: auth.accountId,
     userId: auth.userId,
     ...(typeof auth.keyId === 'string' ? { keyId: auth.keyId } : {}),
+    ...(typeof auth.memberId === 'string' ? { memberId: auth.memberId } : {}),
     scopes: scopesFromContext(auth.scopes),
   };
 }
