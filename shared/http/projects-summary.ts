@@ -4,18 +4,11 @@
  * from their declarations (shared/schemas/summaries.ts; as stage-history, not a verb of every
  * record family): `export const handler = summaryHandler(contactEntity);`.
  */
-import { countSummary, projectsSummary } from '../domain/summaries.js';
+import { countSummary, projectsSummary } from '../domain/summary-reads.js';
 import type { Entity } from '../schemas/entities/index.js';
 import { operationName, parseOperation } from '../schemas/resource.js';
-import {
-  activitiesSummaryOperation,
-  companiesSummaryOperation,
-  contactsSummaryOperation,
-  type CountedType,
-  type CountSummaryInput,
-  type ProjectsSummaryInput,
-  projectsSummaryOperation,
-} from '../schemas/summaries.js';
+import { activitiesSummaryOperation, companiesSummaryOperation, contactsSummaryOperation, type CountSummaryInput } from '../schemas/count-summaries.js';
+import { type CountedType, type ProjectsSummaryInput, projectsSummaryOperation } from '../schemas/summaries.js';
 import { operation } from './operation.js';
 
 const COUNT_OPERATIONS = { contact: contactsSummaryOperation, company: companiesSummaryOperation, activity: activitiesSummaryOperation };
