@@ -28,6 +28,8 @@ export type ActorType = (typeof ACTOR_TYPES)[number];
 export interface Actor {
   type: ActorType;
   id: string | null;
+  /** An API key bound to a member (contract §20): the member's id. */
+  member_id?: string;
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
@@ -36,6 +38,7 @@ export const actorSchema = v.pipe(
   v.object({
     type: v.picklist(ACTOR_TYPES),
     id: v.pipe(v.nullable(v.string()), v.metadata({ description: 'The key, import or inbound email id; null for `system`' })),
+    member_id: v.optional(v.pipe(v.string(), v.metadata({ description: 'The member an `api_key` acts for (api-keys-create `member_id`); absent for a key bound to none' }))),
   }),
   v.metadata({ description: 'Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, or `system` (cascades such as a company deletion unlinking its contacts)' }),
 );
@@ -43,7 +46,9 @@ export const actorSchema = v.pipe(
 /** Reads an actor stored on a record item (anything else is the system). */
 export function storedActor(value: unknown): Actor {
   const a = value as Partial<Actor> | undefined;
-  if (a && typeof a === 'object' && (ACTOR_TYPES as readonly string[]).includes(String(a.type))) return { type: a.type as ActorType, id: typeof a.id === 'string' ? a.id : null };
+  if (a && typeof a === 'object' && (ACTOR_TYPES as readonly string[]).includes(String(a.type))) {
+    return { type: a.type as ActorType, id: typeof a.id === 'string' ? a.id : null, ...(typeof a.member_id === 'string' ? { member_id: a.member_id } : {}) };
+  }
   return SYSTEM_ACTOR;
 }
 

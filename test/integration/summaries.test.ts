@@ -184,7 +184,7 @@ describe('projects-summary', () => {
 
     const bad = (body: unknown) => code('projects-summary', body, auth);
     expect(await bad({ group_by: 'stage' })).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'pipeline_id' }] });
-    expect(await bad({ group_by: 'owner' })).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'group_by', message: 'owner grouping needs members' }] });
+    expect(await bad({ group_by: 'owner', pipeline_id: p.id })).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'pipeline_id', message: 'does not apply to group_by owner' }] });
     expect(await bad({ group_by: 'close_month', closed_from: '2020-01', closed_to: '2023-01' })).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'closed_from' }] });
     expect(await bad({ group_by: 'close_month', closed_from: '2020-01', closed_to: '2022-12' })).toMatchObject({ status: 200 });
     expect(await bad({ group_by: 'close_month', closed_from: '2024-05', closed_to: '2024-04' })).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'closed_to' }] });
