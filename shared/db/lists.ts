@@ -163,8 +163,9 @@ async function* readRange(pk: string, from: string, to: string, forward: boolean
   } while (startKey);
 }
 
-/** The driver of an `eq` or `in` condition on a sorted field: its values' entries (none: nothing can match). */
+/** The driver of an `eq` or `in` condition on a sorted field: its values' entries (none: nothing can match); of `not_exists`: its empty section. */
 function valuesDriver(type: EntityType, accountId: string, read: SortedRead): Driver | 'empty' {
+  if (read.condition?.op === 'not_exists') return { kind: 'values', partition: keys.sortedPartition(accountId, type, read.field), prefixes: [keys.sortedEmpty('')] };
   const values = read.condition?.op === 'in' ? (read.condition.value as unknown[]) : [read.condition?.value];
   const prefixes = values.flatMap((x) => {
     const enc = sortKeyOf(read.type, x);
@@ -582,8 +583,8 @@ export async function runListPlan(def: EntityDefinition, accountId: string, plan
   let spent = 0;
   if (!sort) {
     for (const read of plan.narrow ?? []) {
-      // An `eq` or `in`: its values' entries, in the list's own order, give full pages at any size.
-      if (read.condition?.op === 'eq' || read.condition?.op === 'in') {
+      // An `eq`, `in` or `not_exists`: its values' entries (the empty section's), in the list's own order, give full pages at any size.
+      if (read.condition?.op === 'eq' || read.condition?.op === 'in' || read.condition?.op === 'not_exists') {
         const driver = valuesDriver(type, accountId, read);
         if (driver === 'empty') return { items: [], meta: await ready };
         const page = await listRecords(type, { accountId, driver, matches, ready, after: plan.after, limit: plan.limit, ...(plan.order ? { order: plan.order } : {}), budget: READ_BUDGET - spent });

@@ -25,12 +25,12 @@
 import type { EntityDefinition } from '../schemas/entities/index.js';
 import type { Actor } from '../schemas/events.js';
 import { readRecords } from './batch.js';
-import { batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
+import { batchGetItems, batchGetRecords, getRecord, queryPartition, type StoredRecord, type TransactItem } from './items.js';
 import { type AccountMeta, readIndexedCustom, readRecordWithMeta } from './meta.js';
 import { type IndexedCustom, indexNamesOf, searchNamesOf, sortedEntriesOf } from './record-model.js';
 import { customField } from '../schemas/entities/index.js';
 import { syncSearchEntries } from './search.js';
-import { type EntityType, indexName, keys } from './table.js';
+import { type EntityType, indexName, keys, type ReferenceTarget } from './table.js';
 import { partitionEntriesAfter } from './trash.js';
 import { type CreateArgs, deletionItems, type EntityModel, newRecordItems, settleIndexed } from './writes.js';
 
@@ -63,6 +63,24 @@ export function recordReads(type: EntityType) {
     getManyConsistent: (accountId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>> => readRecords(type, accountId, ids),
   };
 }
+
+/** Members by id (their items, `keys.member`: contract §20), as a reference's target reads them (`id`, `name`, `status`, `ver`). */
+async function membersById(accountId: string, ids: readonly string[], consistent: boolean): Promise<Map<string, StoredRecord>> {
+  const items = await batchGetItems([...new Set(ids)].map((id) => keys.member(accountId, id)), { consistent });
+  return new Map(items.map((item) => [String(item.id), item as StoredRecord]));
+}
+const memberReads = {
+  get: async (accountId: string, id: string): Promise<StoredRecord | undefined> => (await membersById(accountId, [id], true)).get(id),
+  getMany: (accountId: string, ids: string[]): Promise<Map<string, StoredRecord>> => membersById(accountId, ids, false),
+  getManyConsistent: (accountId: string, ids: readonly string[]): Promise<Map<string, StoredRecord>> => membersById(accountId, ids, true),
+};
+
+/**
+ * Reads by id of what a reference field points at: records of an entity type, or members (owners
+ * and assignees, contract §20), which are not records but read the same way (`name`, `ver`).
+ */
+export const targetReads = (target: ReferenceTarget): Pick<ReturnType<typeof recordReads>, 'get' | 'getMany' | 'getManyConsistent'> =>
+  target === 'member' ? memberReads : recordReads(target);
 
 /**
  * What every write of a family works from (one per definition, shared by its store, its upkeep

@@ -13,6 +13,7 @@ import {
   type KeyDeclarations,
   RECORD_INDEX_NAMES,
   REFERENCE_TAGS,
+  type ReferenceTarget,
   TABLE_KEYS,
 } from '../schemas/keys/index.js';
 import { SUMMARY_KEYS } from '../schemas/keys/summaries.js';
@@ -65,7 +66,7 @@ export function createTableInput(tableName: string) {
 }
 
 /** Entity types stored as records (one item each, sk = RECORD_SK): the entity list's types. */
-export type { EntityType };
+export type { EntityType, ReferenceTarget };
 
 /**
  * Attribute of a record item written by a restore (contract §15): the version the record had when
@@ -146,8 +147,8 @@ const indexNames = deriveKeys(RECORD_INDEX_NAMES);
  */
 export const indexName = {
   ...indexNames,
-  /** Records that reference `id` of `target` (a contact's company, a project's contacts, …). */
-  ref: (target: EntityType, id: string) => indexNames.ref(REFERENCE_TAGS[target], id),
+  /** Records that reference `id` of `target` (a contact's company, a project's contacts, a record's owner …). */
+  ref: (target: ReferenceTarget, id: string) => indexNames.ref(REFERENCE_TAGS[target], id),
 } as const;
 
 const metaAttributes = deriveKeys(ACCOUNT_META_ATTRIBUTES);

@@ -8,7 +8,7 @@
 import { type AccountMeta, overrideAttr, readMeta } from '../../db/meta.js';
 import { type ListPlan, type Predicate, type ReadOrder, runListPlan, SORT_LIMIT, type SortedRead } from '../../db/lists.js';
 import { type EntityType, indexName, orderKey } from '../../db/table.js';
-import { tagsField } from '../../schemas/entities/index.js';
+import { NO_REF, tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
 import type { OperationContext } from '../context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from '../listing.js';
@@ -80,8 +80,8 @@ function readOrder(listQuery: ListQuery | undefined): ReadOrder | undefined {
   return { forward, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
 }
 
-/** Operators whose matches lie in ranges of a sorted field's entries, most selective first. */
-const RANGE_OPS = ['eq', 'in', 'prefix', 'between', 'gt', 'gte', 'lt', 'lte'] as const;
+/** Operators whose matches lie in ranges of a sorted field's entries (`not_exists`: its empty section), most selective first. */
+const RANGE_OPS = ['eq', 'in', 'prefix', 'between', 'gt', 'gte', 'lt', 'lte', 'not_exists'] as const;
 
 /**
  * The sort-ordered entries a page may read (contract §17): the sort's, when its field keeps them
@@ -127,8 +127,16 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>, listQu
     ...(query ? searchOptions(query) : []).map((keys) => ({ names: keys.map(partitionOf), sampled: keys.every((k) => k.kind === 'prefix') })),
     ...tags.map((t) => ({ names: [indexName.tag(t)], sampled: false })),
   ];
+  // A reference filter's `"none"` (`owner_id: "none"`): the records whose reference is null, the
+  // empty section of the field's sort-ordered entries (contract §20), in the list's own order.
+  const unlinked: SortedRead[] = [];
   for (const [field, g] of groups) {
     const ref = refs.find((r) => r.field === field);
+    if (ref && g.values.includes(NO_REF)) {
+      g.values = [null];
+      if (def.sorted?.includes(field)) unlinked.push({ field, type: 'id', condition: { field, op: 'not_exists' } });
+      continue;
+    }
     // A merged record (contract §15) reads as its primary until its links have moved: its own
     // partition holds those links meanwhile, so a filter on the primary reads it too.
     const ids = ref ? [...g.values.map(String), ...mergedInto(meta, ref.target as EntityType, g.values.map(String))] : [];
@@ -145,6 +153,7 @@ export function planOf(fam: RecordFamily, input: Record<string, unknown>, listQu
   ];
   const search = query && { query, ...(def.lookup?.index === 'email' ? { emailField: def.lookup.field } : {}) };
   const reads = sortedReads(listQuery);
+  if (unlinked.length) reads.narrow = [...unlinked, ...(reads.narrow ?? [])];
   return { plan: { options, where, ...(search ? { search } : {}), ...(planQuery ? { query: planQuery } : {}), ...(order ? { order } : {}), ...reads }, canonical };
 }
 

@@ -4,8 +4,8 @@
  * version is brought up to date when one of them changed meanwhile (`reconcile`).
  */
 import type { StoredRecord } from '../../db/items.js';
-import { recordReads } from '../../db/record-store.js';
-import type { EntityType } from '../../db/table.js';
+import { targetReads } from '../../db/record-store.js';
+import type { ReferenceTarget } from '../../db/table.js';
 import { ApiError } from '../../errors.js';
 import type { Actor } from '../../schemas/events.js';
 import { isUuid } from '../../schemas/primitives.js';
@@ -30,10 +30,14 @@ export interface Resolved {
   linked: Array<{ id: string; ver: number; name: string }>;
 }
 
-/** Reads of a reference's target family (by type: a create does not bundle the target's definition). */
-export const targetStore = (ref: Ref) => recordReads(ref.target as EntityType);
+/** Reads of a reference's target family (by type: a create does not bundle the target's definition), or of members. */
+export const targetStore = (ref: Ref) => targetReads(ref.target as ReferenceTarget);
 
-const invalidRef = (ref: Ref, detail: string) => new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target} of this account`, [{ path: ref.field, message: detail }]);
+/** A member referenced by a write must be active (contract §20); a deactivated one stays where it is already. */
+const MEMBER = 'member';
+
+const invalidRef = (ref: Ref, detail: string) =>
+  new ApiError(ref.code, `${ref.field} does not reference an existing ${ref.target === MEMBER ? 'active member' : ref.target} of this account`, [{ path: ref.field, message: detail }]);
 
 const linkOf = (r: StoredRecord) => ({ id: r.id, ver: r.ver, name: String(r.name ?? '') });
 
@@ -55,6 +59,7 @@ async function resolveOne(ref: Ref, accountId: string, value: unknown, known: Re
   if (!isUuid(id)) throw new ApiError(ref.code, `${ref.field} must be a UUID or null: ${JSON.stringify(String(value).slice(0, 64))} is not a UUID`, [{ path: ref.field, message: 'is not a UUID' }]);
   const record = known ? known.get(id) : await targetStore(ref).get(accountId, id);
   if (!record) throw invalidRef(ref, `no such ${ref.target}`);
+  if (ref.target === MEMBER && record.status !== 'active') throw invalidRef(ref, 'is a deactivated member');
   return record;
 }
 

@@ -43,7 +43,8 @@ export async function applyUpdate(fam: RecordFamily, ctx: OperationContext, { id
       decide: async (current) => {
         readVer = current.ver;
         await also?.load();
-        const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k]) => fam.refs.some((r) => r.field === k)));
+        // A member kept as it is needs no check: a deactivated one stays the owner it was (contract §20).
+        const changedRefs = Object.fromEntries(Object.entries(rest).filter(([k, v]) => fam.refs.some((r) => r.field === k && !(r.target === 'member' && current[k] === v))));
         const out = await resolveRefs(fam, ctx.accountId, changedRefs, pre);
         resolved = out.resolved;
         placed = await placeRecord(fam, ctx, id!, rest, current);

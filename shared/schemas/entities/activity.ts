@@ -30,17 +30,20 @@ export const activityEntity = defineEntity({
     contact_ids: f.refs({ description: 'Contacts of the account it concerns (at most 100, distinct)', example: ['3e4d5c6b-7a8f-4e9d-8c7b-6a5f4e3d2c1b'] }, 'contact'),
     company_id: f.ref({ description: 'Company it concerns (a company of the account), or null', example: null }, 'company'),
     project_id: f.ref({ description: 'Project it concerns (a project of the account), or null', example: null }, 'project'),
+    assignee_id: f.ref({ description: 'Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee', example: '7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c' }, 'member', 'assignee_name'),
+    assignee_name: f.computed.text({ description: 'Read-only: the current name of the assignee ("" when unassigned)', example: 'Grace Hopper' }),
     inbound_email_id: f.computed.id({ description: 'Read-only: the inbound email it was logged from, else null', example: null }),
   },
   required: 'type',
   createOnly: ['type'],
-  sorted: ['type', 'occurred_at', 'updated_at'],
+  sorted: ['type', 'occurred_at', 'assignee_id', 'updated_at'],
   filters: {
     types: { kind: 'values', field: 'type' },
     contact_id: { kind: 'ref', field: 'contact_ids' },
     company_id: { kind: 'ref', field: 'company_id' },
     project_id: { kind: 'ref', field: 'project_id' },
     completed: { kind: 'bool', field: 'completed' },
+    assignee_id: { kind: 'ref', field: 'assignee_id', none: true },
   },
   events: true,
   trash: true,
@@ -62,7 +65,7 @@ export const activityEntity = defineEntity({
     return out;
   },
   docs: {
-    list: "List activities, newest first (filters: types (any of), contact_id (a contact's timeline), company_id, project_id, completed; cursor pagination)",
+    list: "List activities, newest first (filters: types (any of), contact_id (a contact's timeline), company_id, project_id, completed, assignee_id (a member id or \"none\"); cursor pagination)",
     create: 'Log an activity (type-specific fields: due_at and completed for tasks, direction for calls and emails, duration_seconds for calls and meetings)',
   },
 });

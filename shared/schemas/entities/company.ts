@@ -21,6 +21,8 @@ export const companyEntity = defineEntity({
     country: f.text({ description: 'Country', example: 'United Kingdom' }),
     employee_count: f.count({ description: 'Number of employees (null, or an integer ≥ 0)', example: 120 }),
     annual_revenue: f.count({ description: 'Annual revenue in cents (null, or an integer ≥ 0)', example: 1250000000 }),
+    owner_id: f.ref({ description: 'Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner', example: '7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c' }, 'member', 'owner_name'),
+    owner_name: f.computed.text({ description: 'Read-only: the current name of the owner ("" when unowned)', example: 'Grace Hopper' }),
     tags: f.tags({ description: 'Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive', example: ['enterprise'] }),
     custom_fields: f.customFields({
       description: 'Custom field values keyed by custom-field definition id (see custom-fields-list), not by name; null removes a key on update',
@@ -30,13 +32,13 @@ export const companyEntity = defineEntity({
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')], domains: [String(r.domain ?? '')] }),
   lookup: { field: 'domain', index: 'domain' },
-  sorted: ['name', 'updated_at'],
-  filters: { tags: { kind: 'tags', field: 'tags' } },
+  sorted: ['name', 'owner_id', 'updated_at'],
+  filters: { tags: { kind: 'tags', field: 'tags' }, owner_id: { kind: 'ref', field: 'owner_id', none: true } },
   events: true,
   trash: true,
   merge: true,
   docs: {
-    list: 'List companies, newest first (search by name and domain, tags, cursor pagination)',
+    list: 'List companies, newest first (search by name and domain, tags, owner_id (a member id or "none"), cursor pagination)',
     delete: 'Delete a company (its contacts, projects and activities lose their link to it)',
   },
 });

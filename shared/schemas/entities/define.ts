@@ -18,8 +18,8 @@ export type Fields = Record<string, FieldSpec<v.GenericSchema | undefined, v.Gen
 export type ListFilter =
   /** The record has all the given tags. */
   | { kind: 'tags'; field: string }
-  /** One id: the record's reference field (or id array) holds it. */
-  | { kind: 'ref'; field: string }
+  /** One id: the record's reference field (or id array) holds it; `none`: `"none"` is also taken, for the records whose reference is null. */
+  | { kind: 'ref'; field: string; none?: true }
   /** Several ids (at most `max`): the record's reference is any of them. */
   | { kind: 'refs'; field: string; max: number }
   /** Several values of an enumerated field: any of them. */
@@ -192,6 +192,9 @@ export function updateSchema<FS extends Fields>(def: EntityDefinition<string, st
   }) as v.StrictObjectSchema<{ id: v.GenericSchema<string> } & { [K in keyof InputEntries<FS>]: v.OptionalSchema<InputEntries<FS>[K], undefined> }, undefined>;
 }
 
+/** The value of a `ref` list filter with `none` that asks for the records whose reference is null (`owner_id: "none"`). */
+export const NO_REF = 'none';
+
 const uuidIn = v.pipe(v.string(), v.uuid('must be a UUID'), v.toLowerCase());
 const filterTags = v.pipe(
   v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'tags must not be blank'), v.maxLength(64, 'tags must be at most 64 characters'))),
@@ -215,7 +218,11 @@ export function listSchema(def: EntityDefinition) {
           entries[name] = v.optional(filterTags);
           break;
         case 'ref':
-          entries[name] = v.optional(v.pipe(uuidIn, v.metadata({ description: `Only records linked to this ${spec?.ref?.target ?? 'record'}` })));
+          entries[name] = v.optional(
+            filter.none
+              ? v.pipe(v.union([v.literal(NO_REF), uuidIn], `must be a UUID or "${NO_REF}"`), v.metadata({ description: `Only records linked to this ${spec?.ref?.target ?? 'record'}, or "${NO_REF}": only records linked to none`, examples: [NO_REF] }))
+              : v.pipe(uuidIn, v.metadata({ description: `Only records linked to this ${spec?.ref?.target ?? 'record'}` })),
+          );
           break;
         case 'refs':
           entries[name] = v.optional(

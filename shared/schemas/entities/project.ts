@@ -31,6 +31,8 @@ export const projectEntity = defineEntity({
       v.object({ visits: v.pipe(v.number(), v.integer()), total_ms: v.pipe(v.number(), v.integer()), first_entered_at: v.pipe(v.string(), v.isoTimestamp()), last_exited_at: v.nullable(v.pipe(v.string(), v.isoTimestamp())) }),
     ),
     closed_at: f.computed.dateTime({ description: 'Read-only: when status left open; null while open', example: null }),
+    owner_id: f.ref({ description: 'Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner', example: '7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c' }, 'member', 'owner_name'),
+    owner_name: f.computed.text({ description: 'Read-only: the current name of the owner ("" when unowned)', example: 'Grace Hopper' }),
     tags: f.tags({ description: 'Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive', example: ['q1'] }),
     custom_fields: f.customFields({
       description: 'Custom field values keyed by custom-field definition id (entity_type project), not by name; null removes a key on update',
@@ -39,7 +41,7 @@ export const projectEntity = defineEntity({
   },
   required: 'name',
   search: (r) => ({ text: [String(r.name ?? '')] }),
-  sorted: ['name', 'status', 'due_date', 'amount', 'pipeline_id', 'stage_id', 'updated_at'],
+  sorted: ['name', 'status', 'due_date', 'amount', 'pipeline_id', 'stage_id', 'owner_id', 'updated_at'],
   pipeline: (sent, current) =>
     ['pipeline_id', 'stage_id'].some((k) => k in sent) || (typeof current?.pipeline_id === 'string' && ['status', 'stage'].some((k) => k in sent))
       ? 'this operation cannot place a project in a pipeline: use projects-create or projects-update'
@@ -49,6 +51,7 @@ export const projectEntity = defineEntity({
     company_id: { kind: 'ref', field: 'company_id' },
     contact_id: { kind: 'ref', field: 'contact_ids' },
     tags: { kind: 'tags', field: 'tags' },
+    owner_id: { kind: 'ref', field: 'owner_id', none: true },
   },
   events: true,
   trash: true,
@@ -65,7 +68,7 @@ export const projectEntity = defineEntity({
     return wasOpen || !prev?.closed_at ? { closed_at: now } : {};
   },
   docs: {
-    list: 'List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), search by name words; cursor pagination)',
+    list: 'List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), owner_id (a member id or "none"), search by name words; cursor pagination)',
     delete: 'Delete a project (its activities lose their link to it)',
   },
 });

@@ -6,7 +6,7 @@
  */
 
 /** Types other families show the current name of (a reference with a name field): their renames and deletions write a meta override. */
-export const NAMED_TYPES = ['company', 'source'] as const;
+export const NAMED_TYPES = ['member', 'company', 'source'] as const;
 
 /** Types custom-field definitions may target (those with a custom_fields field: CUSTOM_FIELD_ENTITY_TYPES of ./index.ts). */
 export const CUSTOM_FIELD_TYPES = ['company', 'contact', 'project'] as const;

@@ -101,8 +101,14 @@ export const RECORD_INDEX_NAMES = defineKeys({
   value: 'v#{field}#{value}',
 });
 
-/** The `tag` of a reference index, by the referenced type (a contact's company: `c#<id>`). */
-export const REFERENCE_TAGS = { company: 'c', source: 's', contact: 'k', project: 'p', activity: 'a' } as const satisfies Record<EntityType, string>;
+/**
+ * The `tag` of a reference index, by the referenced type (a contact's company: `c#<id>`): every
+ * entity type, and `member` (owners and assignees, contract §20: members are not records).
+ */
+export const REFERENCE_TAGS = { company: 'c', source: 's', contact: 'k', project: 'p', activity: 'a', member: 'm' } as const satisfies Record<EntityType | 'member', string>;
+
+/** What a reference field may point at: a record's entity type, or a member. */
+export type ReferenceTarget = keyof typeof REFERENCE_TAGS;
 
 /**
  * Record data (contract §18): the record, its index entries (search prefixes, the email lookup,
