@@ -27,6 +27,7 @@ type Event = { event: string; actor: { type: string; id: string | null }; previo
 const FAMILIES = ['contacts', 'companies', 'projects', 'activities'] as const;
 type Family = (typeof FAMILIES)[number];
 const OWNER: Record<Family, string> = { contacts: 'owner_id', companies: 'owner_id', projects: 'owner_id', activities: 'assignee_id' };
+const EVENT: Record<Family, string> = { contacts: 'contact.updated', companies: 'company.updated', projects: 'project.updated', activities: 'activity.updated' };
 const NAME: Record<Family, string> = { contacts: 'owner_name', companies: 'owner_name', projects: 'owner_name', activities: 'assignee_name' };
 const BODY: Record<Family, (i: number) => Record<string, unknown>> = {
   contacts: (i) => ({ first_name: `c${i}` }),
@@ -160,7 +161,7 @@ describe('handing records on', () => {
         const now = await get(auth, family, r.id);
         expect(now, `${family} ${r.id}`).toMatchObject({ [OWNER[family]]: b.id, [NAME[family]]: 'Bob' });
         const events = await eventsOf(auth, r.id, job.id);
-        expect(events.map((e) => e.event), family).toEqual([`${family === 'companies' ? 'company' : family.slice(0, -1)}.updated`]);
+        expect(events.map((e) => e.event), family).toEqual([EVENT[family]]);
         expect(events[0]!.previous_attributes).toMatchObject({ [OWNER[family]]: a.id });
       }
     }
