@@ -1,17 +1,15 @@
 /**
  * Reassignments (contract §20): create, get, list. A reassignment is a job of the index-build
- * queue (a job that rewrites an account's existing records: shared/indexing/reassignments.ts
- * runs it); here its checks, its item and its message. Nothing is written unless the members
+ * queue and its store (a job that rewrites an account's existing records, as index builds and
+ * stage moves: shared/indexing/reassignments.ts runs it); here its checks, its item and its message. Nothing is written unless the members
  * check out: `from_owner_id` a member of the account (active or deactivated), `to_owner_id` null
  * or an active member other than it.
  */
 import { randomUUID } from 'node:crypto';
 import { getMemberItem } from '../db/members.js';
-import { getReassignmentItem, insertReassignment, queryReassignments, type ReassignmentItem } from '../db/reassignments.js';
+import { getReassignmentItem, insertIndexBuild, queryReassignments, type Reassignment as ReassignmentItem } from '../db/index-builds.js';
 import { type ErrorDetail, invalidRequest, notFound } from '../errors.js';
 import type { Reassignment, ReassignmentCreate, ReassignmentListInput } from '../schemas/reassignments.js';
-import { reassignmentSchema } from '../schemas/reassignments.js';
-import { apiShape } from '../schemas/resource.js';
 import type { OperationContext } from './context.js';
 import { cursorScope, listPosition, type Page } from './listing.js';
 
@@ -20,7 +18,18 @@ const FAMILY = 'reassignments';
 /** Sends the job's message to the index-build queue (the handler passes it: shared/indexing/storage.ts). */
 export type EnqueueJob = (message: { account_id: string; build_id: string }) => Promise<unknown>;
 
-const toApi: (item: object) => Reassignment = apiShape(reassignmentSchema);
+/** The API view: the job's `processing` is `running`. */
+const toApi = (item: ReassignmentItem): Reassignment => ({
+  id: item.id,
+  status: item.status === 'processing' ? 'running' : item.status === 'completed' ? 'completed' : 'queued',
+  from_owner_id: item.from_owner_id,
+  to_owner_id: item.to_owner_id,
+  types: item.types,
+  processed: item.processed,
+  changed: item.changed,
+  created_at: item.created_at,
+  completed_at: item.completed_at ?? null,
+});
 
 /** Why `to` cannot take the records over (undefined: it can): null, or an active member of the account other than `from`. */
 export async function refusedTarget(accountId: string, from: string, to: string | null): Promise<string | undefined> {
@@ -41,14 +50,15 @@ export async function queueReassignment(ctx: OperationContext, input: Reassignme
     from_owner_id: input.from_owner_id,
     to_owner_id: input.to_owner_id,
     types: input.types,
+    action: 'reassign',
     processed: 0,
     changed: 0,
     created_at: new Date().toISOString(),
-    completed_at: null,
     position: 0,
+    done: 0,
     type_index: 0,
   };
-  await insertReassignment(item);
+  await insertIndexBuild(item);
   await enqueue({ account_id: ctx.accountId, build_id: item.id });
   return toApi(item);
 }
@@ -76,5 +86,5 @@ export async function listReassignments(ctx: OperationContext, input: Reassignme
   const items = await queryReassignments(ctx.accountId, input.limit + 1, after);
   const page = items.slice(0, input.limit);
   const last = page[page.length - 1];
-  return { items: page.map(toApi), next_cursor: next(items.length > input.limit && last ? listPosition(last) : undefined) };
+  return { items: page.map((i) => toApi(i)), next_cursor: next(items.length > input.limit && last ? listPosition(last) : undefined) };
 }

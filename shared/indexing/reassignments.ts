@@ -17,15 +17,15 @@
  * last saved page. A record of the lost page that was moved is no longer in the partition; one
  * that was not is read again by the conditional write, so no record is written twice.
  */
+import { clearActiveIndexBuild, getReassignmentItem, type IndexBuildItem, type IndexBuildStatus, leaseIndexBuild, type Reassignment } from '../db/index-builds.js';
 import type { JobLease } from '../db/job-lease.js';
-import { clearActiveReassignment, getReassignmentItem, leaseReassignment, type ReassignmentItem } from '../db/reassignments.js';
 import type { OperationContext } from '../domain/context.js';
 import { familyOf, type RecordFamily } from '../domain/records/family.js';
 import { inParallel, referencesTo } from '../domain/records/referencing.js';
 import { applyUpdate } from '../domain/records/update.js';
 import { ApiError } from '../errors.js';
 import type { Actor } from '../schemas/events.js';
-import type { ReassignmentStatus, ReassignmentType } from '../schemas/reassignments.js';
+import type { ReassignmentType } from '../schemas/reassignments.js';
 
 /** Referencing entries read per page (the page's end and counts are saved) and records written at once. */
 const PAGE_SIZE = 100;
@@ -37,9 +37,9 @@ export interface ReassignmentDeps {
   pageSize?: number;
   leaseMs?: number;
   /** Called with a page's record ids before they are written (tests change a record there). */
-  beforeWrites?: (ids: readonly string[], job: ReassignmentItem) => void | Promise<void>;
+  beforeWrites?: (ids: readonly string[], job: Reassignment) => void | Promise<void>;
   /** Called after each saved page (tests stop a job there to resume it). */
-  afterPage?: (job: ReassignmentItem) => void | Promise<void>;
+  afterPage?: (job: Reassignment) => void | Promise<void>;
 }
 
 export type ReassignmentOutcome = 'completed' | 'gone';
@@ -74,12 +74,12 @@ async function reassignOne(ctx: OperationContext, fam: RecordFamily, field: stri
 }
 
 /** Walks the job's families from its saved place; each page written, then its place and counts saved through the lease. */
-async function walk(job: ReassignmentItem, lease: JobLease<ReassignmentItem, ReassignmentStatus>, deps: ReassignmentDeps): Promise<ReassignmentOutcome | undefined> {
+async function walk(job: Reassignment, lease: JobLease<IndexBuildItem, IndexBuildStatus>, deps: ReassignmentDeps): Promise<ReassignmentOutcome | undefined> {
   const actor: Actor = { type: 'reassignment', id: job.id };
   const ctx: OperationContext = { accountId: job.account_id, userId: 'system', operation: 'reassignments-create', headers: {}, actor };
   const pageSize = deps.pageSize ?? PAGE_SIZE;
   for (;;) {
-    const current = lease.job;
+    const current = lease.job as Reassignment;
     const type = current.types[current.type_index];
     if (type === undefined) return undefined;
     const owner = ownerFieldOf(type);
@@ -94,28 +94,28 @@ async function walk(job: ReassignmentItem, lease: JobLease<ReassignmentItem, Rea
     }
     // A short page ends the family: the next page starts the next family from its start.
     const last = entries.length === pageSize ? entries[entries.length - 1] : undefined;
-    const place: Partial<ReassignmentItem> = last ? { after: last.sk } : { type_index: current.type_index + 1, after: '' };
+    const place: Partial<Reassignment> = last ? { after: last.sk } : { type_index: current.type_index + 1, after: '' };
     const saved = await lease.save({ ...place, position: current.position + 1 }, { position: current.position }, { processed: ids.length, changed });
-    if (!saved) return ((await lease.lost()) as ReassignmentOutcome | undefined) ?? 'gone';
-    await deps.afterPage?.(saved);
+    if (!saved) return (await lease.lost()) === 'completed' ? 'completed' : 'gone';
+    await deps.afterPage?.(saved as Reassignment);
   }
 }
 
 /** The lease of a job whose worker died: taken over after it. */
-export const REASSIGNMENT_LEASE_MS = 60_000;
+const REASSIGNMENT_LEASE_MS = 60_000;
 
 /** Runs (or resumes) the reassignment `id` of the account; its outcome. */
-export async function runReassignment(job: ReassignmentItem, deps: ReassignmentDeps = {}): Promise<ReassignmentOutcome> {
-  const lease = await leaseReassignment(job, { running: 'running', from: 'queued', leaseMs: deps.leaseMs ?? REASSIGNMENT_LEASE_MS });
+export async function runReassignment(job: Reassignment, deps: ReassignmentDeps = {}): Promise<ReassignmentOutcome> {
+  const lease = await leaseIndexBuild(job, { running: 'processing', from: 'queued', leaseMs: deps.leaseMs ?? REASSIGNMENT_LEASE_MS });
   if (!lease) {
     // Ended (or gone) before or while this worker tried to take it.
-    await clearActiveReassignment(job.account_id, job.id);
+    await clearActiveIndexBuild(job.account_id, job.id);
     const now = await getReassignmentItem(job.account_id, job.id);
     return now?.status === 'completed' ? 'completed' : 'gone';
   }
   const ended = await walk(job, lease, deps);
   if (ended) return ended;
   await lease.end({ status: 'completed', completed_at: new Date().toISOString() });
-  await clearActiveReassignment(job.account_id, job.id);
+  await clearActiveIndexBuild(job.account_id, job.id);
   return 'completed';
 }

@@ -11,7 +11,6 @@
  */
 import { finishDefinitionIndex, getDefinitionItem } from '../db/custom-fields.js';
 import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, leaseIndexBuild } from '../db/index-builds.js';
-import { getReassignmentItem } from '../db/reassignments.js';
 import { buildSortedPage, removeSortedPage } from '../db/record-store.js';
 import type { EntityType } from '../db/table.js';
 import { entityByType } from '../schemas/entities/index.js';
@@ -40,11 +39,7 @@ export type IndexBuildOutcome = 'completed' | 'superseded' | 'gone';
 export async function runIndexBuild(message: IndexBuildMessage, deps: IndexBuildWorkerDeps = {}): Promise<IndexBuildOutcome> {
   const { account_id: accountId, build_id: id } = message;
   const job = await getIndexBuild(accountId, id);
-  if (!job) {
-    // The queue's other jobs: reassignments (contract §20) have a store of their own.
-    const reassignment = await getReassignmentItem(accountId, id);
-    if (reassignment) return runReassignment(reassignment, { leaseMs: deps.leaseMs, pageSize: deps.pageSize, ...deps.reassignment });
-  }
+  if (job?.action === 'reassign') return runReassignment(job, { leaseMs: deps.leaseMs, pageSize: deps.pageSize, ...deps.reassignment });
   const lease = job && (await leaseIndexBuild(job, { running: 'processing', leaseMs: deps.leaseMs ?? INDEX_BUILD_LEASE_MS }));
   if (!lease) {
     // Ended (or gone) before or while this worker tried to take it.

@@ -13,7 +13,7 @@ import { indexBuildHandler } from '../../functions/custom-fields/index-worker.js
 import { functionByName } from '../../functions/topology.js';
 import { asFunction } from '../../local/iam.js';
 import type { StreamPoller } from '../../local/stream-poller.js';
-import { getReassignmentItem } from '../../shared/db/reassignments.js';
+import { getReassignmentItem } from '../../shared/db/index-builds.js';
 import { runIndexBuild } from '../../shared/indexing/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
 import { fileIndexBuildQueue, startTestStream } from '../helpers/stream.js';
@@ -236,7 +236,7 @@ describe('handing records on', () => {
       }),
     ).rejects.toThrow('worker died');
     const half = (await getReassignmentItem(auth.accountId, job.id))!;
-    expect(half).toMatchObject({ status: 'running', position: 2, processed: 4, changed: 4 });
+    expect(half).toMatchObject({ status: 'processing', position: 2, processed: 4, changed: 4 });
     expect(await ok<Job>('reassignments-get', { id: job.id }, auth)).toMatchObject({ status: 'running', processed: 4, changed: 4 });
     // Another worker takes it over and finishes.
     expect(await runIndexBuild(message(auth, job), { reassignment: { pageSize: 2 } })).toBe('completed');

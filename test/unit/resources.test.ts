@@ -87,7 +87,7 @@ describe('keys: declared by the families, derived by the data layer', () => {
   });
 
   it('scopes every account key to its account: it starts with A#<account>, except the listed installation-wide ones', () => {
-    const notUnderTheAccount = ['idempotency', 'activeImport', 'activeExport', 'activeErasure', 'activeIndexBuild', 'activeReassignment'];
+    const notUnderTheAccount = ['idempotency', 'activeImport', 'activeExport', 'activeErasure', 'activeIndexBuild'];
     for (const [name, builder] of Object.entries(keys)) {
       if (typeof builder !== 'function') continue;
       const args = Array.from({ length: 8 }, (_, i) => (i === 0 ? 'ACC' : `p${i}`));

@@ -12,16 +12,15 @@ import { IMPORT_KEYS, IMPORT_PERSONAL } from './imports.js';
 import { INBOUND_EMAIL_KEYS, INBOUND_EMAIL_PERSONAL } from './inbound-emails.js';
 import { MEMBER_KEYS, MEMBER_PERSONAL } from './members.js';
 import { PIPELINE_KEYS, PIPELINE_PERSONAL } from './pipelines.js';
-import { REASSIGNMENT_KEYS, REASSIGNMENT_PERSONAL } from './reassignments.js';
 import { RECORD_INDEX_NAMES, RECORD_KEYS, RECORD_PERSONAL, REFERENCE_TAGS } from './records.js';
 export type { ReferenceTarget } from './records.js';
 import { WEBHOOK_KEYS, WEBHOOK_PERSONAL } from './webhooks.js';
 
-export { ACCOUNT_KEYS, ACCOUNT_META_ATTRIBUTES, API_KEY_KEYS, CUSTOM_FIELD_KEYS, ERASURE_KEYS, EVENT_KEYS, EXPORT_KEYS, IMPORT_KEYS, INBOUND_EMAIL_KEYS, MEMBER_KEYS, PIPELINE_KEYS, REASSIGNMENT_KEYS, RECORD_INDEX_NAMES, RECORD_KEYS, REFERENCE_TAGS, WEBHOOK_KEYS };
+export { ACCOUNT_KEYS, ACCOUNT_META_ATTRIBUTES, API_KEY_KEYS, CUSTOM_FIELD_KEYS, ERASURE_KEYS, EVENT_KEYS, EXPORT_KEYS, IMPORT_KEYS, INBOUND_EMAIL_KEYS, MEMBER_KEYS, PIPELINE_KEYS, RECORD_INDEX_NAMES, RECORD_KEYS, REFERENCE_TAGS, WEBHOOK_KEYS };
 export * from './define.js';
 
 /** The table's keys: one builder each in `keys` of shared/db/table.ts (names are unique across owners). */
-export const TABLE_KEYS = { ...RECORD_KEYS, ...ACCOUNT_KEYS, ...CUSTOM_FIELD_KEYS, ...WEBHOOK_KEYS, ...INBOUND_EMAIL_KEYS, ...IMPORT_KEYS, ...EXPORT_KEYS, ...API_KEY_KEYS, ...EVENT_KEYS, ...ERASURE_KEYS, ...PIPELINE_KEYS, ...MEMBER_KEYS, ...REASSIGNMENT_KEYS } as const;
+export const TABLE_KEYS = { ...RECORD_KEYS, ...ACCOUNT_KEYS, ...CUSTOM_FIELD_KEYS, ...WEBHOOK_KEYS, ...INBOUND_EMAIL_KEYS, ...IMPORT_KEYS, ...EXPORT_KEYS, ...API_KEY_KEYS, ...EVENT_KEYS, ...ERASURE_KEYS, ...PIPELINE_KEYS, ...MEMBER_KEYS } as const;
 
 /**
  * Whether each item kind (every table key above) holds record data, a person's data (contract
@@ -43,7 +42,6 @@ export const PERSONAL = /* @__PURE__ */ (() =>
   ...ERASURE_PERSONAL,
   ...PIPELINE_PERSONAL,
   ...MEMBER_PERSONAL,
-  ...REASSIGNMENT_PERSONAL,
 }) as const)();
 /** The item kinds that hold a person's data. */
 export type PersonalKind = { [N in keyof typeof PERSONAL]: (typeof PERSONAL)[N] extends true ? N : never }[keyof typeof PERSONAL];

@@ -1,5 +1,5 @@
 /** Reassignments (contract §20): the family's operations, declared once (see ../resource.ts). */
-import { REASSIGNMENT_KEYS } from '../keys/reassignments.js';
+import { CUSTOM_FIELD_KEYS } from '../keys/custom-fields.js';
 import {
   parseReassignmentCreate,
   reassignmentCreateInput,
@@ -13,7 +13,8 @@ import { BY_ID, defineResource } from '../resource.js';
 export const reassignmentsResource = defineResource({
   family: 'reassignments',
   prefix: 'reassignments',
-  keys: REASSIGNMENT_KEYS,
+  // Its jobs are items of the index-build store (the custom fields' keys), beside index builds and stage moves.
+  keys: CUSTOM_FIELD_KEYS,
   components: {
     Reassignment: reassignmentSchema,
     ReassignmentList: reassignmentListResult,
