@@ -109,7 +109,4 @@ export const OPERATION_NAMES: ReadonlySet<string> = new Set([
   'members-update',
   'members-deactivate',
   'members-reactivate',
-  'reassignments-create',
-  'reassignments-get',
-  'reassignments-list',
 ]);
