@@ -59,7 +59,9 @@ try {
   const to = await api<{ id: string }>(a, 'members-create', { email: 'to@bench.example', name: 'To' });
   for (let i = 0; i < CONTACTS; i += 100) {
     const n = Math.min(100, CONTACTS - i);
-    await api(a, 'contacts-batch-create', { items: Array.from({ length: n }, (_, j) => ({ first_name: `Owned${i + j}`, owner_id: from.id })) });
+    const out = await api<{ results: { ok: boolean; error?: unknown }[] }>(a, 'contacts-batch-create', { items: Array.from({ length: n }, (_, j) => ({ first_name: `Owned${i + j}`, owner_id: from.id })) });
+    const failed = out.results.find((r) => !r.ok);
+    if (failed) throw new Error(`contacts-batch-create: ${JSON.stringify(failed.error)}`);
   }
   log(`${CONTACTS} contacts owned by one member created`);
 
