@@ -10,9 +10,11 @@ import { getMemberItem, type MemberItem, memberCount, memberIdByEmail, membersBy
 import { setOverrideItem } from '../db/meta.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { compareSortKeys, MAX_MEMBERS, type Member, type MemberCreate, type MemberDeactivate, type MemberListInput, type MemberStatus, type MemberUpdate, MEMBER_STATUSES, memberSchema } from '../schemas/members.js';
+import { canonicalTypes } from '../schemas/reassignments.js';
 import { apiShape } from '../schemas/resource.js';
 import type { OperationContext } from './context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from './listing.js';
+import { type EnqueueJob, queueReassignment, refusedTarget } from './reassignments.js';
 
 const FAMILY = 'members';
 /** Attempts of a write that lost a race (another write of the member, a concurrent transaction) before `members.conflict`. */
@@ -86,25 +88,22 @@ export function updateMember(ctx: OperationContext, input: MemberUpdate): Promis
 
 /**
  * Deactivates a member (an already deactivated one is returned unchanged). `reassign_to`, when
- * sent, is checked (null, or an active member of the account other than this one), then refused:
- * handing records on is not available yet, and nothing is written.
+ * sent, must be null or an active member of the account other than this one (checked before
+ * anything is written); then, once the member is deactivated, a reassignment hands its records
+ * of every family on to it (null: they become unowned), as reassignments-create does: the job is
+ * in reassignments-list.
  */
-export async function deactivateMember(ctx: OperationContext, input: MemberDeactivate): Promise<Member> {
+export async function deactivateMember(ctx: OperationContext, input: MemberDeactivate, enqueue: EnqueueJob): Promise<Member> {
   if (input.reassign_to !== undefined) {
     await current(ctx, input.id);
-    if (input.reassign_to !== null) {
-      const to = input.reassign_to === input.id ? undefined : await getMemberItem(ctx.accountId, input.reassign_to);
-      if (to?.status !== 'active') {
-        throw invalidRequest(FAMILY, 'reassign_to must be an active member of the account other than this one, or null', [
-          { path: 'reassign_to', message: input.reassign_to === input.id ? 'is the member being deactivated' : to ? 'is a deactivated member' : 'is not a member of the account' },
-        ]);
-      }
+    const refused = await refusedTarget(ctx.accountId, input.id, input.reassign_to);
+    if (refused) {
+      throw invalidRequest(FAMILY, 'reassign_to must be an active member of the account other than this one, or null', [{ path: 'reassign_to', message: refused === 'is the member whose records are handed on' ? 'is the member being deactivated' : refused }]);
     }
-    throw invalidRequest(FAMILY, 'reassign_to: reassignments are not available yet (deactivate without reassign_to: the member keeps its records)', [
-      { path: 'reassign_to', message: 'reassignments are not available yet' },
-    ]);
   }
-  return changeMember(ctx, input.id, (m, now) => (m.status === 'deactivated' ? undefined : { status: 'deactivated', deactivated_at: now }));
+  const member = await changeMember(ctx, input.id, (m, now) => (m.status === 'deactivated' ? undefined : { status: 'deactivated', deactivated_at: now }));
+  if (input.reassign_to !== undefined) await queueReassignment(ctx, { from_owner_id: input.id, to_owner_id: input.reassign_to, types: canonicalTypes(undefined) }, enqueue);
+  return member;
 }
 
 export function reactivateMember(ctx: OperationContext, id: string): Promise<Member> {

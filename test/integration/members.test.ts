@@ -116,7 +116,7 @@ describe('members', () => {
     for (const m of all.filter((x) => x.email.toLowerCase() !== 'shared@example.com')) expect((await error('members-create', { email: m.email.toUpperCase(), name: 'x' }, auth)).code).toBe('members.conflict');
   });
 
-  it('deactivates (idempotently) and reactivates; reassign_to is checked, then not available yet', async () => {
+  it('deactivates (idempotently) and reactivates; a reassign_to that is not an active member other than this one is refused, nothing written', async () => {
     const auth = newAccount();
     const a = await create(auth, { name: 'Ada' });
     const b = await create(auth, { name: 'Bob' });
@@ -128,11 +128,7 @@ describe('members', () => {
     expect(await ok<Member>('members-deactivate', { id: a.id }, auth)).toEqual(d);
     expect(await ok<Member>('members-get', { id: a.id }, auth)).toEqual(d);
 
-    // reassign_to: an active member other than this one, or null; then 400 (not available yet), nothing written
-    const notAvailable = { status: 400, code: 'members.invalid_request', details: [{ path: 'reassign_to', message: 'reassignments are not available yet' }] };
-    expect(await error('members-deactivate', { id: b.id, reassign_to: null }, auth)).toEqual(expect.objectContaining(notAvailable));
-    const c = await create(auth, { name: 'Cy' });
-    expect(await error('members-deactivate', { id: b.id, reassign_to: c.id }, auth)).toEqual(expect.objectContaining(notAvailable));
+    // reassign_to: an active member other than this one, or null (test/integration/reassignments.test.ts hands records on); else 400, nothing written
     for (const [to, message] of [[a.id, 'is a deactivated member'], [b.id, 'is the member being deactivated'], [randomUUID(), 'is not a member of the account'], [(await create(newAccount())).id, 'is not a member of the account']] as const) {
       expect(await error('members-deactivate', { id: b.id, reassign_to: to }, auth), message).toMatchObject({ status: 400, code: 'members.invalid_request', details: [{ path: 'reassign_to', message }] });
     }
