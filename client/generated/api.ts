@@ -312,6 +312,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/companies-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Counts of companies by owner
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): reads bounded by the number of groups, whatever the number of companies. Every group is present even when empty; `label` is the current name. Errors: `<family>.invalid_request` with `details`.
+         *
+         *     Called as `POST /api/companies-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`.
+         */
+        post: operations["companies-summary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/contacts-list": {
         parameters: {
             query?: never;
@@ -618,6 +644,32 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.conflict`.
          */
         post: operations["contacts-merge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Counts of contacts by owner or lead source
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): reads bounded by the number of groups, whatever the number of contacts. Every group is present even when empty; `label` is the current name. Errors: `<family>.invalid_request` with `details`.
+         *
+         *     Called as `POST /api/contacts-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`.
+         */
+        post: operations["contacts-summary"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1154,8 +1206,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Counts and sums of projects by stage, pipeline, status or close month
-         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, owner grouping, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account's.
+         * Counts and sums of projects by stage, pipeline, owner, status or close month
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, an owner_id filter, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account's.
          *
          *     Called as `POST /api/projects-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -1424,6 +1476,32 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
          */
         post: operations["activities-restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Counts of activities by assignee or type, all or only (not) completed
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): reads bounded by the number of groups, whatever the number of activities. Every group is present even when empty; `label` is the current name. Errors: `<family>.invalid_request` with `details`.
+         *
+         *     Called as `POST /api/activities-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`.
+         */
+        post: operations["activities-summary"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2195,7 +2273,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key with the given scopes (the token is shown only in this answer)
-         * @description The key can do what its `scopes` allow and nothing else; it cannot be given a scope the calling key does not hold, and an unknown scope name is refused too (both `api_keys.invalid_scopes`). `expires_at` (optional, in the future) ends it by itself. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.
+         * @description The key can do what its `scopes` allow and nothing else; it cannot be given a scope the calling key does not hold, and an unknown scope name is refused too (both `api_keys.invalid_scopes`). `expires_at` (optional, in the future) ends it by itself. `member_id` (optional) binds the key to an active member of the account (else `api_keys.invalid_request`): what it creates has `created_by` the member's id, and its events' `actor` adds `member_id`. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.
          *
          *     Called as `POST /api/api-keys-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -2689,7 +2767,7 @@ export interface paths {
         put?: never;
         /**
          * Deactivate a member: it stays readable and keeps its email
-         * @description Returns the member with `status` deactivated and `deactivated_at`; deactivating a deactivated member returns it unchanged. `reassign_to` (handing the member's records on) is not available yet: sending it is 400 `members.invalid_request` (after checking it names an active member of the account other than this one, or is null).
+         * @description Returns the member with `status` deactivated and `deactivated_at`; deactivating a deactivated member returns it unchanged. `reassign_to` (an active member of the account other than this one, or null; else 400 `members.invalid_request` and nothing changes) hands the member's records of every family on to it, or leaves them unowned, as `reassignments-create` does: the job (status, progress) is the newest of `reassignments-list` with this member as `from_owner_id`.
          *
          *     Called as `POST /api/members-deactivate` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -2724,6 +2802,84 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `members.invalid_request`, `members.internal`, `members.invalid_id`, `members.not_found`, `members.conflict`.
          */
         post: operations["members-reactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reassignments-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand a member's records on to another member (or leave them unowned)
+         * @description Starts a job (status `queued`, then `running`, then `completed`; poll `reassignments-get`). Every record of the `types` families whose owner is `from_owner_id` (contacts, companies, projects: `owner_id`; activities: `assignee_id`) gets `to_owner_id` through the normal write path: a `*.updated` event each, actor `{ "type": "reassignment", "id": <this job's id> }`. The write is conditional on the owner the job read: a record whose owner changed meanwhile is kept (counted in `processed`, not in `changed`). Progress is saved after each page; a job whose worker dies resumes where it was, and an account runs one such job at a time (with its index builds and stage moves), so other accounts are not held up. `from_owner_id` must be a member of the account (active or deactivated) and `to_owner_id` an active member other than it, or null; else 400 `reassignments.invalid_request` naming the field, and nothing starts.
+         *
+         *     Called as `POST /api/reassignments-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `reassignments:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `reassignments.invalid_request`, `reassignments.internal`, `reassignments.conflict`.
+         */
+        post: operations["reassignments-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reassignments-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a reassignment: status and progress (processed, changed)
+         * @description Get a reassignment: status and progress (processed, changed).
+         *
+         *     Called as `POST /api/reassignments-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `reassignments:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `reassignments.invalid_request`, `reassignments.internal`, `reassignments.invalid_id`, `reassignments.not_found`.
+         */
+        post: operations["reassignments-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reassignments-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List reassignments, newest first (cursor pagination), those members-deactivate started included
+         * @description `limit` 1–100 (default 25).
+         *
+         *     Called as `POST /api/reassignments-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `reassignments:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `reassignments.invalid_request`, `reassignments.internal`, `reassignments.invalid_cursor`.
+         */
+        post: operations["reassignments-list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6281,6 +6437,8 @@ export interface components {
             last_used_at: string | null;
             /** @description When the key was revoked; null while it works */
             revoked_at: string | null;
+            /** @description The member the key acts for (its creations' `created_by`, its events' `actor.member_id`); null: none */
+            member_id: string | null;
             /**
              * Format: uuid
              * @description User who created it
@@ -6312,6 +6470,11 @@ export interface components {
              * @example 2027-01-01T00:00:00.000Z
              */
             expires_at?: string | null;
+            /**
+             * @description The member the key acts for (an active member of the account, else `api_keys.invalid_request`): what it creates has `created_by` the member's id, and its events' `actor` adds `member_id`. Null or absent: none
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            member_id?: string | null;
         };
         ApiKeyCreateResult: {
             api_key: components["schemas"]["ApiKey"];
@@ -6361,12 +6524,14 @@ export interface components {
             merged_id?: string;
             actor: components["schemas"]["Actor"];
         };
-        /** @description Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, or `system` (cascades such as a company deletion unlinking its contacts) */
+        /** @description Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, `reassignment` (reassignments-create, members-deactivate with reassign_to), or `system` (cascades such as a company deletion unlinking its contacts) */
         Actor: {
             /** @enum {string} */
-            type: "api_key" | "import" | "inbound_email" | "system";
-            /** @description The key, import or inbound email id; null for `system` */
+            type: "api_key" | "import" | "inbound_email" | "reassignment" | "system";
+            /** @description The key, import, inbound email or reassignment id; null for `system` */
             id: string | null;
+            /** @description The member an `api_key` acts for (api-keys-create `member_id`); absent for a key bound to none */
+            member_id?: string;
         };
         EventPage: {
             /** @description Events, oldest first */
@@ -6906,10 +7071,112 @@ export interface components {
              */
             id: string;
             /**
-             * @description Who takes over the member's records: an active member of the account other than this one, or null to leave them unowned (reassignments are not available yet: sending it is members.invalid_request)
+             * @description Who takes over the member's records (a reassignment of every family, in reassignments-list): an active member of the account other than this one, or null to leave them unowned
              * @example null
              */
             reassign_to?: string | null;
+        };
+        Reassignment: {
+            /**
+             * Format: uuid
+             * @description Id of the reassignment (the `actor.id` of the `*.updated` events it raises, actor type `reassignment`)
+             */
+            id: string;
+            /**
+             * @description queued → running → completed
+             * @example completed
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed";
+            /**
+             * Format: uuid
+             * @description The member whose records are handed on: a member of the account, active or deactivated
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            from_owner_id: string;
+            /**
+             * @description The member who takes them over (an active member of the account), or null to leave them unowned
+             * @example null
+             */
+            to_owner_id: string | null;
+            /**
+             * @description The record families handed on
+             * @example [
+             *       "contacts",
+             *       "companies",
+             *       "projects",
+             *       "activities"
+             *     ]
+             */
+            types: ("contacts" | "companies" | "projects" | "activities")[];
+            /**
+             * @description Records of `from_owner_id` looked at so far (saved after each page)
+             * @example 0
+             */
+            processed: number;
+            /**
+             * @description Records whose owner the job changed so far; a record whose owner changed meanwhile is looked at but kept
+             * @example 0
+             */
+            changed: number;
+            /**
+             * Format: date-time
+             * @description When the reassignment was asked for (ISO 8601 UTC)
+             * @example 2026-11-28T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * @description When it completed; null until then
+             * @example null
+             */
+            completed_at: string | null;
+        };
+        ReassignmentList: {
+            items: components["schemas"]["Reassignment"][];
+            /**
+             * @description Pass as `cursor` for the next page; "" on the last page
+             * @example
+             */
+            next_cursor: string;
+        };
+        ReassignmentCreateInput: {
+            /**
+             * Format: uuid
+             * @description The member whose records are handed on: a member of the account, active or deactivated
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            from_owner_id: string;
+            /**
+             * @description The member who takes them over (an active member of the account), or null to leave them unowned
+             * @example null
+             */
+            to_owner_id: string | null;
+            /**
+             * @description The record families to hand on (default all four): contacts, companies and projects change `owner_id`, activities `assignee_id`
+             * @example [
+             *       "contacts",
+             *       "companies"
+             *     ]
+             */
+            types?: ("contacts" | "companies" | "projects" | "activities")[];
+        };
+        ReassignmentIdInput: {
+            /**
+             * Format: uuid
+             * @description Id of the reassignment
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+             */
+            id: string;
+        };
+        ReassignmentListInput: {
+            /** @description The `next_cursor` of the previous page (opaque) */
+            cursor?: string;
+            /**
+             * @description Reassignments per page, 1–100 (default 25)
+             * @default 25
+             * @example 25
+             */
+            limit: number;
         };
         ErrorDetail: {
             /**
@@ -11107,6 +11374,286 @@ export interface operations {
             };
         };
     };
+    "companies-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description owner (every active member by name, then deactivated members owning counted companies, then null: unowned)
+                     * @example owner
+                     * @enum {string}
+                     */
+                    group_by: "owner";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            /** @description Every group, even when empty (members by name, lead sources by name, activity types), then null where the grouping has it */
+                            groups: {
+                                /**
+                                 * @description The group: a member id, a lead source id, an activity type (null: unowned, unassigned, no source)
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                key: string | null;
+                                /**
+                                 * @description The member's or lead source's current name, the activity type
+                                 * @example Ada Lovelace
+                                 */
+                                label: string;
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            }[];
+                            /** @description The groups together */
+                            total: {
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description The commit time of the newest change the counts include (the time of reading when none has been counted)
+                             * @example 2026-11-22T01:16:30.123Z
+                             */
+                            as_of: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "contacts-list": {
         parameters: {
             query?: never;
@@ -14208,6 +14755,286 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "contacts.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description owner (every active member by name, then deactivated members owning counted contacts, then null: unowned) or source (every lead source by name, then null: no source)
+                     * @example owner
+                     * @enum {string}
+                     */
+                    group_by: "owner" | "source";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            /** @description Every group, even when empty (members by name, lead sources by name, activity types), then null where the grouping has it */
+                            groups: {
+                                /**
+                                 * @description The group: a member id, a lead source id, an activity type (null: unowned, unassigned, no source)
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                key: string | null;
+                                /**
+                                 * @description The member's or lead source's current name, the activity type
+                                 * @example Ada Lovelace
+                                 */
+                                label: string;
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            }[];
+                            /** @description The groups together */
+                            total: {
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description The commit time of the newest change the counts include (the time of reading when none has been counted)
+                             * @example 2026-11-22T01:16:30.123Z
+                             */
+                            as_of: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -19701,7 +20528,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description stage (needs pipeline_id), pipeline, status or close_month (projects that left open, by the UTC month of closed_at). owner is refused until members exist (`projects.invalid_request`)
+                     * @description stage (needs pipeline_id), pipeline, owner (every active member, then deactivated members owning counted projects, then null: unowned), status or close_month (projects that left open, by the UTC month of closed_at)
                      * @example stage
                      * @enum {string}
                      */
@@ -19714,7 +20541,7 @@ export interface operations {
                     pipeline_id?: string;
                     /**
                      * Format: uuid
-                     * @description Refused until members exist (`projects.invalid_request`)
+                     * @description Not available yet: refused (`projects.invalid_request`)
                      */
                     owner_id?: string;
                     /**
@@ -19747,15 +20574,15 @@ export interface operations {
                         /** @constant */
                         ok: true;
                         result: {
-                            /** @description Every group, even when empty: stages in order, pipelines as pipelines-list then null, statuses, months in order */
+                            /** @description Every group, even when empty: stages in order, pipelines as pipelines-list then null, active members by name then deactivated ones owning counted projects then null, statuses, months in order */
                             groups: {
                                 /**
-                                 * @description The group: a stage or pipeline id (null: projects outside any pipeline), a status, a month (YYYY-MM)
+                                 * @description The group: a stage, pipeline or member id (null: projects outside any pipeline, unowned projects), a status, a month (YYYY-MM)
                                  * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
                                  */
                                 key: string | null;
                                 /**
-                                 * @description The stage's or pipeline's current name, the status, the month
+                                 * @description The stage's, pipeline's or member's current name, the status, the month
                                  * @example Proposal
                                  */
                                 label: string;
@@ -22543,6 +23370,291 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "activities.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description assignee (every active member by name, then deactivated members assigned counted activities, then null: unassigned) or type (every activity type)
+                     * @example assignee
+                     * @enum {string}
+                     */
+                    group_by: "assignee" | "type";
+                    /**
+                     * @description Only completed activities (true) or only the others (false: every activity but a completed task); every activity when absent
+                     * @example false
+                     */
+                    completed?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            /** @description Every group, even when empty (members by name, lead sources by name, activity types), then null where the grouping has it */
+                            groups: {
+                                /**
+                                 * @description The group: a member id, a lead source id, an activity type (null: unowned, unassigned, no source)
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                key: string | null;
+                                /**
+                                 * @description The member's or lead source's current name, the activity type
+                                 * @example Ada Lovelace
+                                 */
+                                label: string;
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            }[];
+                            /** @description The groups together */
+                            total: {
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description The commit time of the newest change the counts include (the time of reading when none has been counted)
+                             * @example 2026-11-22T01:16:30.123Z
+                             */
+                            as_of: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -36366,6 +37478,797 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "members.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "reassignments-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `reassignments.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Reassignment"];
+                    };
+                };
+            };
+            /** @description Error: reassignments.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: reassignments.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: reassignments.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "reassignments-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentIdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Reassignment"];
+                    };
+                };
+            };
+            /** @description Error: reassignments.invalid_request, reassignments.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.invalid_request" | "reassignments.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: reassignments.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: reassignments.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "reassignments-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentListInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ReassignmentList"];
+                    };
+                };
+            };
+            /** @description Error: reassignments.invalid_request, reassignments.invalid_cursor */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.invalid_request" | "reassignments.invalid_cursor";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: reassignments.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.internal";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
