@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
+import { measureCapacity } from '../../shared/db/capacity.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 import { fileIndexBuildQueue } from '../helpers/stream.js';
 
@@ -56,6 +57,30 @@ describe('projects in a pipeline', () => {
     expect(inPipeline.items.map((x) => x.id)).toEqual([c.id, b.id, a.id]);
     const outside = await ok<{ items: Project[] }>('projects-list', { filter: { field: 'pipeline_id', op: 'not_exists' } }, auth);
     expect(outside.items.map((x) => x.id)).toEqual([plain.id]);
+  });
+
+  it('a stage change\'s commit, with its history, costs at most 4 write units more than an ordinary update (transactions billed as AWS bills them)', async () => {
+    const auth = newAccount();
+    const p = await pipelineOf(auth);
+    const [lead, proposal] = p.stages;
+    const a = await ok<Project>('projects-create', { name: 'A', stage_id: lead!.id, amount: 100, currency: 'USD' }, auth);
+    await ok('projects-update', { id: a.id, name: 'warm' }, auth);
+    const ordinary = (await measureCapacity(() => ok('projects-update', { id: a.id, name: 'A2' }, auth))).usage;
+    const move = (await measureCapacity(() => ok('projects-update', { id: a.id, stage_id: proposal!.id }, auth))).usage;
+    const back = (await measureCapacity(() => ok('projects-update', { id: a.id, stage_id: lead!.id }, auth))).usage;
+    // DynamoDB Local reports a transaction's capacity as it does a single write's (`wcu`); AWS bills 2 units per item (`transactWcuBilled`).
+    const billed = (u: typeof move) => u.transactWcuBilled + (u.transactWcuBilled > 0 ? 0 : u.wcu);
+    console.log(JSON.stringify({ ordinary, move, back }));
+    for (const u of [move, back]) {
+      expect(u.transactWcuBilled).toBeGreaterThan(0);
+      expect(u.transactWcuBilled - billed(ordinary)).toBeLessThanOrEqual(4);
+    }
+    const history = await ok<{ items: { stage_id: string; exited_at: string | null }[] }>('projects-stage-history', { project_id: a.id }, auth);
+    expect(history.items.map((v) => [v.stage_id, v.exited_at !== null])).toEqual([
+      [lead!.id, true],
+      [proposal!.id, true],
+      [lead!.id, false],
+    ]);
   });
 
   it('moves a project between stages and out of the pipeline, keeping its stage times', async () => {
