@@ -221,23 +221,45 @@ export interface StageVisit {
   actor: unknown;
 }
 
-/** The visit a move begins (put only if absent: a replayed write does not overwrite it). */
-export const openVisitItem = (accountId: string, projectId: string, visit: StageVisit): TransactItem => ({
-  Put: { TableName: tableName(), Item: { ...keys.stageVisit(accountId, projectId, visit.seq), ...visit }, ...notExists() },
+/** How a visit ended: when, and how long it lasted. */
+export interface VisitEnd {
+  exited_at: string;
+  duration_ms: number;
+}
+
+/**
+ * The end of the visit before it, held by the visit a move begins (`ends`): a move writes one
+ * history item, not two (the visit it ends is not written again; readers take its end from here).
+ */
+const PREVIOUS_END = 'ends';
+
+/**
+ * The visit a write begins (put only if absent: a replayed write does not overwrite it); `ends`:
+ * the end of the visit before it, when the same write ends that one (a move).
+ */
+export const openVisitItem = (accountId: string, projectId: string, visit: StageVisit, ends?: VisitEnd): TransactItem => ({
+  Put: { TableName: tableName(), Item: { ...keys.stageVisit(accountId, projectId, visit.seq), ...visit, ...(ends ? { [PREVIOUS_END]: ends } : {}) }, ...notExists() },
 });
 
 /** The visit a move ends: its exit time and duration. */
 export const closeVisitItem = (accountId: string, projectId: string, seq: number, exitedAt: string, durationMs: number): TransactItem =>
   txUpdate(keys.stageVisit(accountId, projectId, seq), update({ set: { exited_at: exitedAt, duration_ms: durationMs } }, exists()));
 
-/** A page of a project's visits, oldest first, after visit `after` (0: from the first). */
+/**
+ * A page of a project's visits, oldest first, after visit `after` (0: from the first), each with
+ * its end: its own, or held by the next visit (a move's). The last one's end, when a move wrote it,
+ * is in the visit after the page: a caller that needs it reads one more (as a page's `limit + 1`).
+ */
 export async function stageVisitsAfter(accountId: string, projectId: string, after: number, limit: number): Promise<StageVisit[]> {
-  const out: StageVisit[] = [];
+  const out: (StageVisit & { [PREVIOUS_END]?: VisitEnd })[] = [];
   for await (const raw of queryAll({ ...afterCursor(keys.stageVisitPartition(accountId, projectId), keys.stageVisit(accountId, projectId, after).sk, { forward: true }), Limit: limit })) {
     out.push(itemOf<StageVisit>(raw));
     if (out.length >= limit) break;
   }
-  return out;
+  return out.map(({ [PREVIOUS_END]: _, ...visit }, i) => {
+    const ends = out[i + 1]?.[PREVIOUS_END];
+    return visit.exited_at === null && ends ? { ...visit, exited_at: ends.exited_at, duration_ms: ends.duration_ms } : visit;
+  });
 }
 
 // ---- trashed projects (counted in `n` until purged) ------------------------------------------------
