@@ -30,6 +30,11 @@ export interface PipelineItem {
    * still in such a stage, or restored from the trash into one, goes where it leads.
    */
   moves?: Record<string, StageMoved>;
+  /**
+   * The pipeline's use item holds its stage ids (every pipeline written since it does): a project
+   * entering a stage checks the stage there, in its use count's update (no check of its own).
+   */
+  use_stages?: true;
 }
 
 /** A stage removed (or changed in kind) whose projects moved to `to`. */
@@ -71,7 +76,9 @@ const STAGE_COUNT_PREFIX = 's_';
 /** A pipeline item's string set of its stage ids: a project's write checks its stage is still there. */
 const STAGE_IDS = 'stage_ids';
 /** The stored item of a pipeline: its fields and its stage ids' set. */
-const stored = (item: PipelineItem) => ({ ...item, [STAGE_IDS]: new Set(item.stages.map((s) => s.id)) });
+const stored = (item: PipelineItem) => ({ ...item, [STAGE_IDS]: new Set(item.stages.map((s) => s.id)), use_stages: true });
+/** The use item's stage ids, set in the same transaction as the pipeline's stages (`use_stages`). */
+const useStages = (item: PipelineItem): [string, unknown][] => [[STAGE_IDS, new Set(item.stages.map((s) => s.id))]];
 
 /** Transaction items of expressions. */
 const txUpdate = (Key: Record<string, string>, e: UpdateExpr): TransactItem => ({ Update: { TableName: tableName(), Key, ...e } });
@@ -119,8 +126,9 @@ export async function putPipeline(accountId: string, item: PipelineItem, head: P
   const items: TransactItem[] = [
     { Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...stored(item) }, ...notExists() } },
     txUpdate(keys.pipelineHead(accountId), update({ set: item.is_default ? { default_id: item.id } : {}, add: { count: 1 } }, headIs(head), or(notExists('count'), is('count', '<', max)))),
+    txUpdate(keys.pipelineUse(accountId, item.id), update({ set: useStages(item) })),
   ];
-  const labels: PipelineRefusal[] = ['pipeline', 'head'];
+  const labels: PipelineRefusal[] = ['pipeline', 'head', 'use'];
   if (previous) {
     items.push(demote(accountId, previous, item.created_at));
     labels.push('previous');
@@ -145,11 +153,10 @@ export async function replacePipeline(
     items.push(demote(accountId, opts.previous, item.updated_at), txUpdate(keys.pipelineHead(accountId), update({ set: { default_id: item.id } }, eq('default_id', opts.previous.id))));
     labels.push('previous', 'head');
   }
-  if (opts.emptyStages?.length) {
-    const empty = or(notExists(), and(...opts.emptyStages.map((s) => or(notExists(`${STAGE_COUNT_PREFIX}${s}`), eq(`${STAGE_COUNT_PREFIX}${s}`, 0)))));
-    items.push(txCheck(keys.pipelineUse(accountId, item.id), empty));
-    labels.push('use');
-  }
+  // The use item's stage ids follow the stages, on condition that the stages left out hold no project.
+  const empty = opts.emptyStages?.length ? [or(notExists(), and(...opts.emptyStages.map((s) => or(notExists(`${STAGE_COUNT_PREFIX}${s}`), eq(`${STAGE_COUNT_PREFIX}${s}`, 0)))))] : [];
+  items.push(txUpdate(keys.pipelineUse(accountId, item.id), update({ set: useStages(item) }, ...empty)));
+  labels.push('use');
   items.push(...(opts.also ?? []));
   return (await transact(items, labels))?.which as PipelineRefusal | undefined;
 }
@@ -165,7 +172,7 @@ export async function deletePipeline(accountId: string, item: Pick<PipelineItem,
       keys.pipelineHead(accountId),
       item.is_default ? update({ add: { count: -1 }, remove: ['default_id'] }, eq('default_id', item.id), eq('count', 1)) : update({ add: { count: -1 } }, is('default_id', '<>', item.id)),
     ),
-    txDelete(keys.pipelineUse(accountId, item.id), or(notExists(), eq('n', 0))),
+    txDelete(keys.pipelineUse(accountId, item.id), or(notExists('n'), eq('n', 0))),
   ];
   return (await transact(items, ['pipeline', 'head', 'use']))?.which as PipelineRefusal | undefined;
 }
@@ -181,10 +188,12 @@ export interface StagePlace {
 /**
  * The items of a project's move from one place to another (either may be absent: entering or
  * leaving a pipeline), for the project's own transaction: the pipelines' use counts (`n` when
- * the pipeline changes, `s_<stage>` always), and a check that the pipeline entered still has the
- * stage (a concurrent pipelines-update that removed it refuses the write).
+ * the pipeline changes, `s_<stage>` always), and the check that the pipeline entered still has the
+ * stage (a concurrent pipelines-update that removed it refuses the write): the condition of its
+ * use count's update when its use item holds the stage ids (`toPipeline.use_stages`), else a check
+ * of the pipeline item.
  */
-export function stageMoveItems(accountId: string, from: StagePlace | undefined, to: StagePlace | undefined): TransactItem[] {
+export function stageMoveItems(accountId: string, from: StagePlace | undefined, to: StagePlace | undefined, toPipeline?: Pick<PipelineItem, 'use_stages'>): TransactItem[] {
   const adds = new Map<string, Map<string, number>>();
   const add = (pipelineId: string, attr: string, by: number) => {
     const m = adds.get(pipelineId) ?? new Map<string, number>();
@@ -197,15 +206,18 @@ export function stageMoveItems(accountId: string, from: StagePlace | undefined, 
     if (from) add(from.pipelineId, 'n', -1);
     if (to) add(to.pipelineId, 'n', 1);
   }
+  // expr.ts has no builder of contains(): the one function condition, with its placeholders as cond names them.
+  const hasStage = to && cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS });
+  let checked = false;
   const items: TransactItem[] = [];
   for (const [pipelineId, m] of adds) {
     const changes = [...m].filter(([, by]) => by !== 0);
-    if (changes.length) items.push(txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add: changes })));
+    if (!changes.length) continue;
+    const here = pipelineId === to?.pipelineId && toPipeline?.use_stages === true;
+    items.push(txUpdate(keys.pipelineUse(accountId, pipelineId), here ? update({ add: changes }, hasStage!) : update({ add: changes })));
+    checked ||= here;
   }
-  if (to) {
-    // expr.ts has no builder of contains(): the one function condition, with its placeholders as cond names them.
-    items.push(txCheck(keys.pipeline(accountId, to.pipelineId), cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS })));
-  }
+  if (to && !checked) items.push(txCheck(keys.pipeline(accountId, to.pipelineId), hasStage!));
   return items;
 }
 

@@ -106,7 +106,7 @@ function enter(accountId: string, id: string, current: StoredRecord | undefined,
   // One history item: the visit it begins holds the end of the one it ends.
   const ended = endCurrent(current, times, now);
   const { seq, item } = beginVisit(accountId, id, current, times, pipeline, stage, now, actor, ended);
-  return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items: [item, ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id })] };
+  return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items: [item, ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id }, pipeline)] };
 }
 
 /** Leaves the pipeline: stage, probability and times kept in history; `stage` keeps the last name. */
