@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { itemSize, measureCapacity } from '../../shared/db/capacity.js';
 import { db, tableName } from '../../shared/db/client.js';
+import { placeStageIndex } from '../../shared/db/sorted-index.js';
 import { keys } from '../../shared/db/table.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 import { fileIndexBuildQueue } from '../helpers/stream.js';
@@ -86,6 +87,24 @@ describe('projects in a pipeline', () => {
       [proposal!.id, true],
       [lead!.id, false],
     ]);
+  });
+
+  it('upgrade: place-stage-index gives records written before GSI2 their place in it (a stage\'s projects)', async () => {
+    const auth = newAccount();
+    const p = await pipelineOf(auth);
+    const [lead] = p.stages;
+    const a = await ok<Project>('projects-create', { name: 'old', stage_id: lead!.id }, auth);
+    const b = await ok<Project>('projects-create', { name: 'new', stage_id: lead!.id }, auth);
+    await ok<Project>('projects-create', { name: 'outside' }, auth);
+    // as an earlier version wrote it: no GSI2 attributes
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.record(auth.accountId, 'project', a.id), UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }));
+    const filter = { field: 'stage_id', op: 'eq', value: lead!.id };
+    const column = async () => (await ok<{ items: Project[] }>('projects-list', { filter }, auth)).items.map((x) => x.id);
+    expect(await column()).toEqual([b.id]);
+    const done = await placeStageIndex({ table: tableName(), segments: 2 });
+    expect(done.placed).toBeGreaterThanOrEqual(1);
+    expect(await column()).toEqual([b.id, a.id]);
+    expect((await placeStageIndex({ table: tableName(), segments: 2 })).placed).toBe(0);
   });
 
   it('moves a project between stages and out of the pipeline, keeping its stage times', async () => {
