@@ -338,6 +338,7 @@ describe('least privilege', () => {
     const resources = JSON.stringify(readStatement.Resource);
     expect(resources).toContain(tableId());
     expect(resources).toContain(`/index/${TABLE_DEFINITION.gsi1.name}`);
+    expect(resources).toContain(`/index/${TABLE_DEFINITION.gsi2.name}`);
   });
 
   it.each(writers.map((name) => [name]))('%s (write): reads and writes the table only', (name) => {
@@ -452,6 +453,7 @@ describe('table', () => {
     expect(props.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
     expect(props.GlobalSecondaryIndexes).toEqual([
       expect.objectContaining({ IndexName: TABLE_DEFINITION.gsi1.name, Projection: { ProjectionType: 'ALL' } }),
+      expect.objectContaining({ IndexName: TABLE_DEFINITION.gsi2.name, Projection: { ProjectionType: 'ALL' } }),
     ]);
     expect(props.StreamSpecification).toEqual({ StreamViewType: TABLE_DEFINITION.stream });
     expect(props.BillingMode).toBe('PAY_PER_REQUEST');
