@@ -265,6 +265,8 @@ describe('functions: defaults and environment', () => {
     expect(env.POWERTOOLS_SERVICE_NAME).toBe('crm');
     expect(env.CRM_ALLOW_INSECURE_WEBHOOKS).toBe('false');
     expect(env).not.toHaveProperty('CURSOR_SECRET');
+    // Members per account stay the contract's 1,000 (CRM_MEMBER_LIMIT only lowers it, for the suite).
+    expect(env).not.toHaveProperty('CRM_MEMBER_LIMIT');
     // The fallback touches nothing; the stream only routes to the changes queue (it reads the stream, not the table).
     if (name !== 'fallback' && name !== 'stream') expect(refId(env.TABLE_NAME)).toBe(tableId());
   });
