@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { untilAnswered } from '../backoff.js';
+import { memberLimit } from '../config/env.js';
 import { getMemberItem, type MemberItem, memberCount, memberIdByEmail, membersByName, putMember, replaceMember } from '../db/members.js';
 import { setOverrideItem } from '../db/meta.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
@@ -23,7 +24,7 @@ const ATTEMPTS = 12;
 const toApi: (item: object) => Member = apiShape(memberSchema);
 
 const conflict = (message: string, details?: { path: string; message: string }[]) => new ApiError(`${FAMILY}.conflict`, message, details);
-const limitExceeded = () => new ApiError(`${FAMILY}.limit_exceeded`, `an account has at most ${MAX_MEMBERS} members`, [{ path: 'email', message: `the account has ${MAX_MEMBERS} members already` }]);
+const limitExceeded = (limit: number) => new ApiError(`${FAMILY}.limit_exceeded`, `an account has at most ${limit} members`, [{ path: 'email', message: `the account has ${limit} members already` }]);
 
 /** The address is another member's: 409 naming it (when it still holds it). */
 async function emailTaken(ctx: OperationContext, email: string): Promise<ApiError | undefined> {
@@ -42,16 +43,17 @@ async function current(ctx: OperationContext, id: string): Promise<MemberItem> {
 }
 
 export async function createMember(ctx: OperationContext, input: MemberCreate): Promise<Member> {
+  const limit = memberLimit(MAX_MEMBERS);
   return retried(async () => {
     const now = new Date().toISOString();
     const item: MemberItem = { id: randomUUID(), account_id: ctx.accountId, email: input.email, name: input.name, status: 'active', created_at: now, updated_at: now, deactivated_at: null, ver: 1 };
-    const refused = await putMember(item, MAX_MEMBERS);
+    const refused = await putMember(item, limit);
     if (!refused) return toApi(item);
     if (refused === 'email') {
       const taken = await emailTaken(ctx, input.email);
       if (taken) throw taken;
     }
-    if (refused === 'head' && (await memberCount(ctx.accountId)) >= MAX_MEMBERS) throw limitExceeded();
+    if (refused === 'head' && (await memberCount(ctx.accountId)) >= limit) throw limitExceeded(limit);
     return undefined;
   });
 }
