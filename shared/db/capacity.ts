@@ -1,4 +1,11 @@
+/**
+ * What DynamoDB calls consume, measured by tests and the benchmark (`measureCapacity`): the
+ * first measurement adds a middleware to the shared client (client.ts `configureDbClient`) that
+ * asks every call made inside a measured scope for its consumed capacity. The functions never
+ * import this module, so their bundles do not carry it.
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { billing, configureDbClient } from './client.js';
 
 /** Capacity consumed by the DynamoDB calls made inside one `measureCapacity` scope. */
 export interface CapacityUsage {
@@ -16,7 +23,32 @@ const storage = new AsyncLocalStorage<CapacityUsage>();
 /** True inside a measureCapacity scope: only then do calls ask DynamoDB for their consumed capacity. */
 export const isMeasuring = () => storage.getStore() !== undefined;
 
+let installed = false;
+
+/** Adds the tracker to the shared client, once. */
+function install(): void {
+  if (installed) return;
+  installed = true;
+  billing.note = (op, ...images) => {
+    if (isMeasuring()) billedItemSize.set(op, Math.max(...images.map(itemSize)));
+  };
+  configureDbClient((client) =>
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (!isMeasuring()) return next(args);
+        const input = args.input as Record<string, unknown>;
+        if (input && typeof input === 'object' && !('ReturnConsumedCapacity' in input)) input.ReturnConsumedCapacity = 'INDEXES';
+        const out = await next(args);
+        recordCapacity(context.commandName ?? '', input, { ...(out.output as object) });
+        return out;
+      },
+      { step: 'initialize', name: 'consumedCapacity' },
+    ),
+  );
+}
+
 export async function measureCapacity<T>(fn: () => Promise<T>): Promise<{ result: T; usage: CapacityUsage }> {
+  install();
   const usage: CapacityUsage = { rcu: 0, wcu: 0, itemsRead: 0, calls: 0, transactWcuBilled: 0 };
   const result = await storage.run(usage, fn);
   return { result, usage };
@@ -55,13 +87,13 @@ export function itemSize(value: unknown): number {
  * Sizes of items that a transaction updates or deletes, registered by the writer (the request
  * itself does not carry them), so billed write units can be estimated as AWS computes them.
  */
-export const billedItemSize = new WeakMap<object, number>();
+const billedItemSize = new WeakMap<object, number>();
 
 const WRITE_COMMANDS = new Set([
   'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand',
 ]);
 
-export function recordCapacity(commandName: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined) {
+function recordCapacity(commandName: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined) {
   const usage = storage.getStore();
   if (!usage || !output) return;
   usage.calls += 1;

@@ -8,8 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { billedItemSize, isMeasuring, itemSize } from './capacity.js';
-import { db, tableName } from './client.js';
+import { billing, db, tableName } from './client.js';
 import { batchGetItems, cancellationCodes, isConditionFailure, recordOf, type StoredRecord, type TransactItem } from './items.js';
 import { type EntityType, keys, orderKey, RESTORED_ATTR, TABLE_DEFINITION } from './table.js';
 import type { IndexedCustom } from './record-model.js';
@@ -321,7 +320,7 @@ export function prepareUpdate(model: EntityModel, accountId: string, read: Updat
  */
 export async function writeUpdate(model: EntityModel, plan: PlannedUpdate, extra: TransactItem[] = []): Promise<StoredRecord> {
   const { current, next, update, added, removed, beside } = plan;
-  if (isMeasuring()) billedItemSize.set(update, Math.max(itemSize(current), itemSize(next)));
+  billing.note?.(update, current, next);
   await putBeside(beside.put);
   try {
     if (added.length === 0 && removed.length === 0 && extra.length === 0) {
