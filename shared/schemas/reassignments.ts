@@ -10,7 +10,6 @@ import { cursorString, limitInteger, parseWith, rejectUnknownFields } from './co
 export const REASSIGNMENT_TYPES = ['contacts', 'companies', 'projects', 'activities'] as const;
 export type ReassignmentType = (typeof REASSIGNMENT_TYPES)[number];
 export const REASSIGNMENT_STATUSES = ['queued', 'running', 'completed'] as const;
-type ReassignmentStatus = (typeof REASSIGNMENT_STATUSES)[number];
 
 const d = <S extends v.GenericSchema>(schema: S, description: string, example?: unknown) =>
   v.pipe(schema, v.metadata({ description, ...(example !== undefined ? { examples: [example] } : {}) }));

@@ -11,7 +11,7 @@ describe('contacts', () => {
     const c = await ok<Rec>('contacts-create', { first_name: ' Ada ', last_name: 'Lovelace', email: 'ada@acme.com', company_id: company.id.toUpperCase(), source_id: source.id, tags: ['vip'] }, auth);
     expect(Object.keys(c)).toEqual([
       'id', 'account_id', 'created_by', 'first_name', 'last_name', 'email', 'phone', 'company_id', 'company_name', 'job_title', 'address', 'city', 'state',
-      'zip_code', 'country', 'notes', 'tags', 'source_id', 'source_name', 'custom_fields', 'created_at', 'updated_at',
+      'zip_code', 'country', 'notes', 'owner_id', 'owner_name', 'tags', 'source_id', 'source_name', 'custom_fields', 'created_at', 'updated_at',
     ]);
     expect(c).toMatchObject({ first_name: 'Ada', company_id: company.id, company_name: 'Acme', source_id: source.id, source_name: 'Referral', phone: '', tags: ['vip'] });
     expect(c.id).toMatch(/^[0-9a-f-]{36}$/);

@@ -43,7 +43,7 @@ describe('projects', () => {
     const p = await ok<Rec>('projects-create', { name: ' Engine ', company_id: co.id, contact_ids: [ada.id, ada.id.toUpperCase()], amount: 1500, currency: 'GBP', start_date: '2026-12-01', due_date: '2027-01-31', tags: ['q1'] }, auth);
     expect(Object.keys(p)).toEqual([
       'id', 'account_id', 'created_by', 'name', 'description', 'status', 'stage', 'amount', 'currency', 'company_id', 'company_name', 'contact_ids',
-      'start_date', 'due_date', 'pipeline_id', 'stage_id', 'stage_entered_at', 'probability', 'rotting_since', 'stage_times', 'closed_at', 'tags', 'custom_fields', 'created_at', 'updated_at',
+      'start_date', 'due_date', 'pipeline_id', 'stage_id', 'stage_entered_at', 'probability', 'rotting_since', 'stage_times', 'closed_at', 'owner_id', 'owner_name', 'tags', 'custom_fields', 'created_at', 'updated_at',
     ]);
     expect(p).toMatchObject({ name: 'Engine', status: 'open', stage: '', company_name: 'Acme', contact_ids: [ada.id], closed_at: null, custom_fields: {}, pipeline_id: null, stage_id: null, probability: null, stage_times: {} });
     expect(await ok('projects-get', { id: p.id }, auth)).toEqual(p);
@@ -131,7 +131,7 @@ describe('activities', () => {
     const call = await ok<Rec>('activities-create', { type: 'call', subject: 'Kick-off', direction: 'outbound', duration_seconds: 900, contact_ids: [ada.id, bob.id] }, auth);
     expect(Object.keys(call)).toEqual([
       'id', 'account_id', 'created_by', 'type', 'subject', 'body', 'occurred_at', 'due_at', 'completed', 'completed_at', 'direction', 'duration_seconds',
-      'contact_ids', 'company_id', 'project_id', 'inbound_email_id', 'created_at', 'updated_at',
+      'contact_ids', 'company_id', 'project_id', 'assignee_id', 'assignee_name', 'inbound_email_id', 'created_at', 'updated_at',
     ]);
     expect(call).toMatchObject({ type: 'call', due_at: null, completed: false, completed_at: null, inbound_email_id: null, occurred_at: call.created_at });
     await ok<Rec>('activities-create', { type: 'note', body: 'Only Bob', contact_ids: [bob.id] }, auth);
