@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { controlTableNameFor, createControlTableInput } from '../shared/db/control.js';
 import { createTableInput } from '../shared/db/table.js';
 
@@ -176,7 +176,9 @@ export async function startDynamo(opts: { port?: number; dataDir?: string } = {}
 
 /**
  * Creates the table and its control table (`<table>-control`, no stream: shared/db/control.ts)
- * from the shared definitions (no-op for one that exists).
+ * from the shared definitions (no-op for one that exists, but for an index the definition has and
+ * a table of a data directory written by an earlier version lacks: it is added, and
+ * `npm run place-stage-index` fills GSI2; docs/deploy.md).
  */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -186,9 +188,20 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
         await client.send(new CreateTableCommand(input));
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
+        await addMissingIndexes(client, input);
       }
     }
   } finally {
     client.destroy();
+  }
+}
+
+/** Adds to an existing table the GSIs of its definition it lacks (one at a time, as DynamoDB allows). */
+async function addMissingIndexes(client: DynamoDBClient, input: { TableName: string; AttributeDefinitions: { AttributeName: string; AttributeType: 'S' }[]; GlobalSecondaryIndexes?: { IndexName: string; KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[]; Projection: { ProjectionType: 'ALL' } }[] }): Promise<void> {
+  const have = new Set(((await client.send(new DescribeTableCommand({ TableName: input.TableName }))).Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+  for (const index of input.GlobalSecondaryIndexes ?? []) {
+    if (have.has(index.IndexName)) continue;
+    const names = new Set(index.KeySchema.map((k) => k.AttributeName));
+    await client.send(new UpdateTableCommand({ TableName: input.TableName, AttributeDefinitions: input.AttributeDefinitions.filter((a) => names.has(a.AttributeName)), GlobalSecondaryIndexUpdates: [{ Create: index }] }));
   }
 }

@@ -80,10 +80,11 @@ const scalar = (value: unknown): string | undefined => {
   return undefined;
 };
 
-/** The partition key attribute of a table or one of its indexes (both tables use `pk`; GSI1 `gsi1pk`). */
+/** The partition key attribute of a table or one of its indexes (both tables use `pk`; GSI1 `gsi1pk`, GSI2 `gsi2pk`). */
 const partitionAttribute = (indexName?: string): string => {
   if (!indexName) return TABLE_DEFINITION.partitionKey === CONTROL_TABLE_DEFINITION.partitionKey ? TABLE_DEFINITION.partitionKey : '';
-  return indexName === TABLE_DEFINITION.gsi1.name ? TABLE_DEFINITION.gsi1.partitionKey : '';
+  const index = [TABLE_DEFINITION.gsi1, TABLE_DEFINITION.gsi2].find((g) => g.name === indexName);
+  return index ? index.partitionKey : '';
 };
 
 const itemRequest = (action: string, table: string, key: unknown): AuthzRequest => {

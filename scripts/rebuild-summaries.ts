@@ -1,5 +1,6 @@
 /**
- * Recomputes the project summary counters (contract §21) from the project records and adds the
+ * Recomputes the summary counters (contract §21) from the records (projects, contacts, companies,
+ * activities) and adds the
  * difference to each counter (docs/data-model.md, "Summary counters"), printing the drift it
  * corrected ("0 drift" when there was none):
  *
@@ -7,7 +8,7 @@
  *
  * `--control` defaults to local mode's name of the table's control table (`<table>-control`).
  *
- * Without `--account`, every account that has projects or counters (a Scan of the table and the
+ * Without `--account`, every account that has such records or counters (a Scan of the table and the
  * control table). Run it once the account's changes have been applied (no write in flight): a
  * change in the records but not yet counted by the changes worker would be counted twice.
  */

@@ -10,7 +10,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List companies, newest first (search by name and domain, tags, cursor pagination)
+         * List companies, newest first (search by name and domain, tags, owner_id (a member id or "none"), cursor pagination)
          * @description An organization: the employer of contacts and the client of projects.
          *
          *     Called as `POST /api/companies-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -69,7 +69,7 @@ export interface paths {
          *
          *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_owner_id`.
          */
         post: operations["companies-create"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
          *
          *     Needs the scope `companies:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.name_required`, `companies.invalid_custom_fields`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`, `companies.invalid_id`, `companies.not_found`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.invalid_owner_id`.
          */
         post: operations["companies-update"];
         delete?: never;
@@ -312,6 +312,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/companies-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Counts of companies by owner
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): reads bounded by the number of groups, whatever the number of companies. Every group is present even when empty; `label` is the current name. Errors: `<family>.invalid_request` with `details`.
+         *
+         *     Called as `POST /api/companies-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `companies:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `companies.invalid_request`, `companies.internal`.
+         */
+        post: operations["companies-summary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/contacts-list": {
         parameters: {
             query?: never;
@@ -322,7 +348,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List contacts, newest first (search across name, email, phone and company name; tags, company and source filters; cursor pagination)
+         * List contacts, newest first (search across name, email, phone and company name; tags, company, source and owner_id (a member id or "none") filters; cursor pagination)
          * @description A person: linked to a company and a lead source, tagged, with custom field values.
          *
          *     Called as `POST /api/contacts-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -381,7 +407,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_owner_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-create"];
         delete?: never;
@@ -407,7 +433,7 @@ export interface paths {
          *
          *     Needs the scope `contacts:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.invalid_company_id`, `contacts.invalid_source_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.invalid_company_id`, `contacts.invalid_owner_id`, `contacts.invalid_source_id`.
          */
         post: operations["contacts-update"];
         delete?: never;
@@ -618,6 +644,32 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`, `contacts.invalid_id`, `contacts.not_found`, `contacts.conflict`.
          */
         post: operations["contacts-merge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Counts of contacts by owner or lead source
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): reads bounded by the number of groups, whatever the number of contacts. Every group is present even when empty; `label` is the current name. Errors: `<family>.invalid_request` with `details`.
+         *
+         *     Called as `POST /api/contacts-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `contacts:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `contacts.invalid_request`, `contacts.internal`.
+         */
+        post: operations["contacts-summary"];
         delete?: never;
         options?: never;
         head?: never;
@@ -868,7 +920,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), search by name words; cursor pagination)
+         * List projects, newest first (filters: status (any of), company_id, contact_id, tags (all), owner_id (a member id or "none"), search by name words; cursor pagination)
          * @description A piece of work or a deal with a company and its people.
          *
          *     Called as `POST /api/projects-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -927,7 +979,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_owner_id`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
          */
         post: operations["projects-create"];
         delete?: never;
@@ -953,7 +1005,7 @@ export interface paths {
          *
          *     Needs the scope `projects:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_id`, `projects.not_found`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_owner_id`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`.
          */
         post: operations["projects-update"];
         delete?: never;
@@ -1154,8 +1206,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Counts and sums of projects by stage, pipeline, status or close month
-         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, owner grouping, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account's.
+         * Counts and sums of projects by stage, pipeline, owner, status or close month
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, an owner_id filter, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account's.
          *
          *     Called as `POST /api/projects-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -1180,7 +1232,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List activities, newest first (filters: types (any of), contact_id (a contact's timeline), company_id, project_id, completed; cursor pagination)
+         * List activities, newest first (filters: types (any of), contact_id (a contact's timeline), company_id, project_id, completed, assignee_id (a member id or "none"); cursor pagination)
          * @description A dated entry on the timeline of contacts, a company or a project: a note, task, call, meeting or email.
          *
          *     Called as `POST /api/activities-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
@@ -1239,7 +1291,7 @@ export interface paths {
          *
          *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_assignee_id`.
          */
         post: operations["activities-create"];
         delete?: never;
@@ -1265,7 +1317,7 @@ export interface paths {
          *
          *     Needs the scope `activities:write` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`, `activities.type_required`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`, `activities.type_required`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_assignee_id`.
          */
         post: operations["activities-update"];
         delete?: never;
@@ -1424,6 +1476,32 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`, `activities.invalid_id`, `activities.not_found`.
          */
         post: operations["activities-restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Counts of activities by assignee or type, all or only (not) completed
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): reads bounded by the number of groups, whatever the number of activities. Every group is present even when empty; `label` is the current name. Errors: `<family>.invalid_request` with `details`.
+         *
+         *     Called as `POST /api/activities-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `activities:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `activities.invalid_request`, `activities.internal`.
+         */
+        post: operations["activities-summary"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2195,7 +2273,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key with the given scopes (the token is shown only in this answer)
-         * @description The key can do what its `scopes` allow and nothing else; it cannot be given a scope the calling key does not hold, and an unknown scope name is refused too (both `api_keys.invalid_scopes`). `expires_at` (optional, in the future) ends it by itself. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.
+         * @description The key can do what its `scopes` allow and nothing else; it cannot be given a scope the calling key does not hold, and an unknown scope name is refused too (both `api_keys.invalid_scopes`). `expires_at` (optional, in the future) ends it by itself. `member_id` (optional) binds the key to an active member of the account (else `api_keys.invalid_request`): what it creates has `created_by` the member's id, and its events' `actor` adds `member_id`. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.
          *
          *     Called as `POST /api/api-keys-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -2689,7 +2767,7 @@ export interface paths {
         put?: never;
         /**
          * Deactivate a member: it stays readable and keeps its email
-         * @description Returns the member with `status` deactivated and `deactivated_at`; deactivating a deactivated member returns it unchanged. `reassign_to` (handing the member's records on) is not available yet: sending it is 400 `members.invalid_request` (after checking it names an active member of the account other than this one, or is null).
+         * @description Returns the member with `status` deactivated and `deactivated_at`; deactivating a deactivated member returns it unchanged. `reassign_to` (an active member of the account other than this one, or null; else 400 `members.invalid_request` and nothing changes) hands the member's records of every family on to it, or leaves them unowned, as `reassignments-create` does: the job (status, progress) is the newest of `reassignments-list` with this member as `from_owner_id`.
          *
          *     Called as `POST /api/members-deactivate` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
@@ -2724,6 +2802,84 @@ export interface paths {
          *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `members.invalid_request`, `members.internal`, `members.invalid_id`, `members.not_found`, `members.conflict`.
          */
         post: operations["members-reactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reassignments-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand a member's records on to another member (or leave them unowned)
+         * @description Starts a job (status `queued`, then `running`, then `completed`; poll `reassignments-get`). Every record of the `types` families whose owner is `from_owner_id` (contacts, companies, projects: `owner_id`; activities: `assignee_id`) gets `to_owner_id` through the normal write path: a `*.updated` event each, actor `{ "type": "reassignment", "id": <this job's id> }`. The write is conditional on the owner the job read: a record whose owner changed meanwhile is kept (counted in `processed`, not in `changed`). Progress is saved after each page; a job whose worker dies resumes where it was, and an account runs one such job at a time (with its index builds and stage moves), so other accounts are not held up. `from_owner_id` must be a member of the account (active or deactivated) and `to_owner_id` an active member other than it, or null; else 400 `reassignments.invalid_request` naming the field, and nothing starts.
+         *
+         *     Called as `POST /api/reassignments-create` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `reassignments:write` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `reassignments.invalid_request`, `reassignments.internal`, `reassignments.conflict`.
+         */
+        post: operations["reassignments-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reassignments-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a reassignment: status and progress (processed, changed)
+         * @description Get a reassignment: status and progress (processed, changed).
+         *
+         *     Called as `POST /api/reassignments-get` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `reassignments:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `reassignments.invalid_request`, `reassignments.internal`, `reassignments.invalid_id`, `reassignments.not_found`.
+         */
+        post: operations["reassignments-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reassignments-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List reassignments, newest first (cursor pagination), those members-deactivate started included
+         * @description `limit` 1–100 (default 25).
+         *
+         *     Called as `POST /api/reassignments-list` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
+         *
+         *     Needs the scope `reassignments:read` (or one that includes it: see "Keys and scopes").
+         *
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `reassignments.invalid_request`, `reassignments.internal`, `reassignments.invalid_cursor`.
+         */
+        post: operations["reassignments-list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3197,6 +3353,16 @@ export interface components {
              */
             annual_revenue: number | null;
             /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id: string | null;
+            /**
+             * @description Read-only: the current name of the owner ("" when unowned)
+             * @example Grace Hopper
+             */
+            owner_name: string;
+            /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
              *       "enterprise"
@@ -3243,6 +3409,11 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            owner_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -3326,6 +3497,11 @@ export interface components {
              * @example 1250000000
              */
             annual_revenue?: number | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -3419,6 +3595,11 @@ export interface components {
              * @example 1250000000
              */
             annual_revenue?: number | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -3547,6 +3728,16 @@ export interface components {
                      */
                     annual_revenue: number | null;
                     /**
+                     * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    owner_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the owner ("" when unowned)
+                     * @example Grace Hopper
+                     */
+                    owner_name: string;
+                    /**
                      * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                      * @example [
                      *       "enterprise"
@@ -3582,7 +3773,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `companies.duplicate_in_batch`: `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_id`, `companies.not_found`, `companies.duplicate_in_batch`
+                     * @description The code the single operation would give, or `companies.duplicate_in_batch`: `companies.invalid_request`, `companies.internal`, `companies.name_required`, `companies.invalid_custom_fields`, `companies.conflict`, `companies.invalid_owner_id`, `companies.invalid_id`, `companies.not_found`, `companies.duplicate_in_batch`
                      * @example companies.invalid_request
                      */
                     code: string;
@@ -3673,6 +3864,11 @@ export interface components {
                  * @example 1250000000
                  */
                 annual_revenue?: number | null;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -3839,6 +4035,16 @@ export interface components {
              */
             notes: string;
             /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id: string | null;
+            /**
+             * @description Read-only: the current name of the owner ("" when unowned)
+             * @example Grace Hopper
+             */
+            owner_name: string;
+            /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
              *       "vip",
@@ -3905,6 +4111,11 @@ export interface components {
             company_ids?: string[];
             /** @description Only records linked to any of these (at most 50) */
             source_ids?: string[];
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            owner_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -3978,6 +4189,11 @@ export interface components {
              * @example Met at the 1843 conference.
              */
             notes?: string;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4067,6 +4283,11 @@ export interface components {
              * @example Met at the 1843 conference.
              */
             notes?: string;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4196,6 +4417,16 @@ export interface components {
                      */
                     notes: string;
                     /**
+                     * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    owner_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the owner ("" when unowned)
+                     * @example Grace Hopper
+                     */
+                    owner_name: string;
+                    /**
                      * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                      * @example [
                      *       "vip",
@@ -4242,7 +4473,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
+                     * @description The code the single operation would give, or `contacts.duplicate_in_batch`: `contacts.invalid_request`, `contacts.internal`, `contacts.first_name_required`, `contacts.invalid_custom_fields`, `contacts.email_suppressed`, `contacts.conflict`, `contacts.invalid_company_id`, `contacts.invalid_owner_id`, `contacts.invalid_source_id`, `contacts.invalid_id`, `contacts.not_found`, `contacts.duplicate_in_batch`
                      * @example contacts.invalid_request
                      */
                     code: string;
@@ -4323,6 +4554,11 @@ export interface components {
                  * @example Met at the 1843 conference.
                  */
                 notes?: string;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -4625,6 +4861,16 @@ export interface components {
              */
             closed_at: string | null;
             /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id: string | null;
+            /**
+             * @description Read-only: the current name of the owner ("" when unowned)
+             * @example Grace Hopper
+             */
+            owner_name: string;
+            /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
              *       "q1"
@@ -4683,6 +4929,11 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            owner_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -4759,6 +5010,11 @@ export interface components {
              * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
              */
             stage_id?: string | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -4845,6 +5101,11 @@ export interface components {
              * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
              */
             stage_id?: string | null;
+            /**
+             * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            owner_id?: string | null;
             /**
              * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
              * @example [
@@ -5004,6 +5265,16 @@ export interface components {
                      */
                     closed_at: string | null;
                     /**
+                     * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    owner_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the owner ("" when unowned)
+                     * @example Grace Hopper
+                     */
+                    owner_name: string;
+                    /**
                      * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                      * @example [
                      *       "q1"
@@ -5039,7 +5310,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
+                     * @description The code the single operation would give, or `projects.duplicate_in_batch`: `projects.invalid_request`, `projects.internal`, `projects.name_required`, `projects.invalid_custom_fields`, `projects.conflict`, `projects.invalid_company_id`, `projects.invalid_contact_ids`, `projects.invalid_owner_id`, `projects.invalid_pipeline_id`, `projects.invalid_stage_id`, `projects.invalid_id`, `projects.not_found`, `projects.duplicate_in_batch`
                      * @example projects.invalid_request
                      */
                     code: string;
@@ -5142,6 +5413,16 @@ export interface components {
              */
             project_id: string | null;
             /**
+             * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            assignee_id: string | null;
+            /**
+             * @description Read-only: the current name of the assignee ("" when unassigned)
+             * @example Grace Hopper
+             */
+            assignee_name: string;
+            /**
              * @description Read-only: the inbound email it was logged from, else null
              * @example null
              */
@@ -5184,6 +5465,11 @@ export interface components {
             project_id?: string;
             /** @description Only records whose `completed` is this value */
             completed?: boolean;
+            /**
+             * @description Only records linked to this member, or "none": only records linked to none
+             * @example none
+             */
+            assignee_id?: "none" | string;
             /** @description Conditions on any field (contract §17): a condition or an and/or/not group; combines with the other filters by AND */
             filter?: components["schemas"]["Filter"];
             /** @description Order of the list (contract §17); default created_at desc */
@@ -5256,6 +5542,11 @@ export interface components {
              * @example null
              */
             project_id?: string | null;
+            /**
+             * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            assignee_id?: string | null;
         };
         ActivityUpdateInput: {
             /**
@@ -5316,6 +5607,11 @@ export interface components {
              * @example null
              */
             project_id?: string | null;
+            /**
+             * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            assignee_id?: string | null;
         };
         ActivityBatchCreateInput: {
             /** @description 1 to 100 create bodies, as `activities-create` takes them; otherwise the whole call is `<family>.invalid_request` and nothing is applied */
@@ -5423,6 +5719,16 @@ export interface components {
                      */
                     project_id: string | null;
                     /**
+                     * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                     */
+                    assignee_id: string | null;
+                    /**
+                     * @description Read-only: the current name of the assignee ("" when unassigned)
+                     * @example Grace Hopper
+                     */
+                    assignee_name: string;
+                    /**
                      * @description Read-only: the inbound email it was logged from, else null
                      * @example null
                      */
@@ -5447,7 +5753,7 @@ export interface components {
                 ok: false;
                 error: {
                     /**
-                     * @description The code the single operation would give, or `activities.duplicate_in_batch`: `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_id`, `activities.not_found`, `activities.duplicate_in_batch`
+                     * @description The code the single operation would give, or `activities.duplicate_in_batch`: `activities.invalid_request`, `activities.internal`, `activities.type_required`, `activities.conflict`, `activities.invalid_contact_ids`, `activities.invalid_company_id`, `activities.invalid_project_id`, `activities.invalid_assignee_id`, `activities.invalid_id`, `activities.not_found`, `activities.duplicate_in_batch`
                      * @example activities.invalid_request
                      */
                     code: string;
@@ -6131,6 +6437,8 @@ export interface components {
             last_used_at: string | null;
             /** @description When the key was revoked; null while it works */
             revoked_at: string | null;
+            /** @description The member the key acts for (its creations' `created_by`, its events' `actor.member_id`); null: none */
+            member_id: string | null;
             /**
              * Format: uuid
              * @description User who created it
@@ -6162,6 +6470,11 @@ export interface components {
              * @example 2027-01-01T00:00:00.000Z
              */
             expires_at?: string | null;
+            /**
+             * @description The member the key acts for (an active member of the account, else `api_keys.invalid_request`): what it creates has `created_by` the member's id, and its events' `actor` adds `member_id`. Null or absent: none
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            member_id?: string | null;
         };
         ApiKeyCreateResult: {
             api_key: components["schemas"]["ApiKey"];
@@ -6211,12 +6524,14 @@ export interface components {
             merged_id?: string;
             actor: components["schemas"]["Actor"];
         };
-        /** @description Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, or `system` (cascades such as a company deletion unlinking its contacts) */
+        /** @description Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, `reassignment` (reassignments-create, members-deactivate with reassign_to), or `system` (cascades such as a company deletion unlinking its contacts) */
         Actor: {
             /** @enum {string} */
-            type: "api_key" | "import" | "inbound_email" | "system";
-            /** @description The key, import or inbound email id; null for `system` */
+            type: "api_key" | "import" | "inbound_email" | "reassignment" | "system";
+            /** @description The key, import, inbound email or reassignment id; null for `system` */
             id: string | null;
+            /** @description The member an `api_key` acts for (api-keys-create `member_id`); absent for a key bound to none */
+            member_id?: string;
         };
         EventPage: {
             /** @description Events, oldest first */
@@ -6756,10 +7071,112 @@ export interface components {
              */
             id: string;
             /**
-             * @description Who takes over the member's records: an active member of the account other than this one, or null to leave them unowned (reassignments are not available yet: sending it is members.invalid_request)
+             * @description Who takes over the member's records (a reassignment of every family, in reassignments-list): an active member of the account other than this one, or null to leave them unowned
              * @example null
              */
             reassign_to?: string | null;
+        };
+        Reassignment: {
+            /**
+             * Format: uuid
+             * @description Id of the reassignment (the `actor.id` of the `*.updated` events it raises, actor type `reassignment`)
+             */
+            id: string;
+            /**
+             * @description queued → running → completed
+             * @example completed
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed";
+            /**
+             * Format: uuid
+             * @description The member whose records are handed on: a member of the account, active or deactivated
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            from_owner_id: string;
+            /**
+             * @description The member who takes them over (an active member of the account), or null to leave them unowned
+             * @example null
+             */
+            to_owner_id: string | null;
+            /**
+             * @description The record families handed on
+             * @example [
+             *       "contacts",
+             *       "companies",
+             *       "projects",
+             *       "activities"
+             *     ]
+             */
+            types: ("contacts" | "companies" | "projects" | "activities")[];
+            /**
+             * @description Records of `from_owner_id` looked at so far (saved after each page)
+             * @example 0
+             */
+            processed: number;
+            /**
+             * @description Records whose owner the job changed so far; a record whose owner changed meanwhile is looked at but kept
+             * @example 0
+             */
+            changed: number;
+            /**
+             * Format: date-time
+             * @description When the reassignment was asked for (ISO 8601 UTC)
+             * @example 2026-11-28T10:15:30.123Z
+             */
+            created_at: string;
+            /**
+             * @description When it completed; null until then
+             * @example null
+             */
+            completed_at: string | null;
+        };
+        ReassignmentList: {
+            items: components["schemas"]["Reassignment"][];
+            /**
+             * @description Pass as `cursor` for the next page; "" on the last page
+             * @example
+             */
+            next_cursor: string;
+        };
+        ReassignmentCreateInput: {
+            /**
+             * Format: uuid
+             * @description The member whose records are handed on: a member of the account, active or deactivated
+             * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+             */
+            from_owner_id: string;
+            /**
+             * @description The member who takes them over (an active member of the account), or null to leave them unowned
+             * @example null
+             */
+            to_owner_id: string | null;
+            /**
+             * @description The record families to hand on (default all four): contacts, companies and projects change `owner_id`, activities `assignee_id`
+             * @example [
+             *       "contacts",
+             *       "companies"
+             *     ]
+             */
+            types?: ("contacts" | "companies" | "projects" | "activities")[];
+        };
+        ReassignmentIdInput: {
+            /**
+             * Format: uuid
+             * @description Id of the reassignment
+             * @example 0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+             */
+            id: string;
+        };
+        ReassignmentListInput: {
+            /** @description The `next_cursor` of the previous page (opaque) */
+            cursor?: string;
+            /**
+             * @description Reassignments per page, 1–100 (default 25)
+             * @default 25
+             * @example 25
+             */
+            limit: number;
         };
         ErrorDetail: {
             /**
@@ -6898,6 +7315,16 @@ export interface components {
                  * @example 1250000000
                  */
                 annual_revenue?: number | null;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the owner ("" when unowned)
+                 * @example Grace Hopper
+                 */
+                owner_name?: string;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -7104,6 +7531,16 @@ export interface components {
                  * @example Met at the 1843 conference.
                  */
                 notes?: string;
+                /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the owner ("" when unowned)
+                 * @example Grace Hopper
+                 */
+                owner_name?: string;
                 /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
@@ -7379,6 +7816,16 @@ export interface components {
                  */
                 closed_at?: string | null;
                 /**
+                 * @description Owner: an active member of the account (see members-list), or null. A member deactivated later stays the owner
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                owner_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the owner ("" when unowned)
+                 * @example Grace Hopper
+                 */
+                owner_name?: string;
+                /**
                  * @description Tags: at most 50, each 1–64 characters; duplicates dropped; case-sensitive
                  * @example [
                  *       "q1"
@@ -7606,6 +8053,16 @@ export interface components {
                  * @example null
                  */
                 project_id?: string | null;
+                /**
+                 * @description Assignee: an active member of the account (see members-list), or null. A member deactivated later stays the assignee
+                 * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
+                 */
+                assignee_id?: string | null;
+                /**
+                 * @description Read-only: the current name of the assignee ("" when unassigned)
+                 * @example Grace Hopper
+                 */
+                assignee_name?: string;
                 /**
                  * @description Read-only: the inbound email it was logged from, else null
                  * @example null
@@ -8271,7 +8728,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: companies.invalid_request, companies.name_required, companies.invalid_custom_fields */
+            /** @description Error: companies.invalid_request, companies.name_required, companies.invalid_custom_fields, companies.invalid_owner_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -8288,7 +8745,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.name_required" | "companies.invalid_custom_fields";
+                            code: "companies.invalid_request" | "companies.name_required" | "companies.invalid_custom_fields" | "companies.invalid_owner_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -8545,7 +9002,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: companies.invalid_request, companies.invalid_id, companies.name_required, companies.invalid_custom_fields */
+            /** @description Error: companies.invalid_request, companies.invalid_id, companies.name_required, companies.invalid_custom_fields, companies.invalid_owner_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -8562,7 +9019,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "companies.invalid_request" | "companies.invalid_id" | "companies.name_required" | "companies.invalid_custom_fields";
+                            code: "companies.invalid_request" | "companies.invalid_id" | "companies.name_required" | "companies.invalid_custom_fields" | "companies.invalid_owner_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -10917,6 +11374,286 @@ export interface operations {
             };
         };
     };
+    "companies-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description owner (every active member by name, then deactivated members owning counted companies, then null: unowned)
+                     * @example owner
+                     * @enum {string}
+                     */
+                    group_by: "owner";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            /** @description Every group, even when empty (members by name, lead sources by name, activity types), then null where the grouping has it */
+                            groups: {
+                                /**
+                                 * @description The group: a member id, a lead source id, an activity type (null: unowned, unassigned, no source)
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                key: string | null;
+                                /**
+                                 * @description The member's or lead source's current name, the activity type
+                                 * @example Ada Lovelace
+                                 */
+                                label: string;
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            }[];
+                            /** @description The groups together */
+                            total: {
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description The commit time of the newest change the counts include (the time of reading when none has been counted)
+                             * @example 2026-11-22T01:16:30.123Z
+                             */
+                            as_of: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: companies.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: companies.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "companies.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "contacts-list": {
         parameters: {
             query?: never;
@@ -11500,7 +12237,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_owner_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -11517,7 +12254,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_owner_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -11774,7 +12511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_source_id */
+            /** @description Error: contacts.invalid_request, contacts.invalid_id, contacts.first_name_required, contacts.invalid_custom_fields, contacts.email_suppressed, contacts.invalid_company_id, contacts.invalid_owner_id, contacts.invalid_source_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -11791,7 +12528,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_source_id";
+                            code: "contacts.invalid_request" | "contacts.invalid_id" | "contacts.first_name_required" | "contacts.invalid_custom_fields" | "contacts.email_suppressed" | "contacts.invalid_company_id" | "contacts.invalid_owner_id" | "contacts.invalid_source_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -14018,6 +14755,286 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "contacts.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: contacts.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "contacts-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description owner (every active member by name, then deactivated members owning counted contacts, then null: unowned) or source (every lead source by name, then null: no source)
+                     * @example owner
+                     * @enum {string}
+                     */
+                    group_by: "owner" | "source";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            /** @description Every group, even when empty (members by name, lead sources by name, activity types), then null where the grouping has it */
+                            groups: {
+                                /**
+                                 * @description The group: a member id, a lead source id, an activity type (null: unowned, unassigned, no source)
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                key: string | null;
+                                /**
+                                 * @description The member's or lead source's current name, the activity type
+                                 * @example Ada Lovelace
+                                 */
+                                label: string;
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            }[];
+                            /** @description The groups together */
+                            total: {
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description The commit time of the newest change the counts include (the time of reading when none has been counted)
+                             * @example 2026-11-22T01:16:30.123Z
+                             */
+                            as_of: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: contacts.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "contacts.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -17099,7 +18116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
+            /** @description Error: projects.invalid_request, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_owner_id, projects.invalid_pipeline_id, projects.invalid_stage_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -17116,7 +18133,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
+                            code: "projects.invalid_request" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_owner_id" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -17373,7 +18390,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_pipeline_id, projects.invalid_stage_id */
+            /** @description Error: projects.invalid_request, projects.invalid_id, projects.name_required, projects.invalid_custom_fields, projects.invalid_company_id, projects.invalid_contact_ids, projects.invalid_owner_id, projects.invalid_pipeline_id, projects.invalid_stage_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -17390,7 +18407,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
+                            code: "projects.invalid_request" | "projects.invalid_id" | "projects.name_required" | "projects.invalid_custom_fields" | "projects.invalid_company_id" | "projects.invalid_contact_ids" | "projects.invalid_owner_id" | "projects.invalid_pipeline_id" | "projects.invalid_stage_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -19511,7 +20528,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description stage (needs pipeline_id), pipeline, status or close_month (projects that left open, by the UTC month of closed_at). owner is refused until members exist (`projects.invalid_request`)
+                     * @description stage (needs pipeline_id), pipeline, owner (every active member, then deactivated members owning counted projects, then null: unowned), status or close_month (projects that left open, by the UTC month of closed_at)
                      * @example stage
                      * @enum {string}
                      */
@@ -19524,7 +20541,7 @@ export interface operations {
                     pipeline_id?: string;
                     /**
                      * Format: uuid
-                     * @description Refused until members exist (`projects.invalid_request`)
+                     * @description Not available yet: refused (`projects.invalid_request`)
                      */
                     owner_id?: string;
                     /**
@@ -19557,15 +20574,15 @@ export interface operations {
                         /** @constant */
                         ok: true;
                         result: {
-                            /** @description Every group, even when empty: stages in order, pipelines as pipelines-list then null, statuses, months in order */
+                            /** @description Every group, even when empty: stages in order, pipelines as pipelines-list then null, active members by name then deactivated ones owning counted projects then null, statuses, months in order */
                             groups: {
                                 /**
-                                 * @description The group: a stage or pipeline id (null: projects outside any pipeline), a status, a month (YYYY-MM)
+                                 * @description The group: a stage, pipeline or member id (null: projects outside any pipeline, unowned projects), a status, a month (YYYY-MM)
                                  * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
                                  */
                                 key: string | null;
                                 /**
-                                 * @description The stage's or pipeline's current name, the status, the month
+                                 * @description The stage's, pipeline's or member's current name, the status, the month
                                  * @example Proposal
                                  */
                                 label: string;
@@ -20420,7 +21437,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: activities.invalid_request, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id */
+            /** @description Error: activities.invalid_request, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id, activities.invalid_assignee_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -20437,7 +21454,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id";
+                            code: "activities.invalid_request" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id" | "activities.invalid_assignee_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -20694,7 +21711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: activities.invalid_request, activities.invalid_id, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id */
+            /** @description Error: activities.invalid_request, activities.invalid_id, activities.type_required, activities.invalid_contact_ids, activities.invalid_company_id, activities.invalid_project_id, activities.invalid_assignee_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -20711,7 +21728,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "activities.invalid_request" | "activities.invalid_id" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id";
+                            code: "activities.invalid_request" | "activities.invalid_id" | "activities.type_required" | "activities.invalid_contact_ids" | "activities.invalid_company_id" | "activities.invalid_project_id" | "activities.invalid_assignee_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -22353,6 +23370,291 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "activities.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: activities.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "activities-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description assignee (every active member by name, then deactivated members assigned counted activities, then null: unassigned) or type (every activity type)
+                     * @example assignee
+                     * @enum {string}
+                     */
+                    group_by: "assignee" | "type";
+                    /**
+                     * @description Only completed activities (true) or only the others (false: every activity but a completed task); every activity when absent
+                     * @example false
+                     */
+                    completed?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: {
+                            /** @description Every group, even when empty (members by name, lead sources by name, activity types), then null where the grouping has it */
+                            groups: {
+                                /**
+                                 * @description The group: a member id, a lead source id, an activity type (null: unowned, unassigned, no source)
+                                 * @example 5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f
+                                 */
+                                key: string | null;
+                                /**
+                                 * @description The member's or lead source's current name, the activity type
+                                 * @example Ada Lovelace
+                                 */
+                                label: string;
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            }[];
+                            /** @description The groups together */
+                            total: {
+                                /**
+                                 * @description Records in the group (trashed ones count nowhere)
+                                 * @example 3
+                                 */
+                                count: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description The commit time of the newest change the counts include (the time of reading when none has been counted)
+                             * @example 2026-11-22T01:16:30.123Z
+                             */
+                            as_of: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: activities.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "activities.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
@@ -36176,6 +37478,797 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "members.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "reassignments-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: within 24 h, a request with the same key and body returns the first result and creates nothing; the same key with another body is `reassignments.conflict` (409). Scoped to the account and the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentCreateInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Reassignment"];
+                    };
+                };
+            };
+            /** @description Error: reassignments.invalid_request */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.invalid_request";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: reassignments.conflict */
+            409: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.conflict";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: reassignments.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "reassignments-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentIdInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["Reassignment"];
+                    };
+                };
+            };
+            /** @description Error: reassignments.invalid_request, reassignments.invalid_id */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.invalid_request" | "reassignments.invalid_id";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: reassignments.not_found */
+            404: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.not_found";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: reassignments.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.internal";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "reassignments-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReassignmentListInput"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        result: components["schemas"]["ReassignmentList"];
+                    };
+                };
+            };
+            /** @description Error: reassignments.invalid_request, reassignments.invalid_cursor */
+            400: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.invalid_request" | "reassignments.invalid_cursor";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.unauthorized";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: auth.forbidden */
+            403: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "auth.forbidden";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.payload_too_large */
+            413: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.payload_too_large";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: api.rate_limited — the account is over its rate limit (contract §14): retry after `Retry-After` seconds. Deployed, API Gateway's stage-wide throttle (the outer guard) may also answer 429, with its own body `{ "message": "Too Many Requests" }` and no headers. */
+            429: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until one request is allowed again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "api.rate_limited";
+                            /**
+                             * @description For humans; never a stack trace or internal data
+                             * @example request body is invalid
+                             */
+                            message: string;
+                            /** @description For validation failures: one entry per field at fault */
+                            details?: components["schemas"]["ErrorDetail"][];
+                            /**
+                             * @description The request id, also on every log line of the request: quote it when reporting a problem
+                             * @example c1b2a3d4-0000-4000-8000-000000000000
+                             */
+                            request_id?: string;
+                        };
+                    } | {
+                        /**
+                         * @description API Gateway's message
+                         * @example Too Many Requests
+                         */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Error: reassignments.internal */
+            500: {
+                headers: {
+                    /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests the account can make right now, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the bucket is full again. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "reassignments.internal";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid

@@ -74,6 +74,12 @@ export const OPERATIONS = [
     "paged": false
   },
   {
+    "name": "companies-summary",
+    "prefix": "companies",
+    "method": "summary",
+    "paged": false
+  },
+  {
     "name": "contacts-list",
     "prefix": "contacts",
     "method": "list",
@@ -143,6 +149,12 @@ export const OPERATIONS = [
     "name": "contacts-merge",
     "prefix": "contacts",
     "method": "merge",
+    "paged": false
+  },
+  {
+    "name": "contacts-summary",
+    "prefix": "contacts",
+    "method": "summary",
     "paged": false
   },
   {
@@ -329,6 +341,12 @@ export const OPERATIONS = [
     "name": "activities-restore",
     "prefix": "activities",
     "method": "restore",
+    "paged": false
+  },
+  {
+    "name": "activities-summary",
+    "prefix": "activities",
+    "method": "summary",
     "paged": false
   },
   {
@@ -630,6 +648,24 @@ export const OPERATIONS = [
     "prefix": "members",
     "method": "reactivate",
     "paged": false
+  },
+  {
+    "name": "reassignments-create",
+    "prefix": "reassignments",
+    "method": "create",
+    "paged": false
+  },
+  {
+    "name": "reassignments-get",
+    "prefix": "reassignments",
+    "method": "get",
+    "paged": false
+  },
+  {
+    "name": "reassignments-list",
+    "prefix": "reassignments",
+    "method": "list",
+    "paged": true
   }
 ] as const;
 
@@ -638,6 +674,7 @@ export type DocumentedErrorCode =
   | 'activities.conflict'
   | 'activities.index_building'
   | 'activities.internal'
+  | 'activities.invalid_assignee_id'
   | 'activities.invalid_company_id'
   | 'activities.invalid_contact_ids'
   | 'activities.invalid_cursor'
@@ -667,6 +704,7 @@ export type DocumentedErrorCode =
   | 'companies.invalid_custom_fields'
   | 'companies.invalid_filter'
   | 'companies.invalid_id'
+  | 'companies.invalid_owner_id'
   | 'companies.invalid_request'
   | 'companies.invalid_sort'
   | 'companies.name_required'
@@ -682,6 +720,7 @@ export type DocumentedErrorCode =
   | 'contacts.invalid_custom_fields'
   | 'contacts.invalid_filter'
   | 'contacts.invalid_id'
+  | 'contacts.invalid_owner_id'
   | 'contacts.invalid_request'
   | 'contacts.invalid_sort'
   | 'contacts.invalid_source_id'
@@ -747,6 +786,7 @@ export type DocumentedErrorCode =
   | 'projects.invalid_custom_fields'
   | 'projects.invalid_filter'
   | 'projects.invalid_id'
+  | 'projects.invalid_owner_id'
   | 'projects.invalid_pipeline_id'
   | 'projects.invalid_request'
   | 'projects.invalid_sort'
@@ -754,6 +794,12 @@ export type DocumentedErrorCode =
   | 'projects.name_required'
   | 'projects.not_found'
   | 'projects.sort_too_large'
+  | 'reassignments.conflict'
+  | 'reassignments.internal'
+  | 'reassignments.invalid_cursor'
+  | 'reassignments.invalid_id'
+  | 'reassignments.invalid_request'
+  | 'reassignments.not_found'
   | 'sources.conflict'
   | 'sources.index_building'
   | 'sources.internal'

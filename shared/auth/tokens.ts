@@ -26,6 +26,8 @@ export interface AuthorizerContext {
   accountId: string;
   userId: string;
   keyId?: string;
+  /** The member the key acts for: then `userId` is the member's id too (what the call creates has `created_by` the member). */
+  memberId?: string;
   scopes: string;
   expiresAt?: string;
 }
@@ -38,6 +40,8 @@ export interface IssueOptions {
   token?: string;
   /** A given key id (seeded tokens: derived from the hash, so seeding twice writes nothing). */
   id?: string;
+  /** The member the key acts for (checked active by the caller). */
+  memberId?: string | null;
 }
 
 /** Creates an API key: its record and its token item. The token is returned once, here. */
@@ -52,6 +56,7 @@ export async function issueKey(owner: AuthContext, opts: IssueOptions = {}): Pro
     expires_at: opts.expiresAt ?? null,
     last_used_at: null,
     revoked_at: null,
+    member_id: opts.memberId ?? null,
     created_by: owner.userId,
     created_at: new Date().toISOString(),
     token_hash: hashToken(token),
@@ -96,8 +101,9 @@ export async function resolveToken(token: string, now = Date.now()): Promise<Aut
   if (owner.expiresAt && Date.parse(owner.expiresAt) <= now) return undefined;
   return {
     accountId: owner.accountId,
-    userId: owner.userId,
+    userId: owner.memberId ?? owner.userId,
     ...(owner.keyId ? { keyId: owner.keyId } : {}),
+    ...(owner.memberId ? { memberId: owner.memberId } : {}),
     scopes: (owner.scopes ?? FULL_SCOPES).join(' '),
     ...(owner.expiresAt ? { expiresAt: owner.expiresAt } : {}),
   };

@@ -16,6 +16,13 @@ export function positiveIntEnv(name: string, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+/**
+ * Members per account: `max` (the contract's 1,000), or a lower `CRM_MEMBER_LIMIT` (the suite fills
+ * an account to 20 instead of 1,000). A value can lower the limit, never raise it: unset, not a
+ * positive integer or above `max`, the limit is `max`. Read on every use: tests change it per file.
+ */
+export const memberLimit = (max: number): number => Math.min(positiveIntEnv('CRM_MEMBER_LIMIT', max), max);
+
 export function boolEnv(name: string, fallback: boolean): boolean {
   const value = optionalEnv(name);
   if (value === undefined) return fallback;

@@ -25,6 +25,8 @@ export interface ApiKeyItem {
   expires_at: string | null;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** The member the key acts for (absent on keys written before members existed). */
+  member_id?: string | null;
   created_by: string;
   created_at: string;
   /** SHA-256 of the token (never the token): revocation deletes the token item by it. */
@@ -48,7 +50,7 @@ export async function insertApiKey(item: ApiKeyItem): Promise<boolean> {
     {
       Put: {
         TableName: tableName(),
-        Item: tokenItem(item.token_hash, { accountId: item.account_id, userId: item.created_by, keyId: item.id, scopes: item.scopes, expiresAt: item.expires_at, createdAt: item.created_at }),
+        Item: tokenItem(item.token_hash, { accountId: item.account_id, userId: item.created_by, keyId: item.id, ...(item.member_id ? { memberId: item.member_id } : {}), scopes: item.scopes, expiresAt: item.expires_at, createdAt: item.created_at }),
         ...notExists(),
       },
     },

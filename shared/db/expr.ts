@@ -252,7 +252,14 @@ export function project(...paths: Path[]): Expr {
 // ---- items and pages ----------------------------------------------------------------------------
 
 /** The key attributes of a stored item: not the item's own. */
-const KEY_ATTRIBUTES: readonly string[] = [TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey, TABLE_DEFINITION.gsi1.partitionKey, TABLE_DEFINITION.gsi1.sortKey];
+const KEY_ATTRIBUTES: readonly string[] = [
+  TABLE_DEFINITION.partitionKey,
+  TABLE_DEFINITION.sortKey,
+  TABLE_DEFINITION.gsi1.partitionKey,
+  TABLE_DEFINITION.gsi1.sortKey,
+  TABLE_DEFINITION.gsi2.partitionKey,
+  TABLE_DEFINITION.gsi2.sortKey,
+];
 
 /** The item a stored item holds, as `T`: its pk, sk and GSI key attributes (and any of `also`) left out. */
 export function itemOf<T extends object>(raw: Record<string, unknown>, also?: readonly string[]): T;

@@ -18,6 +18,7 @@
  *   after the email (and again by a redelivery of the same message), deleted with it.
  */
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { backoff } from '../backoff.js';
 import { db, tableName } from './client.js';
 import { cancellationCodes, cond, eq, exists, itemOf, merge, notExists, pageOf, partition, project, transact, type TransactItem, update } from './expr.js';
 import { batchGetItems, batchWriteItems, isConditionFailure, positionOf, queryAll, queryPartition, writeUnlessRefused } from './items.js';
@@ -101,22 +102,22 @@ export async function addressKeyOf(accountId: string, userId: string, create: ()
   };
   const existing = await read();
   if (existing) return existing;
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    if (attempt > 0) await backoff(attempt, 20, 500);
     const key = create();
     const refused = await transact([
       { Put: { TableName: tableName(), Item: { ...keys.inboundAddress(accountId), address_key: key, created_by: userId }, ...notExists() } },
       { Put: { TableName: tableName(), Item: { ...keys.inboundAddressOwner(key), account_id: accountId, user_id: userId }, ...notExists() } },
     ]).catch((error: unknown) => {
-      // A transaction cancelled for another reason (a conflict) is tried again too.
+      // A transaction cancelled for another reason (a conflict with a concurrent first call) is tried again too.
       if (cancellationCodes(error)) return { at: [] };
       throw error;
     });
     if (!refused) return key;
-    if (refused.at[0] === 0) {
-      const theirs = await read();
-      if (theirs) return theirs;
-    }
-    // The key was taken by another account (never in practice: 120 random bits): try another.
+    // Refused or in conflict: a concurrent first call may have created the address meanwhile.
+    const theirs = await read();
+    if (theirs) return theirs;
+    // Else the key was taken by another account (never in practice: 120 random bits): try another.
   }
   throw new Error('could not create an inbound address');
 }

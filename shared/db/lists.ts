@@ -21,6 +21,8 @@ import { type EntityType, keys, TABLE_DEFINITION } from './table.js';
 export type Driver =
   /** The account's whole list (GSI1), optionally re-checked. */
   | { kind: 'all' }
+  /** One pipeline stage's records (GSI2, on the records themselves: an `eq` on `stage_id`). */
+  | { kind: 'stage'; stageId: string }
   /** The union of index partitions (one tag, a company set, a search prefix, …). */
   | { kind: 'index'; names: string[] }
   /**
@@ -83,17 +85,19 @@ function windowOf(order: ReadOrder, after: string | undefined) {
 
 async function* candidates(type: EntityType, accountId: string, driver: Driver, after: string | undefined, pageSize: number, order: ReadOrder = { forward: false }): AsyncGenerator<Candidate> {
   const { start, beyond } = windowOf(order, after);
-  if (driver.kind === 'all') {
-    const g = TABLE_DEFINITION.gsi1;
+  if (driver.kind === 'all' || driver.kind === 'stage') {
+    const g = driver.kind === 'all' ? TABLE_DEFINITION.gsi1 : TABLE_DEFINITION.gsi2;
+    const pk = driver.kind === 'all' ? keys.listPartition(accountId, type) : keys.stagePartition(accountId, type, driver.stageId);
     for await (const item of readPartition(
-      { IndexName: g.name, ...partition(keys.listPartition(accountId, type), undefined, 'gsi1') },
+      { IndexName: g.name, ...partition(pk, undefined, { pk: g.partitionKey, sk: g.sortKey }) },
       g.sortKey,
       start,
       pageSize,
       order.forward,
     )) {
-      if (beyond(String(item.gsi1sk))) return;
-      yield { position: String(item.gsi1sk), id: String(item.id), item: item as StoredRecord };
+      const position = String(item[g.sortKey]);
+      if (beyond(position)) return;
+      yield { position, id: String(item.id), item: item as StoredRecord };
     }
     return;
   }
@@ -163,15 +167,32 @@ async function* readRange(pk: string, from: string, to: string, forward: boolean
   } while (startKey);
 }
 
-/** The driver of an `eq` or `in` condition on a sorted field: its values' entries (none: nothing can match); of `not_exists`: its empty section. */
+/**
+ * The driver of an `eq` or `in` condition on a sorted field: its values' entries (none: nothing
+ * can match); of `not_exists`: its empty section; a stage's records for an `eq` on `stage_id`.
+ */
 function valuesDriver(type: EntityType, accountId: string, read: SortedRead): Driver | 'empty' {
   if (read.condition?.op === 'not_exists') return { kind: 'values', partition: keys.sortedPartition(accountId, type, read.field), prefixes: [keys.sortedEmpty('')] };
+  if (read.field === TABLE_DEFINITION.gsi2.stageField && read.condition?.op === 'eq' && typeof read.condition.value === 'string' && read.condition.value !== '') return { kind: 'stage', stageId: read.condition.value };
   const values = read.condition?.op === 'in' ? (read.condition.value as unknown[]) : [read.condition?.value];
   const prefixes = values.flatMap((x) => {
     const enc = sortKeyOf(read.type, x);
     return enc === undefined ? [] : [keys.sortedValue(enc, '')];
   });
   return prefixes.length ? { kind: 'values', partition: keys.sortedPartition(accountId, type, read.field), prefixes } : 'empty';
+}
+
+/**
+ * The newest `limit` records of one pipeline stage (GSI2: the records themselves, newest first,
+ * as an `eq` on `stage_id` lists them): one Query of `limit` items (`read`: the items it read).
+ */
+export async function stageRecords(type: EntityType, accountId: string, stageId: string, limit: number): Promise<{ items: StoredRecord[]; read: number }> {
+  const g = TABLE_DEFINITION.gsi2;
+  const out = await db().send(
+    new QueryCommand({ TableName: tableName(), IndexName: g.name, ...partition(keys.stagePartition(accountId, type, stageId), undefined, { pk: g.partitionKey, sk: g.sortKey }), ScanIndexForward: false, Limit: limit }),
+  );
+  const items = (out.Items ?? []) as StoredRecord[];
+  return { items, read: out.ScannedCount ?? items.length };
 }
 
 /**
@@ -226,7 +247,7 @@ async function listRecords(type: EntityType, args: ListArgs): Promise<ListPage> 
   const out: StoredRecord[] = [];
   const budget = args.budget ?? Infinity;
   // A budgeted page reads ahead (its re-check may drop many); a value's entries all match their condition: no more than the page.
-  const pageSize = args.budget && args.driver.kind !== 'values' ? BUDGET_PAGE_SIZE : want;
+  const pageSize = args.budget && args.driver.kind !== 'values' && args.driver.kind !== 'stage' ? BUDGET_PAGE_SIZE : want;
   const stream = candidates(type, args.accountId, args.driver, args.after, pageSize, args.order)[Symbol.asyncIterator]();
   let exhausted = false;
   let read = 0;

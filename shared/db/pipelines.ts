@@ -30,6 +30,11 @@ export interface PipelineItem {
    * still in such a stage, or restored from the trash into one, goes where it leads.
    */
   moves?: Record<string, StageMoved>;
+  /**
+   * The pipeline's use item holds its stage ids (every pipeline written since it does): a project
+   * entering a stage checks the stage there, in its use count's update (no check of its own).
+   */
+  use_stages?: true;
 }
 
 /** A stage removed (or changed in kind) whose projects moved to `to`. */
@@ -71,7 +76,9 @@ const STAGE_COUNT_PREFIX = 's_';
 /** A pipeline item's string set of its stage ids: a project's write checks its stage is still there. */
 const STAGE_IDS = 'stage_ids';
 /** The stored item of a pipeline: its fields and its stage ids' set. */
-const stored = (item: PipelineItem) => ({ ...item, [STAGE_IDS]: new Set(item.stages.map((s) => s.id)) });
+const stored = (item: PipelineItem) => ({ ...item, [STAGE_IDS]: new Set(item.stages.map((s) => s.id)), use_stages: true });
+/** The use item's stage ids, set in the same transaction as the pipeline's stages (`use_stages`). */
+const useStages = (item: PipelineItem): [string, unknown][] => [[STAGE_IDS, new Set(item.stages.map((s) => s.id))]];
 
 /** Transaction items of expressions. */
 const txUpdate = (Key: Record<string, string>, e: UpdateExpr): TransactItem => ({ Update: { TableName: tableName(), Key, ...e } });
@@ -119,8 +126,9 @@ export async function putPipeline(accountId: string, item: PipelineItem, head: P
   const items: TransactItem[] = [
     { Put: { TableName: tableName(), Item: { ...keys.pipeline(accountId, item.id), ...stored(item) }, ...notExists() } },
     txUpdate(keys.pipelineHead(accountId), update({ set: item.is_default ? { default_id: item.id } : {}, add: { count: 1 } }, headIs(head), or(notExists('count'), is('count', '<', max)))),
+    txUpdate(keys.pipelineUse(accountId, item.id), update({ set: useStages(item) })),
   ];
-  const labels: PipelineRefusal[] = ['pipeline', 'head'];
+  const labels: PipelineRefusal[] = ['pipeline', 'head', 'use'];
   if (previous) {
     items.push(demote(accountId, previous, item.created_at));
     labels.push('previous');
@@ -145,11 +153,10 @@ export async function replacePipeline(
     items.push(demote(accountId, opts.previous, item.updated_at), txUpdate(keys.pipelineHead(accountId), update({ set: { default_id: item.id } }, eq('default_id', opts.previous.id))));
     labels.push('previous', 'head');
   }
-  if (opts.emptyStages?.length) {
-    const empty = or(notExists(), and(...opts.emptyStages.map((s) => or(notExists(`${STAGE_COUNT_PREFIX}${s}`), eq(`${STAGE_COUNT_PREFIX}${s}`, 0)))));
-    items.push(txCheck(keys.pipelineUse(accountId, item.id), empty));
-    labels.push('use');
-  }
+  // The use item's stage ids follow the stages, on condition that the stages left out hold no project.
+  const empty = opts.emptyStages?.length ? [or(notExists(), and(...opts.emptyStages.map((s) => or(notExists(`${STAGE_COUNT_PREFIX}${s}`), eq(`${STAGE_COUNT_PREFIX}${s}`, 0)))))] : [];
+  items.push(txUpdate(keys.pipelineUse(accountId, item.id), update({ set: useStages(item) }, ...empty)));
+  labels.push('use');
   items.push(...(opts.also ?? []));
   return (await transact(items, labels))?.which as PipelineRefusal | undefined;
 }
@@ -165,7 +172,7 @@ export async function deletePipeline(accountId: string, item: Pick<PipelineItem,
       keys.pipelineHead(accountId),
       item.is_default ? update({ add: { count: -1 }, remove: ['default_id'] }, eq('default_id', item.id), eq('count', 1)) : update({ add: { count: -1 } }, is('default_id', '<>', item.id)),
     ),
-    txDelete(keys.pipelineUse(accountId, item.id), or(notExists(), eq('n', 0))),
+    txDelete(keys.pipelineUse(accountId, item.id), or(notExists('n'), eq('n', 0))),
   ];
   return (await transact(items, ['pipeline', 'head', 'use']))?.which as PipelineRefusal | undefined;
 }
@@ -181,10 +188,12 @@ export interface StagePlace {
 /**
  * The items of a project's move from one place to another (either may be absent: entering or
  * leaving a pipeline), for the project's own transaction: the pipelines' use counts (`n` when
- * the pipeline changes, `s_<stage>` always), and a check that the pipeline entered still has the
- * stage (a concurrent pipelines-update that removed it refuses the write).
+ * the pipeline changes, `s_<stage>` always), and the check that the pipeline entered still has the
+ * stage (a concurrent pipelines-update that removed it refuses the write): the condition of its
+ * use count's update when its use item holds the stage ids (`toPipeline.use_stages`), else a check
+ * of the pipeline item.
  */
-export function stageMoveItems(accountId: string, from: StagePlace | undefined, to: StagePlace | undefined): TransactItem[] {
+export function stageMoveItems(accountId: string, from: StagePlace | undefined, to: StagePlace | undefined, toPipeline?: Pick<PipelineItem, 'use_stages'>): TransactItem[] {
   const adds = new Map<string, Map<string, number>>();
   const add = (pipelineId: string, attr: string, by: number) => {
     const m = adds.get(pipelineId) ?? new Map<string, number>();
@@ -197,15 +206,18 @@ export function stageMoveItems(accountId: string, from: StagePlace | undefined, 
     if (from) add(from.pipelineId, 'n', -1);
     if (to) add(to.pipelineId, 'n', 1);
   }
+  // expr.ts has no builder of contains(): the one function condition, with its placeholders as cond names them.
+  const hasStage = to && cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS });
+  let checked = false;
   const items: TransactItem[] = [];
   for (const [pipelineId, m] of adds) {
     const changes = [...m].filter(([, by]) => by !== 0);
-    if (changes.length) items.push(txUpdate(keys.pipelineUse(accountId, pipelineId), update({ add: changes })));
+    if (!changes.length) continue;
+    const here = pipelineId === to?.pipelineId && toPipeline?.use_stages === true;
+    items.push(txUpdate(keys.pipelineUse(accountId, pipelineId), here ? update({ add: changes }, hasStage!) : update({ add: changes })));
+    checked ||= here;
   }
-  if (to) {
-    // expr.ts has no builder of contains(): the one function condition, with its placeholders as cond names them.
-    items.push(txCheck(keys.pipeline(accountId, to.pipelineId), cond('contains(#stage_ids, :stage)', { ':stage': to.stageId }, { '#stage_ids': STAGE_IDS })));
-  }
+  if (to && !checked) items.push(txCheck(keys.pipeline(accountId, to.pipelineId), hasStage!));
   return items;
 }
 
@@ -221,23 +233,45 @@ export interface StageVisit {
   actor: unknown;
 }
 
-/** The visit a move begins (put only if absent: a replayed write does not overwrite it). */
-export const openVisitItem = (accountId: string, projectId: string, visit: StageVisit): TransactItem => ({
-  Put: { TableName: tableName(), Item: { ...keys.stageVisit(accountId, projectId, visit.seq), ...visit }, ...notExists() },
+/** How a visit ended: when, and how long it lasted. */
+export interface VisitEnd {
+  exited_at: string;
+  duration_ms: number;
+}
+
+/**
+ * The end of the visit before it, held by the visit a move begins (`ends`): a move writes one
+ * history item, not two (the visit it ends is not written again; readers take its end from here).
+ */
+const PREVIOUS_END = 'ends';
+
+/**
+ * The visit a write begins (put only if absent: a replayed write does not overwrite it); `ends`:
+ * the end of the visit before it, when the same write ends that one (a move).
+ */
+export const openVisitItem = (accountId: string, projectId: string, visit: StageVisit, ends?: VisitEnd): TransactItem => ({
+  Put: { TableName: tableName(), Item: { ...keys.stageVisit(accountId, projectId, visit.seq), ...visit, ...(ends ? { [PREVIOUS_END]: ends } : {}) }, ...notExists() },
 });
 
 /** The visit a move ends: its exit time and duration. */
 export const closeVisitItem = (accountId: string, projectId: string, seq: number, exitedAt: string, durationMs: number): TransactItem =>
   txUpdate(keys.stageVisit(accountId, projectId, seq), update({ set: { exited_at: exitedAt, duration_ms: durationMs } }, exists()));
 
-/** A page of a project's visits, oldest first, after visit `after` (0: from the first). */
+/**
+ * A page of a project's visits, oldest first, after visit `after` (0: from the first), each with
+ * its end: its own, or held by the next visit (a move's). The last one's end, when a move wrote it,
+ * is in the visit after the page: a caller that needs it reads one more (as a page's `limit + 1`).
+ */
 export async function stageVisitsAfter(accountId: string, projectId: string, after: number, limit: number): Promise<StageVisit[]> {
-  const out: StageVisit[] = [];
+  const out: (StageVisit & { [PREVIOUS_END]?: VisitEnd })[] = [];
   for await (const raw of queryAll({ ...afterCursor(keys.stageVisitPartition(accountId, projectId), keys.stageVisit(accountId, projectId, after).sk, { forward: true }), Limit: limit })) {
     out.push(itemOf<StageVisit>(raw));
     if (out.length >= limit) break;
   }
-  return out;
+  return out.map(({ [PREVIOUS_END]: _, ...visit }, i) => {
+    const ends = out[i + 1]?.[PREVIOUS_END];
+    return visit.exited_at === null && ends ? { ...visit, exited_at: ends.exited_at, duration_ms: ends.duration_ms } : visit;
+  });
 }
 
 // ---- trashed projects (counted in `n` until purged) ------------------------------------------------

@@ -8,13 +8,13 @@
  * then reads those records again (strongly consistent): a record written or deleted meanwhile
  * gets its entry corrected, so no record is left without its entry or with a stale one.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { FieldType } from '../schemas/filter.js';
 import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { putItems, readRecords } from './batch.js';
 import { db, tableName } from './client.js';
-import { afterCursor, merge, partition, project } from './expr.js';
-import { batchWriteItems, scanPages } from './items.js';
+import { afterCursor, eq, merge, notExists, partition, project, update } from './expr.js';
+import { batchWriteItems, isConditionFailure, scanPages } from './items.js';
 import { positionKeyOf, sortedFieldValue, sortedKeyOf } from './record-model.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
@@ -114,6 +114,33 @@ export async function rekeySortedEntries(opts: { table: string; segments?: numbe
     }
     progress.scanned += scanned;
     progress.rekeyed += old.length;
+    opts.onPage?.({ ...progress });
+  });
+  return progress;
+}
+
+/**
+ * Upgrade: gives every project record in a stage the GSI2 attributes (`stageGsi`: the stage's
+ * records, which pipelines-board and projects-list's `stage_id eq` read) that a version before
+ * GSI2 did not write — a Scan of the table, each such record updated on condition its stage is
+ * still the one read (a record written since has them already). Idempotent.
+ */
+export async function placeStageIndex(opts: { table: string; segments?: number; onPage?: (p: { scanned: number; placed: number }) => void }): Promise<{ scanned: number; placed: number }> {
+  const g = TABLE_DEFINITION.gsi2;
+  const progress = { scanned: 0, placed: 0 };
+  await scanPages(opts.table, opts.segments ?? 4, async (items, scanned) => {
+    const missing = items.filter((i) => i.sk === keys.recordSk && typeof i[g.stageField] === 'string' && i[g.stageField] !== '' && i[g.partitionKey] === undefined);
+    for (const r of missing) {
+      const type = r[TABLE_DEFINITION.entityTypeAttribute] as EntityType;
+      const set = keys.stageGsi(String(r.account_id), type, String(r[g.stageField]), String(r.created_at), String(r.id));
+      try {
+        await db().send(new UpdateCommand({ TableName: opts.table, Key: { pk: r.pk, sk: r.sk }, ...update({ set }, eq(g.stageField, r[g.stageField]), notExists(g.partitionKey)) }));
+        progress.placed++;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }
+    progress.scanned += scanned;
     opts.onPage?.({ ...progress });
   });
   return progress;

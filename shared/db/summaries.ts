@@ -1,8 +1,8 @@
 /**
- * The project summary counters in the control table (contract §21; docs/data-model.md "Summary
+ * The summary counters in the control table (contract §21; docs/data-model.md "Summary
  * counters"): every DynamoDB call of them.
  *
- * - Counter: `A#<acct>#sm#<dimension> / <group>`: `n` (projects), and per `<bucket>|<currency>`
+ * - Counter: `A#<acct>#sm#<dimension> / <group>`: `n` (records), and for projects per `<bucket>|<currency>`
  *   `a:<bucket>|<currency>` (the sum of their amounts, cents) and `k:<bucket>|<currency>` (how many
  *   of them have an amount); `at` (the stream time of the newest change applied to it). Top-level
  *   attributes rather than a map: ADD only reaches top-level attributes.
@@ -15,7 +15,7 @@ import { controlTableName } from './control.js';
 import { dbClient, tableName } from './client.js';
 import { notExists, partition, type TransactItem, transact, update } from './expr.js';
 import { queryAll, scanPages } from './items.js';
-import { keys, RECORD_SK, summaryKeys, TABLE_DEFINITION } from './table.js';
+import { type EntityType, keys, RECORD_SK, summaryKeys, TABLE_DEFINITION } from './table.js';
 
 /**
  * What a counter item holds: `n`, and by `<bucket>|<currency>` the amounts' sum (a BigInt: a sum
@@ -162,16 +162,17 @@ export async function allCounters(accountId: string, dimension: string): Promise
   return out;
 }
 
-/** Every project record of an account (its list partition, GSI1: all attributes), a page at a time. */
-export async function* projectRecordsOf(accountId: string): AsyncGenerator<Record<string, unknown>> {
-  yield* queryAll({ IndexName: TABLE_DEFINITION.gsi1.name, ...partition(keys.listPartition(accountId, 'project'), undefined, 'gsi1') });
+/** Every record of one type of an account (its list partition, GSI1: all attributes), a page at a time. */
+export async function* recordsOf(accountId: string, type: EntityType): AsyncGenerator<Record<string, unknown>> {
+  yield* queryAll({ IndexName: TABLE_DEFINITION.gsi1.name, ...partition(keys.listPartition(accountId, type), undefined, 'gsi1') });
 }
 
-/** The accounts that hold project records or summary counters (a Scan of both tables: the rebuild of every account). */
-export async function accountsWithSummaries(segments = 4): Promise<Set<string>> {
+/** The accounts that hold records of `types` or summary counters (a Scan of both tables: the rebuild of every account). */
+export async function accountsWithSummaries(types: readonly EntityType[], segments = 4): Promise<Set<string>> {
   const accounts = new Set<string>();
+  const counted = new Set<unknown>(types);
   await scanPages(tableName(), segments, async (items) => {
-    for (const raw of items) if (raw[TABLE_DEFINITION.entityTypeAttribute] === 'project' && raw[TABLE_DEFINITION.sortKey] === RECORD_SK && typeof raw.account_id === 'string') accounts.add(raw.account_id);
+    for (const raw of items) if (counted.has(raw[TABLE_DEFINITION.entityTypeAttribute]) && raw[TABLE_DEFINITION.sortKey] === RECORD_SK && typeof raw.account_id === 'string') accounts.add(raw.account_id);
   });
   await scanPages(controlTableName(), segments, async (items) => {
     for (const raw of items) if (typeof raw.dim === 'string' && typeof raw.account_id === 'string') accounts.add(raw.account_id);

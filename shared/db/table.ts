@@ -23,6 +23,12 @@ export const TABLE_DEFINITION = {
   sortKey: 'sk',
   /** GSI on account + entity type + created_at: the newest-first listing of every entity. */
   gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  /**
+   * Sparse GSI on account + entity type + pipeline stage (`stageField`), on the record items
+   * themselves (projection ALL): a stage's records newest first, read as records in one Query
+   * (pipelines-board's columns, projects-list's `stage_id eq`). Only records with a stage have its keys.
+   */
+  gsi2: { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk', stageField: 'stage_id' },
   stream: 'NEW_AND_OLD_IMAGES',
   /**
    * The entity type of a record item (`contact`, `activity`, …). Not `type`: that is an API field
@@ -48,19 +54,17 @@ export const keySchemaOf = (partitionKey: string, sortKey: string) => ({
 export function createTableInput(tableName: string) {
   const d = TABLE_DEFINITION;
   const table = keySchemaOf(d.partitionKey, d.sortKey);
-  const gsi1 = keySchemaOf(d.gsi1.partitionKey, d.gsi1.sortKey);
+  const indexes = [d.gsi1, d.gsi2].map((g) => ({ name: g.name, ...keySchemaOf(g.partitionKey, g.sortKey) }));
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [...table.AttributeDefinitions, ...gsi1.AttributeDefinitions],
+    AttributeDefinitions: [...table.AttributeDefinitions, ...indexes.flatMap((g) => g.AttributeDefinitions)],
     KeySchema: table.KeySchema,
-    GlobalSecondaryIndexes: [
-      {
-        IndexName: d.gsi1.name,
-        KeySchema: gsi1.KeySchema,
-        Projection: { ProjectionType: 'ALL' as const },
-      },
-    ],
+    GlobalSecondaryIndexes: indexes.map((g) => ({
+      IndexName: g.name,
+      KeySchema: g.KeySchema,
+      Projection: { ProjectionType: 'ALL' as const },
+    })),
     StreamSpecification: { StreamEnabled: true, StreamViewType: d.stream },
   };
 }
@@ -118,6 +122,8 @@ export function deriveKey<D extends KeyDeclaration>(declaration: D): KeyBuilder<
     builder = (args) => render(parts, args);
   } else if ('gsi1' in d) {
     builder = pair(TABLE_DEFINITION.gsi1.partitionKey, TABLE_DEFINITION.gsi1.sortKey, d.gsi1);
+  } else if ('gsi2' in d) {
+    builder = pair(TABLE_DEFINITION.gsi2.partitionKey, TABLE_DEFINITION.gsi2.sortKey, d.gsi2);
   } else {
     builder = pair(TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey, d);
   }

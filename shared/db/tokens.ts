@@ -17,6 +17,8 @@ export interface TokenOwner {
   scopes?: string[];
   /** ISO timestamp; absent or null: never. */
   expiresAt?: string | null;
+  /** The member the key acts for (api-keys-create `member_id`), if any. */
+  memberId?: string;
 }
 
 /** The token item of a key (written in the key's transaction, shared/db/api-keys.ts). */
@@ -25,6 +27,7 @@ export const tokenItem = (hash: string, owner: TokenOwner & { createdAt: string 
   account_id: owner.accountId,
   user_id: owner.userId,
   ...(owner.keyId ? { key_id: owner.keyId } : {}),
+  ...(owner.memberId ? { member_id: owner.memberId } : {}),
   ...(owner.scopes ? { scopes: owner.scopes } : {}),
   expires_at: owner.expiresAt ?? null,
   created_at: owner.createdAt,
@@ -42,6 +45,7 @@ function ownerOf(item: Record<string, unknown> | undefined): TokenOwner | undefi
     accountId: item.account_id,
     userId: item.user_id,
     ...(typeof item.key_id === 'string' ? { keyId: item.key_id } : {}),
+    ...(typeof item.member_id === 'string' ? { memberId: item.member_id } : {}),
     ...(Array.isArray(item.scopes) ? { scopes: item.scopes.filter((s): s is string => typeof s === 'string') } : {}),
     expiresAt: typeof item.expires_at === 'string' ? item.expires_at : null,
   };

@@ -90,6 +90,13 @@ const sortedDelete = (accountId: string, type: EntityType, field: string, at: st
   Delete: { TableName: tableName(), Key: keys.sortedEntry(accountId, type, field, at) },
 });
 
+const STAGE_FIELD = TABLE_DEFINITION.gsi2.stageField;
+/** The GSI2 attributes of a record in a pipeline stage (its stage's records, newest first); none outside one. */
+const stageKeys = (accountId: string, type: EntityType, r: Record<string, unknown>) => {
+  const stage = r[STAGE_FIELD];
+  return typeof stage === 'string' && stage !== '' ? keys.stageGsi(accountId, type, stage, String(r.created_at), String(r.id)) : undefined;
+};
+
 /** The sort-ordered entries of a record as items (a create, a restore, a bulk create). */
 export function sortedItems(model: EntityModel, accountId: string, r: { created_at: string; id: string } & Record<string, unknown>, custom: IndexedCustom) {
   return Object.entries(model.sortedEntries(r, custom)).map(([field, at]) => sortedItem(accountId, model.type, field, at, r));
@@ -117,6 +124,7 @@ export function newRecordItems(model: EntityModel, args: Omit<CreateArgs, 'check
   const item = {
     ...keys.record(args.accountId, model.type, id),
     ...keys.recordGsi(args.accountId, model.type, now, id),
+    ...stageKeys(args.accountId, model.type, record),
     ...record,
     [TABLE_DEFINITION.entityTypeAttribute]: model.type,
   };
@@ -187,6 +195,9 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
   const sortedBefore = model.sortedEntries(current, indexed);
   const sortedAfter = model.sortedEntries(next, indexed);
   const moved = Object.keys(sortedAfter).filter((f) => sortedBefore[f] !== sortedAfter[f]);
+  // A stage change moves the record in GSI2 (its keys set, or removed when it leaves its pipeline).
+  const staged = current[STAGE_FIELD] !== next[STAGE_FIELD] ? stageKeys(accountId, model.type, next) : undefined;
+  const unstaged = current[STAGE_FIELD] !== next[STAGE_FIELD] && !staged ? [TABLE_DEFINITION.gsi2.partitionKey, TABLE_DEFINITION.gsi2.sortKey] : [];
 
   // Only what changed: the version and stamp, the changed fields and custom-field keys, and the
   // index names when an entry moves; guarded by the version read (the optimistic lock).
@@ -197,8 +208,10 @@ export function planUpdate(model: EntityModel, accountId: string, current: Store
     ...Object.entries(change.set ?? {}),
     ...Object.entries(change.customSet ?? {}).map(([k, v]): [Path, unknown] => [['custom_fields', k], v]),
     ...(addedNames.length || removedNames.length ? [['idx', idx] as [Path, unknown]] : []),
+    ...Object.entries(staged ?? {}),
   ];
-  const update = { TableName: tableName(), Key: keys.record(accountId, model.type, current.id), ...updateExpr({ set, remove: (change.customRemove ?? []).map((k) => ['custom_fields', k]) }, version(current.ver)) };
+  const remove: Path[] = [...(change.customRemove ?? []).map((k): Path => ['custom_fields', k]), ...unstaged];
+  const update = { TableName: tableName(), Key: keys.record(accountId, model.type, current.id), ...updateExpr({ set, remove }, version(current.ver)) };
   return {
     next,
     update,
@@ -380,7 +393,13 @@ export async function restoreRecord(model: EntityModel, accountId: string, trash
     {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.record(accountId, model.type, old.id), ...keys.recordGsi(accountId, model.type, old.created_at, old.id), ...record, [TABLE_DEFINITION.entityTypeAttribute]: model.type },
+        Item: {
+          ...keys.record(accountId, model.type, old.id),
+          ...keys.recordGsi(accountId, model.type, old.created_at, old.id),
+          ...stageKeys(accountId, model.type, record),
+          ...record,
+          [TABLE_DEFINITION.entityTypeAttribute]: model.type,
+        },
         ...notExists(),
       },
     },

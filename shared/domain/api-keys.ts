@@ -3,6 +3,7 @@
  * get, revoke. `last_used_at` is shared/domain/key-use.ts (every operation bundles it).
  */
 import { type ApiKeyItem, getApiKeyItem, queryApiKeys, revokeApiKeyItem } from '../db/api-keys.js';
+import { getMemberItem } from '../db/members.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { covers, scopesFromContext } from '../auth/scopes.js';
 import { issueKey } from '../auth/tokens.js';
@@ -19,6 +20,7 @@ export function apiKeyToApi(item: ApiKeyItem): ApiKeyRecord {
     expires_at: item.expires_at ?? null,
     last_used_at: item.last_used_at ?? null,
     revoked_at: item.revoked_at ?? null,
+    member_id: item.member_id ?? null,
     created_by: item.created_by,
     created_at: item.created_at,
   };
@@ -32,7 +34,11 @@ export async function createApiKey(ctx: OperationContext, input: ApiKeyCreateInp
   }
   const expiresAt = input.expires_at ? new Date(input.expires_at).toISOString() : null;
   if (expiresAt && Date.parse(expiresAt) <= Date.now()) throw invalidRequest('api_keys', 'expires_at must be in the future', [{ path: 'expires_at', message: 'must be in the future' }]);
-  const { key, token } = await issueKey(ctx, { name: input.name, scopes: input.scopes, expiresAt });
+  if (input.member_id && (await getMemberItem(ctx.accountId, input.member_id))?.status !== 'active') {
+    const message = 'is not an active member of the account';
+    throw invalidRequest('api_keys', `member_id ${message}`, [{ path: 'member_id', message }]);
+  }
+  const { key, token } = await issueKey(ctx, { name: input.name, scopes: input.scopes, expiresAt, memberId: input.member_id ?? null });
   return { api_key: apiKeyToApi(key), token };
 }
 

@@ -6,6 +6,8 @@ export interface AuthContext {
   userId: string;
   /** The API key of the call (contract §14): the `actor` id of the changes it makes (§12). */
   keyId?: string;
+  /** The member the key acts for (contract §20): `userId` is then the member's id, and the actor adds `member_id`. */
+  memberId?: string;
   /**
    * The key's scopes (contract §14). Absent: a token issued before scopes existed, which holds
    * `*` and `api_keys:manage` (shared/auth/scopes.ts `scopesFromContext`).
@@ -23,5 +25,5 @@ export interface OperationContext extends AuthContext {
   actor?: Actor;
 }
 
-/** The actor of a call's writes: the context's own, else the API key (a token's user id until keys exist). */
-export const actorOf = (ctx: OperationContext): Actor => ctx.actor ?? { type: 'api_key', id: ctx.keyId ?? ctx.userId };
+/** The actor of a call's writes: the context's own, else the API key (a token's user id until keys exist) with the member it acts for. */
+export const actorOf = (ctx: OperationContext): Actor => ctx.actor ?? { type: 'api_key', id: ctx.keyId ?? ctx.userId, ...(ctx.memberId ? { member_id: ctx.memberId } : {}) };

@@ -6,13 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { untilAnswered } from '../backoff.js';
+import { memberLimit } from '../config/env.js';
 import { getMemberItem, type MemberItem, memberCount, memberIdByEmail, membersByName, putMember, replaceMember } from '../db/members.js';
 import { setOverrideItem } from '../db/meta.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { compareSortKeys, MAX_MEMBERS, type Member, type MemberCreate, type MemberDeactivate, type MemberListInput, type MemberStatus, type MemberUpdate, MEMBER_STATUSES, memberSchema } from '../schemas/members.js';
+import { canonicalTypes } from '../schemas/reassignments.js';
 import { apiShape } from '../schemas/resource.js';
 import type { OperationContext } from './context.js';
 import { cursorScope, DEFAULT_LIMIT, type Page } from './listing.js';
+import { type EnqueueJob, queueReassignment, refusedTarget } from './reassignments.js';
 
 const FAMILY = 'members';
 /** Attempts of a write that lost a race (another write of the member, a concurrent transaction) before `members.conflict`. */
@@ -21,7 +24,7 @@ const ATTEMPTS = 12;
 const toApi: (item: object) => Member = apiShape(memberSchema);
 
 const conflict = (message: string, details?: { path: string; message: string }[]) => new ApiError(`${FAMILY}.conflict`, message, details);
-const limitExceeded = () => new ApiError(`${FAMILY}.limit_exceeded`, `an account has at most ${MAX_MEMBERS} members`, [{ path: 'email', message: `the account has ${MAX_MEMBERS} members already` }]);
+const limitExceeded = (limit: number) => new ApiError(`${FAMILY}.limit_exceeded`, `an account has at most ${limit} members`, [{ path: 'email', message: `the account has ${limit} members already` }]);
 
 /** The address is another member's: 409 naming it (when it still holds it). */
 async function emailTaken(ctx: OperationContext, email: string): Promise<ApiError | undefined> {
@@ -40,16 +43,17 @@ async function current(ctx: OperationContext, id: string): Promise<MemberItem> {
 }
 
 export async function createMember(ctx: OperationContext, input: MemberCreate): Promise<Member> {
+  const limit = memberLimit(MAX_MEMBERS);
   return retried(async () => {
     const now = new Date().toISOString();
     const item: MemberItem = { id: randomUUID(), account_id: ctx.accountId, email: input.email, name: input.name, status: 'active', created_at: now, updated_at: now, deactivated_at: null, ver: 1 };
-    const refused = await putMember(item, MAX_MEMBERS);
+    const refused = await putMember(item, limit);
     if (!refused) return toApi(item);
     if (refused === 'email') {
       const taken = await emailTaken(ctx, input.email);
       if (taken) throw taken;
     }
-    if (refused === 'head' && (await memberCount(ctx.accountId)) >= MAX_MEMBERS) throw limitExceeded();
+    if (refused === 'head' && (await memberCount(ctx.accountId)) >= limit) throw limitExceeded(limit);
     return undefined;
   });
 }
@@ -86,25 +90,22 @@ export function updateMember(ctx: OperationContext, input: MemberUpdate): Promis
 
 /**
  * Deactivates a member (an already deactivated one is returned unchanged). `reassign_to`, when
- * sent, is checked (null, or an active member of the account other than this one), then refused:
- * handing records on is not available yet, and nothing is written.
+ * sent, must be null or an active member of the account other than this one (checked before
+ * anything is written); then, once the member is deactivated, a reassignment hands its records
+ * of every family on to it (null: they become unowned), as reassignments-create does: the job is
+ * in reassignments-list.
  */
-export async function deactivateMember(ctx: OperationContext, input: MemberDeactivate): Promise<Member> {
+export async function deactivateMember(ctx: OperationContext, input: MemberDeactivate, enqueue: EnqueueJob): Promise<Member> {
   if (input.reassign_to !== undefined) {
     await current(ctx, input.id);
-    if (input.reassign_to !== null) {
-      const to = input.reassign_to === input.id ? undefined : await getMemberItem(ctx.accountId, input.reassign_to);
-      if (to?.status !== 'active') {
-        throw invalidRequest(FAMILY, 'reassign_to must be an active member of the account other than this one, or null', [
-          { path: 'reassign_to', message: input.reassign_to === input.id ? 'is the member being deactivated' : to ? 'is a deactivated member' : 'is not a member of the account' },
-        ]);
-      }
+    const refused = await refusedTarget(ctx.accountId, input.id, input.reassign_to);
+    if (refused) {
+      throw invalidRequest(FAMILY, 'reassign_to must be an active member of the account other than this one, or null', [{ path: 'reassign_to', message: refused === 'is the member whose records are handed on' ? 'is the member being deactivated' : refused }]);
     }
-    throw invalidRequest(FAMILY, 'reassign_to: reassignments are not available yet (deactivate without reassign_to: the member keeps its records)', [
-      { path: 'reassign_to', message: 'reassignments are not available yet' },
-    ]);
   }
-  return changeMember(ctx, input.id, (m, now) => (m.status === 'deactivated' ? undefined : { status: 'deactivated', deactivated_at: now }));
+  const member = await changeMember(ctx, input.id, (m, now) => (m.status === 'deactivated' ? undefined : { status: 'deactivated', deactivated_at: now }));
+  if (input.reassign_to !== undefined) await queueReassignment(ctx, { from_owner_id: input.id, to_owner_id: input.reassign_to, types: canonicalTypes(undefined) }, enqueue);
+  return member;
 }
 
 export function reactivateMember(ctx: OperationContext, id: string): Promise<Member> {

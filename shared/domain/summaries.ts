@@ -1,14 +1,16 @@
 /**
- * Project summaries (contract §21; docs/data-model.md "Summary counters"): what a project counts
- * in (its contributions to the counters), the deltas of a batch of record changes and their
- * idempotent application (run by the changes worker, shared/stream/changes.ts), the summary
- * answered from the counters, and the rebuild that recomputes them from the records.
+ * Summaries (contract §21; docs/data-model.md "Summary counters"): what a record counts in (its
+ * contributions to the counters: projects, contacts, companies, activities), the deltas of a batch
+ * of record changes and their idempotent application (run by the changes worker,
+ * shared/stream/changes.ts), the summaries answered from the counters, and the rebuild that
+ * recomputes them from the records.
  *
- * A counter holds sums by `<bucket>|<currency>`, the bucket being the project's stage id in a
- * pipeline, else `status:<status>`; the weighted amounts are computed when read, from the current
- * stage probabilities, so a stage's new probability applies at once.
+ * A project's counter holds sums by `<bucket>|<currency>`, the bucket being the project's stage id
+ * in a pipeline, else `status:<status>`; the weighted amounts are computed when read, from the
+ * current stage probabilities, so a stage's new probability applies at once. The other families'
+ * counters hold a count only (`n`).
  */
-import { getPipelineItem, listPipelineItems, type PipelineItem } from '../db/pipelines.js';
+import { listPipelineItems, type PipelineItem } from '../db/pipelines.js';
 import {
   accountsWithSummaries,
   addToCounters,
@@ -22,22 +24,16 @@ import {
   type CounterWrite,
   MAX_COUNTER_ATTRIBUTES,
   MAX_TRANSACTION_ITEMS,
-  projectRecordsOf,
   readCounters,
+  recordsOf,
 } from '../db/summaries.js';
-import { ApiError, type ErrorDetail, invalidRequest } from '../errors.js';
-import { PROJECT_STATUSES } from '../schemas/entities/project.js';
-import type { ProjectsSummaryInput, SummaryGroup, SummaryResult, SummaryValues } from '../schemas/summaries.js';
-import type { OperationContext } from './context.js';
+import type { EntityType } from '../db/table.js';
+import { COUNT_GROUP_BY, type CountedType, type SummaryGroup, type SummaryValues } from '../schemas/summaries.js';
 import type { RecordChange } from './record-change.js';
 
-const FAMILY = 'projects';
-/** The group of projects outside any pipeline in the `pipeline` dimension (its API key is null). */
-const NO_PIPELINE = '-';
-/** At most this many months in a `close_month` summary. */
-export const MAX_MONTHS = 36;
-/** The months of a `close_month` summary without `closed_from`: this many, ending with `closed_to`. */
-const DEFAULT_MONTHS = 12;
+/** The group of the records without the grouping's value (projects outside any pipeline, unowned records…): its API key is null. */
+export const NONE = '-';
+const NO_PIPELINE = NONE;
 
 /** A probability outside a pipeline, by status (contract §21). */
 const STATUS_PROBABILITY: Record<string, number> = { open: 0, completed: 100, canceled: 0 };
@@ -48,19 +44,43 @@ export const dimensions = {
   pipeline: () => 'pipeline',
   status: (pipelineId?: string) => (pipelineId ? `status#${pipelineId}` : 'status'),
   closeMonth: (pipelineId?: string) => (pipelineId ? `close_month#${pipelineId}` : 'close_month'),
+  /** A grouping by a field of a family (`project.owner`, `contact.source`), of completed (`#done`) or other (`#open`) activities only when `completed` is given. */
+  grouping: (type: EntityType, groupBy: string, completed?: boolean) => `${type}.${groupBy}${completed === undefined ? '' : completed ? '#done' : '#open'}`,
 };
+
+/** The field each count grouping reads (contract §21), and the projects' owner. */
+const GROUPING_FIELDS: Record<string, string> = { owner: 'owner_id', assignee: 'assignee_id', source: 'source_id', type: 'type' };
+/** The families whose records count in a summary. */
+export const COUNTED_TYPES = ['project', ...(Object.keys(COUNT_GROUP_BY) as CountedType[])] as const;
+const groupOf = (r: Record<string, unknown>, field: string) => (typeof r[field] === 'string' && r[field] ? (r[field] as string) : NONE);
+
+/** Where a contact, company or activity counts: each grouping of its family (activities also in their completed or not completed grouping). */
+function countedPlaces(type: CountedType, r: Record<string, unknown>): [string, string][] {
+  return COUNT_GROUP_BY[type].flatMap((by): [string, string][] => {
+    const group = groupOf(r, GROUPING_FIELDS[by]!);
+    return type === 'activity' ? [[dimensions.grouping(type, by), group], [dimensions.grouping(type, by, r.completed === true), group]] : [[dimensions.grouping(type, by), group]];
+  });
+}
 
 // ---- what a project counts in -------------------------------------------------------------------
 
-/** The counters a project (as stored) counts in, with its bucket, currency and amount. */
-export function contributionsOf(r: Record<string, unknown>): { dimension: string; group: string; key: string; amount: number | null }[] {
+type Contribution = { dimension: string; group: string; key: string; amount: number | null };
+
+/** The counters a record (as stored) counts in: a project's with its bucket, currency and amount; none for a type without summaries. */
+export function contributionsOf(type: EntityType, r: Record<string, unknown>): Contribution[] {
+  if (type === 'project') return projectContributions(r);
+  if (!(type in COUNT_GROUP_BY)) return [];
+  return countedPlaces(type as CountedType, r).map(([dimension, group]) => ({ dimension, group, key: '', amount: null }));
+}
+
+function projectContributions(r: Record<string, unknown>): Contribution[] {
   const pipelineId = typeof r.pipeline_id === 'string' && r.pipeline_id ? r.pipeline_id : undefined;
   const stageId = pipelineId && typeof r.stage_id === 'string' && r.stage_id ? r.stage_id : undefined;
   const status = typeof r.status === 'string' && r.status ? r.status : 'open';
   const key = `${stageId ?? statusBucket(status)}|${typeof r.currency === 'string' ? r.currency : ''}`;
   const amount = typeof r.amount === 'number' && Number.isFinite(r.amount) ? r.amount : null;
   const month = status !== 'open' && typeof r.closed_at === 'string' && r.closed_at ? new Date(r.closed_at).toISOString().slice(0, 7) : undefined;
-  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status]];
+  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status], [dimensions.grouping('project', 'owner'), groupOf(r, 'owner_id')]];
   if (pipelineId) places.push([dimensions.status(pipelineId), status]);
   if (stageId) places.push([dimensions.stage(pipelineId!), stageId]);
   if (month) {
@@ -72,9 +92,9 @@ export function contributionsOf(r: Record<string, unknown>): { dimension: string
 
 const emptyValues = (): CounterValues => ({ n: 0, sums: {}, counts: {} });
 
-/** Adds `sign` × a project's contributions to `into` (counters by id). */
-function addContributions(into: Map<string, CounterDelta>, accountId: string, record: Record<string, unknown>, sign: 1 | -1): void {
-  for (const c of contributionsOf(record)) {
+/** Adds `sign` × a record's contributions to `into` (counters by id). */
+function addContributions(into: Map<string, CounterDelta>, accountId: string, type: EntityType, record: Record<string, unknown>, sign: 1 | -1): void {
+  for (const c of contributionsOf(type, record)) {
     const id = counterId({ accountId, ...c });
     const d = into.get(id) ?? { accountId, dimension: c.dimension, group: c.group, ...emptyValues() };
     d.n += sign;
@@ -97,12 +117,12 @@ function nonZero(deltas: Iterable<CounterDelta>): CounterDelta[] {
   return out;
 }
 
-/** A project change's counter deltas: its new image's contributions less its old image's (none for other changes). */
+/** A record change's counter deltas: its new image's contributions less its old image's (none for other changes). */
 export function deltasOf(change: RecordChange): CounterDelta[] {
-  if (change.type !== 'project' || !['created', 'updated', 'deleted', 'restored'].includes(change.op)) return [];
+  if (!['created', 'updated', 'deleted', 'restored'].includes(change.op)) return [];
   const into = new Map<string, CounterDelta>();
-  if (change.old) addContributions(into, change.accountId, change.old, -1);
-  if (change.new) addContributions(into, change.accountId, change.new, 1);
+  if (change.old) addContributions(into, change.accountId, change.type, change.old, -1);
+  if (change.new) addContributions(into, change.accountId, change.type, change.new, 1);
   return nonZero(into.values());
 }
 
@@ -197,10 +217,10 @@ export async function countChanges(changes: readonly (RecordChange | undefined)[
   return out;
 }
 
-// ---- reading a summary --------------------------------------------------------------------------
+// ---- a summary's values (its reads: summary-reads.ts) --------------------------------------------
 
 /** Probabilities by bucket: every stage of `pipelines`, and the statuses outside a pipeline. */
-function probabilitiesOf(pipelines: readonly PipelineItem[]): Map<string, number> {
+export function probabilitiesOf(pipelines: readonly PipelineItem[]): Map<string, number> {
   const out = new Map<string, number>(Object.entries(STATUS_PROBABILITY).map(([s, p]) => [statusBucket(s), p]));
   for (const p of pipelines) for (const s of p.stages) out.set(s.id, s.probability);
   return out;
@@ -240,58 +260,6 @@ export function valuesOf(counters: readonly CounterValues[], probabilities: Read
   };
 }
 
-/** The newest change the counters read include (their `at`), else the time of reading. */
-const asOf = (counters: readonly CounterItem[]) => counters.reduce((at, c) => (c.at && c.at > at ? c.at : at), '') || new Date().toISOString();
-
-const MONTH = /^(\d{4})-(\d{2})$/;
-const monthIndex = (m: string) => {
-  const [, y, mm] = MONTH.exec(m)!;
-  return Number(y) * 12 + Number(mm) - 1;
-};
-const monthOf = (i: number) => `${String(Math.floor(i / 12)).padStart(4, '0')}-${String((i % 12) + 1).padStart(2, '0')}`;
-
-/** The months of a `close_month` summary (checked: in order, at most 36). */
-function monthsOf(input: ProjectsSummaryInput, details: ErrorDetail[]): string[] {
-  const to = input.closed_to ? monthIndex(input.closed_to) : input.closed_from ? Math.max(monthIndex(input.closed_from), monthIndex(new Date().toISOString().slice(0, 7))) : monthIndex(new Date().toISOString().slice(0, 7));
-  const from = input.closed_from ? monthIndex(input.closed_from) : to - (DEFAULT_MONTHS - 1);
-  if (from > to) details.push({ path: 'closed_to', message: 'must not be before closed_from' });
-  else if (to - from + 1 > MAX_MONTHS) details.push({ path: input.closed_from ? 'closed_from' : 'closed_to', message: `the range spans ${to - from + 1} months; at most ${MAX_MONTHS}` });
-  return from > to ? [] : Array.from({ length: to - from + 1 }, (_, i) => monthOf(from + i));
-}
-
-/** The request's rules beyond its schema (contract §21): `details` for each. */
-function checked(input: ProjectsSummaryInput): { months: string[] } {
-  const details: ErrorDetail[] = [];
-  if (input.group_by === 'owner') details.push({ path: 'group_by', message: 'owner grouping needs members' });
-  if (input.owner_id !== undefined) details.push({ path: 'owner_id', message: 'owner filtering needs members' });
-  if (input.group_by === 'stage' && !input.pipeline_id) details.push({ path: 'pipeline_id', message: 'is required for group_by stage' });
-  if (input.group_by === 'pipeline' && input.pipeline_id) details.push({ path: 'pipeline_id', message: 'does not apply to group_by pipeline (each pipeline is a group)' });
-  if (input.group_by !== 'close_month') {
-    for (const f of ['closed_from', 'closed_to'] as const) if (input[f] !== undefined) details.push({ path: f, message: 'applies only to group_by close_month' });
-  }
-  const months = input.group_by === 'close_month' ? monthsOf(input, details) : [];
-  if (details.length) throw invalidRequest(FAMILY, details.map((d) => `${d.path}: ${d.message}`).join('; '), details);
-  return { months };
-}
-
-const invalidPipeline = () => {
-  const message = 'is not a pipeline of the account';
-  return new ApiError(`${FAMILY}.invalid_pipeline_id`, `pipeline_id ${message}`, [{ path: 'pipeline_id', message }]);
-};
-
-/** The pipelines a summary needs (one by id, or all of them), and the dimension's counters, read together. */
-async function readFor(accountId: string, pipelineId: string | undefined, dimension: string, range?: { from: string; to: string }) {
-  const [pipelines, counters] = await Promise.all([
-    pipelineId ? getPipelineItem(accountId, pipelineId).then((p) => (p ? [p] : undefined)) : listPipelineItems(accountId),
-    readCounters(accountId, dimension, range),
-  ]);
-  if (!pipelines) throw invalidPipeline();
-  return { pipelines, counters };
-}
-
-/** The default first, then by creation (as pipelines-list). */
-const inListOrder = (items: PipelineItem[]) => [...items].sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
-
 /** The stage groups of a pipeline (in order) from its stage counters: shared with pipelines-board. */
 export function stageGroups(pipeline: PipelineItem, counters: readonly CounterItem[]): SummaryGroup[] {
   const probabilities = probabilitiesOf([pipeline]);
@@ -301,44 +269,6 @@ export function stageGroups(pipeline: PipelineItem, counters: readonly CounterIt
 
 /** A pipeline's stage counters (one Query of its partition: at most 30 items). */
 export const stageCounters = (accountId: string, pipelineId: string) => readCounters(accountId, dimensions.stage(pipelineId));
-
-/** projects-summary (contract §21). */
-export async function projectsSummary(ctx: OperationContext, input: ProjectsSummaryInput): Promise<SummaryResult> {
-  const { months } = checked(input);
-  const pid = input.pipeline_id;
-  let pipelines: PipelineItem[];
-  let counters: CounterItem[];
-  let groups: { key: string | null; label: string; counters: CounterItem[] }[];
-  const pick = (group: string) => counters.filter((c) => c.group === group);
-  switch (input.group_by) {
-    case 'stage': {
-      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.stage(pid!)));
-      groups = pipelines[0]!.stages.map((s) => ({ key: s.id, label: s.name, counters: pick(s.id) }));
-      break;
-    }
-    case 'pipeline': {
-      ({ pipelines, counters } = await readFor(ctx.accountId, undefined, dimensions.pipeline()));
-      groups = [...inListOrder(pipelines).map((p) => ({ key: p.id, label: p.name, counters: pick(p.id) })), { key: null, label: 'No pipeline', counters: pick(NO_PIPELINE) }];
-      break;
-    }
-    case 'status': {
-      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.status(pid)));
-      groups = PROJECT_STATUSES.map((s) => ({ key: s, label: s, counters: pick(s) }));
-      break;
-    }
-    default: {
-      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.closeMonth(pid), { from: months[0]!, to: months[months.length - 1]! }));
-      groups = months.map((m) => ({ key: m, label: m, counters: pick(m) }));
-    }
-  }
-  const probabilities = probabilitiesOf(pipelines);
-  const shown = groups.flatMap((g) => g.counters);
-  return {
-    groups: groups.map((g) => ({ key: g.key, label: g.label, ...valuesOf(g.counters, probabilities) })),
-    total: valuesOf(shown, probabilities),
-    as_of: asOf(counters),
-  };
-}
 
 // ---- rebuilding the counters from the records ---------------------------------------------------
 
@@ -352,7 +282,8 @@ export interface CounterDrift {
 }
 
 /**
- * Recomputes every counter of an account from its project records and adds the difference to
+ * Recomputes every counter of an account from its records (projects, contacts, companies,
+ * activities) and adds the difference to
  * each (additive corrections commute with the live deltas the changes worker applies meanwhile,
  * so run it when the account's changes have been applied: a change counted in the records read
  * but not yet by the worker would be counted twice). Returns the drift it corrected.
@@ -360,13 +291,21 @@ export interface CounterDrift {
 export async function rebuildSummaries(accountId: string): Promise<CounterDrift[]> {
   const expected = new Map<string, CounterDelta>();
   const pipelineIds = new Set<string>((await listPipelineItems(accountId)).map((p) => p.id));
-  for await (const record of projectRecordsOf(accountId)) {
-    addContributions(expected, accountId, record, 1);
-    if (typeof record.pipeline_id === 'string' && record.pipeline_id) pipelineIds.add(record.pipeline_id);
+  for (const type of COUNTED_TYPES) {
+    for await (const record of recordsOf(accountId, type)) {
+      addContributions(expected, accountId, type, record, 1);
+      if (type === 'project' && typeof record.pipeline_id === 'string' && record.pipeline_id) pipelineIds.add(record.pipeline_id);
+    }
   }
   const pipelineCounters = await allCounters(accountId, dimensions.pipeline());
   for (const c of pipelineCounters) if (c.group !== NO_PIPELINE) pipelineIds.add(c.group);
-  const dims = [dimensions.pipeline(), dimensions.status(), dimensions.closeMonth(), ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)])];
+  const dims = [
+    dimensions.pipeline(),
+    dimensions.status(),
+    dimensions.closeMonth(),
+    ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)]),
+    ...groupingDimensions(),
+  ];
   const actual = new Map<string, CounterDelta>();
   await Promise.all(
     dims.map(async (dimension) => {
@@ -390,5 +329,13 @@ export async function rebuildSummaries(accountId: string): Promise<CounterDrift[
   return drift.map(({ dimension, group, n, sums, counts }) => ({ dimension, group, n, sums, counts }));
 }
 
-/** Every account that has project records or counters (a Scan of both tables). */
-export const summaryAccounts = (): Promise<Set<string>> => accountsWithSummaries();
+/** Every dimension of the groupings by a field: the projects' owner, the count summaries' (activities' also by completion). */
+const groupingDimensions = () => [
+  dimensions.grouping('project', 'owner'),
+  ...(Object.keys(COUNT_GROUP_BY) as CountedType[]).flatMap((type) =>
+    COUNT_GROUP_BY[type].flatMap((by) => (type === 'activity' ? [undefined, true, false].map((c) => dimensions.grouping(type, by, c)) : [dimensions.grouping(type, by)])),
+  ),
+];
+
+/** Every account that has records of a summarised family or counters (a Scan of both tables). */
+export const summaryAccounts = (): Promise<Set<string>> => accountsWithSummaries(COUNTED_TYPES);

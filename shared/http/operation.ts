@@ -77,12 +77,8 @@ function authFrom(event: ApiEvent, now = Date.now()): AuthContext {
   const auth = event.requestContext?.authorizer?.lambda;
   if (!auth || typeof auth.accountId !== 'string' || typeof auth.userId !== 'string') throw unauthorized();
   if (typeof auth.expiresAt === 'string' && Date.parse(auth.expiresAt) <= now) throw unauthorized();
-  return {
-    accountId: auth.accountId,
-    userId: auth.userId,
-    ...(typeof auth.keyId === 'string' ? { keyId: auth.keyId } : {}),
-    scopes: scopesFromContext(auth.scopes),
-  };
+  // The authorizer's own context (shared/auth/tokens.ts AuthorizerContext: key and member ids, expiry), scopes parsed.
+  return { ...auth, scopes: scopesFromContext(auth.scopes) } as AuthContext;
 }
 
 /** The limiter's count of one call: started in `before`, settled before the answer. */

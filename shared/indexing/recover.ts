@@ -1,4 +1,4 @@
-/** Re-queues running index builds whose queue message is gone (local mode's queue lives in memory), as the imports' recovery. */
+/** Re-queues queued and running index builds (and stage moves, reassignments) whose queue message is gone (local mode's queue lives in memory), as the imports' recovery. */
 import { indexBuildRecovery } from '../db/index-builds.js';
 import { recoverJobs } from '../imports/recover.js';
 import { enqueueIndexBuild } from './storage.js';

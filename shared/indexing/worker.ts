@@ -1,6 +1,7 @@
 /**
  * The index-build worker (contract §17): applies a change of a custom field's `indexed` to the
- * account's existing records (and runs the stage moves of pipelines-update, ./stage-moves.ts), page by page, through the record store (shared/db/record-store.ts:
+ * account's existing records (and runs the stage moves of pipelines-update, ./stage-moves.ts, and
+ * the reassignments of §20, ./reassignments.ts), page by page, through the record store (shared/db/record-store.ts:
  * `buildSortedPage`, entries written and checked against the records; `removeSortedPage`,
  * entries deleted). Each page's end is
  * saved through the job store's lease (a conditional update of position and lease:
@@ -13,6 +14,7 @@ import { clearActiveIndexBuild, getIndexBuild, type IndexBuildItem, leaseIndexBu
 import { buildSortedPage, removeSortedPage } from '../db/record-store.js';
 import type { EntityType } from '../db/table.js';
 import { entityByType } from '../schemas/entities/index.js';
+import { type ReassignmentDeps, runReassignment } from './reassignments.js';
 import { runStageMove } from './stage-moves.js';
 import { type IndexBuildMessage, indexBuildQueueFairness } from './storage.js';
 
@@ -28,6 +30,8 @@ export interface IndexBuildWorkerDeps {
   pageSize?: number;
   /** Called after each saved page (tests stop a build there to resume it). */
   afterPage?: (job: IndexBuildItem) => void | Promise<void>;
+  /** The same for reassignments (./reassignments.ts). */
+  reassignment?: ReassignmentDeps;
 }
 
 export type IndexBuildOutcome = 'completed' | 'superseded' | 'gone';
@@ -35,6 +39,7 @@ export type IndexBuildOutcome = 'completed' | 'superseded' | 'gone';
 export async function runIndexBuild(message: IndexBuildMessage, deps: IndexBuildWorkerDeps = {}): Promise<IndexBuildOutcome> {
   const { account_id: accountId, build_id: id } = message;
   const job = await getIndexBuild(accountId, id);
+  if (job?.action === 'reassign') return runReassignment(job, { leaseMs: deps.leaseMs, pageSize: deps.pageSize, ...deps.reassignment });
   const lease = job && (await leaseIndexBuild(job, { running: 'processing', leaseMs: deps.leaseMs ?? INDEX_BUILD_LEASE_MS }));
   if (!lease) {
     // Ended (or gone) before or while this worker tried to take it.

@@ -33,6 +33,15 @@ export const apiKeyCreateInput = v.strictObject({
       v.metadata({ description: 'When the key stops working (a future ISO 8601 timestamp); null or absent: never', examples: ['2027-01-01T00:00:00.000Z'] }),
     ),
   ),
+  member_id: v.optional(
+    v.pipe(
+      v.nullable(uuid),
+      v.metadata({
+        description: 'The member the key acts for (an active member of the account, else `api_keys.invalid_request`): what it creates has `created_by` the member\'s id, and its events\' `actor` adds `member_id`. Null or absent: none',
+        examples: ['7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c'],
+      }),
+    ),
+  ),
 });
 export type ApiKeyCreateInput = v.InferOutput<typeof apiKeyCreateInput>;
 
@@ -50,6 +59,7 @@ export const apiKeySchema = v.object({
   expires_at: nullableTimestamp('When the key stops working; null: never'),
   last_used_at: nullableTimestamp('When the key was last used (updated at most once a minute); null until used'),
   revoked_at: nullableTimestamp('When the key was revoked; null while it works'),
+  member_id: v.pipe(v.nullable(uuid), v.metadata({ description: 'The member the key acts for (its creations\' `created_by`, its events\' `actor.member_id`); null: none' })),
   created_by: v.pipe(uuid, v.metadata({ description: 'User who created it' })),
   created_at: timestamp('Creation timestamp (ISO 8601 UTC)'),
 });

@@ -21,13 +21,15 @@ export type LogEvent = (typeof LOG_EVENTS)[number];
 
 // --- actor ------------------------------------------------------------------------------------
 
-export const ACTOR_TYPES = ['api_key', 'import', 'inbound_email', 'system'] as const;
+export const ACTOR_TYPES = ['api_key', 'import', 'inbound_email', 'reassignment', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
 
-/** Who made a change: an API key (a dev or CLI token is a key too), an import, an inbound email, or the system (cascades). */
+/** Who made a change: an API key (a dev or CLI token is a key too), an import, an inbound email, a reassignment (contract §20), or the system (cascades). */
 export interface Actor {
   type: ActorType;
   id: string | null;
+  /** An API key bound to a member (contract §20): the member's id. */
+  member_id?: string;
 }
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
@@ -35,15 +37,18 @@ export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 export const actorSchema = v.pipe(
   v.object({
     type: v.picklist(ACTOR_TYPES),
-    id: v.pipe(v.nullable(v.string()), v.metadata({ description: 'The key, import or inbound email id; null for `system`' })),
+    id: v.pipe(v.nullable(v.string()), v.metadata({ description: 'The key, import, inbound email or reassignment id; null for `system`' })),
+    member_id: v.optional(v.pipe(v.string(), v.metadata({ description: 'The member an `api_key` acts for (api-keys-create `member_id`); absent for a key bound to none' }))),
   }),
-  v.metadata({ description: 'Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, or `system` (cascades such as a company deletion unlinking its contacts)' }),
+  v.metadata({ description: 'Who made the change: `api_key` (the key, or dev token, of the call), `import`, `inbound_email`, `reassignment` (reassignments-create, members-deactivate with reassign_to), or `system` (cascades such as a company deletion unlinking its contacts)' }),
 );
 
 /** Reads an actor stored on a record item (anything else is the system). */
 export function storedActor(value: unknown): Actor {
   const a = value as Partial<Actor> | undefined;
-  if (a && typeof a === 'object' && (ACTOR_TYPES as readonly string[]).includes(String(a.type))) return { type: a.type as ActorType, id: typeof a.id === 'string' ? a.id : null };
+  if (a && typeof a === 'object' && (ACTOR_TYPES as readonly string[]).includes(String(a.type))) {
+    return { type: a.type as ActorType, id: typeof a.id === 'string' ? a.id : null, ...(typeof a.member_id === 'string' ? { member_id: a.member_id } : {}) };
+  }
   return SYSTEM_ACTOR;
 }
 

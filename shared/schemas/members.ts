@@ -23,7 +23,7 @@ const doc = {
   name: 'Name, 1–200 characters after trimming',
   status: 'active, or deactivated (members-deactivate; members-reactivate makes it active again)',
   deactivatedAt: 'When the member was deactivated; null while active',
-  reassignTo: 'Who takes over the member\'s records: an active member of the account other than this one, or null to leave them unowned (reassignments are not available yet: sending it is members.invalid_request)',
+  reassignTo: 'Who takes over the member\'s records (a reassignment of every family, in reassignments-list): an active member of the account other than this one, or null to leave them unowned',
 };
 
 const EMAIL_RE = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;

@@ -1,7 +1,8 @@
 /**
- * Project summaries (contract §21, `projects-summary`) and the pipeline board (§19,
- * `pipelines-board`): their bodies, answers and declarations. The projects' resource adds
- * `summary` (resources/entities.ts, as `stage-history`), the pipelines' resource `board`.
+ * Summaries (contract §21: `projects-summary`; the counts of `contacts-summary`,
+ * `companies-summary`, `activities-summary` are count-summaries.ts) and the pipeline board (§19,
+ * `pipelines-board`): their bodies, answers and declarations. The record families' resources add `summary`
+ * (resources/entities.ts, `SUMMARY_OPERATIONS`), the pipelines' resource `board`.
  */
 import * as v from 'valibot';
 import { recordSchema } from './entities/define.js';
@@ -19,11 +20,11 @@ export const SUMMARY_GROUP_BY = ['stage', 'pipeline', 'owner', 'status', 'close_
 export const projectsSummaryInput = v.strictObject({
   group_by: d(
     v.picklist(SUMMARY_GROUP_BY, 'must be stage, pipeline, owner, status or close_month'),
-    'stage (needs pipeline_id), pipeline, status or close_month (projects that left open, by the UTC month of closed_at). owner is refused until members exist (`projects.invalid_request`)',
+    'stage (needs pipeline_id), pipeline, owner (every active member, then deactivated members owning counted projects, then null: unowned), status or close_month (projects that left open, by the UTC month of closed_at)',
     'stage',
   ),
   pipeline_id: v.optional(d(uuid, 'Only the projects of this pipeline (required for group_by stage; not with group_by pipeline). Unknown: `projects.invalid_pipeline_id`', '2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f')),
-  owner_id: v.optional(d(uuid, 'Refused until members exist (`projects.invalid_request`)')),
+  owner_id: v.optional(d(uuid, 'Not available yet: refused (`projects.invalid_request`)')),
   closed_from: v.optional(month('group_by close_month: the first month (default: 11 months before closed_to); at most 36 months in all')),
   closed_to: v.optional(month('group_by close_month: the last month (default: the current UTC month)')),
 });
@@ -42,14 +43,14 @@ const valuesSchema = v.object(values);
 export type SummaryValues = v.InferOutput<typeof valuesSchema>;
 
 export const summaryGroupSchema = v.object({
-  key: d(v.nullable(v.string()), 'The group: a stage or pipeline id (null: projects outside any pipeline), a status, a month (YYYY-MM)', '5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f'),
-  label: d(v.string(), 'The stage\'s or pipeline\'s current name, the status, the month', 'Proposal'),
+  key: d(v.nullable(v.string()), 'The group: a stage, pipeline or member id (null: projects outside any pipeline, unowned projects), a status, a month (YYYY-MM)', '5d0c7a8e-2b1f-4c3d-9e8f-7a6b5c4d3e2f'),
+  label: d(v.string(), 'The stage\'s, pipeline\'s or member\'s current name, the status, the month', 'Proposal'),
   ...values,
 });
 export type SummaryGroup = v.InferOutput<typeof summaryGroupSchema>;
 
 export const summaryResult = v.object({
-  groups: d(v.array(summaryGroupSchema), 'Every group, even when empty: stages in order, pipelines as pipelines-list then null, statuses, months in order'),
+  groups: d(v.array(summaryGroupSchema), 'Every group, even when empty: stages in order, pipelines as pipelines-list then null, active members by name then deactivated ones owning counted projects then null, statuses, months in order'),
   total: d(valuesSchema, 'The groups together (weighted amounts rounded once per currency)'),
   as_of: d(v.pipe(v.string(), v.isoTimestamp()), 'The commit time of the newest change the counts include (the time of reading when none has been counted)', '2026-11-22T01:16:30.123Z'),
 });
@@ -58,14 +59,18 @@ export type SummaryResult = v.InferOutput<typeof summaryResult>;
 /** projects-summary, declared beside the board (the projects' resource adds it: resources/entities.ts). */
 export const projectsSummaryOperation = {
   access: 'read',
-  summary: 'Counts and sums of projects by stage, pipeline, status or close month',
+  summary: 'Counts and sums of projects by stage, pipeline, owner, status or close month',
   description:
-    'Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages\' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, owner grouping, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account\'s.',
+    'Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages\' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, an owner_id filter, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account\'s.',
   input: projectsSummaryInput,
   result: summaryResult,
   errors: ['projects.invalid_pipeline_id'],
   items: { reads: ['summaries'] },
 } as const;
+
+/** The groupings of the count summaries, by record type (contract §21; their declarations: count-summaries.ts). */
+export const COUNT_GROUP_BY = { contact: ['owner', 'source'], company: ['owner'], activity: ['assignee', 'type'] } as const;
+export type CountedType = keyof typeof COUNT_GROUP_BY;
 
 // --- pipelines-board -------------------------------------------------------------------------------
 

@@ -8,10 +8,11 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { operations } from '../../functions/operations.js';
 import { FUNCTIONS, functionByName, topologyOf, WORKERS } from '../../functions/topology.js';
 import { synthesizeFlat } from '../helpers/cdk-templates.js';
+import { sharedDeployedBuild } from '../helpers/deployed.js';
 import { createTableInput, indexName, keys, TABLE_DEFINITION } from '../../shared/db/table.js';
 import { createControlTableInput } from '../../shared/db/control.js';
 import type { PolicyStatement } from '../../shared/schemas/policies.js';
@@ -35,7 +36,7 @@ interface Resource {
 /**
  * Bundling is skipped here (`aws:cdk:bundling-stacks: []`): these tests assert the template, and
  * NodejsFunction still checks that every handler file exists. The CLI test at the end bundles
- * every function for real.
+ * every function through NodejsFunction's command (the run's shared build: `sharedBundlesNpx`).
  */
 function synth(stage: 'dev' | 'prod', topology = FUNCTIONS, opts: { nag?: boolean } = {}) {
   const outdir = mkdtempSync(path.join(tmpdir(), 'crm-synth-'));
@@ -68,48 +69,79 @@ let dev: ReturnType<typeof synth>;
 let prod: ReturnType<typeof synth>;
 
 /**
- * A directory holding an `npx` that runs the project's esbuild directly for the bundling's
- * `npx --no-install esbuild …` (NodejsFunction's command when esbuild is a package of the
- * project) and hands every other call to the real npx. npm's launcher loads the whole
- * node_modules tree on each call: ~1 s of a quiet machine's time and 4–5 s of a loaded one's, per
- * function. The bundles are the same: the same binary gets the same arguments.
+ * A directory holding an `npx` for the bundling's `npx --no-install esbuild --bundle <entry> …
+ * --outfile=<dir>/index.mjs` (NodejsFunction's command when esbuild is a package of the project)
+ * that hands every other call to the real npx. The bundles come from the run's one build of every
+ * function with the stack's settings (`sharedDeployedBuild`, test/helpers/deployed.ts, which
+ * deployed-bundles.test.ts loads and invokes), instead of ~90 esbuild runs that each parse the
+ * AWS SDK again. The first function is bundled by the command itself, with the project's esbuild
+ * run directly (npm's launcher loads the whole node_modules tree on each call), and its code is
+ * compared with the shared build's (`compared`: "same <file>" or "different <file>"): the shared
+ * bundles are what the command builds, but for the name in their source-map comment.
  */
-function directEsbuild(): string {
+function sharedBundlesNpx(bundlesDir: string): { dir: string; compared: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'cdk-npx-'));
   const realNpx = execFileSync('sh', ['-c', 'command -v npx'], { encoding: 'utf8' }).trim();
   const esbuild = path.join(REPO_ROOT, 'node_modules', '.bin', 'esbuild');
+  const functionsDir = path.join(REPO_ROOT, 'functions');
+  const compared = path.join(dir, 'compared');
   writeFileSync(
     path.join(dir, 'npx'),
-    `#!/bin/sh\nif [ "$1" = "--no-install" ] && [ "$2" = "esbuild" ]; then shift 2; exec "${esbuild}" "$@"; fi\nexec "${realNpx}" "$@"\n`,
+    `#!/bin/sh
+if [ "$1" != "--no-install" ] || [ "$2" != "esbuild" ]; then exec "${realNpx}" "$@"; fi
+shift 2
+entry=""; outfile=""; prev=""
+for a in "$@"; do
+  if [ "$prev" = "--bundle" ]; then entry="$a"; fi
+  case "$a" in --outfile=*) outfile="\${a#--outfile=}";; esac
+  prev="$a"
+done
+if [ -z "$entry" ] || [ -z "$outfile" ]; then exec "${esbuild}" "$@"; fi
+rel="\${entry#${functionsDir}/}"; rel="\${rel%.ts}.mjs"
+waited=0
+while [ ! -e "${bundlesDir}/done" ]; do
+  if [ -e "${bundlesDir}/failed" ] || [ $waited -gt 3000 ]; then echo "no shared build in ${bundlesDir}" >&2; exit 1; fi
+  sleep 0.2; waited=$((waited + 1))
+done
+if mkdir "${dir}/first" 2>/dev/null; then
+  "${esbuild}" "$@" || exit $?
+  sed '$d' "$outfile" > "${dir}/first/own"; sed '$d' "${bundlesDir}/out/$rel" > "${dir}/first/shared"
+  if cmp -s "${dir}/first/own" "${dir}/first/shared"; then echo "same $rel" > "${compared}"; else echo "different $rel" > "${compared}"; fi
+  exit 0
+fi
+sed 's|^//# sourceMappingURL=.*$|//# sourceMappingURL=index.mjs.map|' "${bundlesDir}/out/$rel" > "$outfile" && cp "${bundlesDir}/out/$rel.map" "$outfile.map"
+`,
     { mode: 0o755 },
   );
-  return dir;
+  return { dir, compared };
 }
 
 /**
  * `cdk synth` through the real CLI, offline and without AWS credentials, bundling every function
- * (most of this file's time): started first, in a child process, so that it runs beside the
- * template tests; its own test at the end awaits it and checks what it wrote.
+ * through NodejsFunction's command (with the run's shared build: `sharedBundlesNpx`): started
+ * first, in a child process, so that it runs beside the template tests; its own test at the end
+ * awaits it and checks what it wrote.
  */
-function cliSynth(): { out: string; done: Promise<number> } {
+function cliSynth(): { out: string; done: Promise<number>; build: ReturnType<typeof sharedDeployedBuild>; npxDir: string; compared: string } {
   const out = mkdtempSync(path.join(tmpdir(), 'cdk-synth-'));
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!/^(AWS_|CDK_)/.test(key) && !['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'CURSOR_SECRET'].includes(key)) env[key] = value;
   }
-  const npxDir = directEsbuild();
-  env.PATH = `${npxDir}${path.delimiter}${env.PATH ?? ''}`;
+  // This file builds the bundles if no other file of the run has (or waits for the one that does).
+  const build = sharedDeployedBuild();
+  build.catch(() => undefined);
+  const npx = sharedBundlesNpx(inject('bundlesDir'));
+  env.PATH = `${npx.dir}${path.delimiter}${env.PATH ?? ''}`;
   const started = Date.now();
   const done = promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'node_modules/aws-cdk/bin/cdk'), 'synth', '--quiet', '--no-notices', '--output', out], {
     cwd: REPO_ROOT,
     env,
     maxBuffer: 64 * 1024 * 1024,
-  })
-    .then(() => Date.now() - started)
-    .finally(() => rmSync(npxDir, { recursive: true, force: true }));
+  }).then(() => Date.now() - started);
   // Awaited by its test; a failure before then must not count as unhandled.
   done.catch(() => undefined);
-  return { out, done };
+  return { out, done, build, npxDir: npx.dir, compared: npx.compared };
 }
 let cli: ReturnType<typeof cliSynth>;
 
@@ -121,7 +153,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   await cli?.done.catch(() => undefined);
-  if (cli) rmSync(cli.out, { recursive: true, force: true });
+  if (cli) for (const dir of [cli.out, cli.npxDir]) rmSync(dir, { recursive: true, force: true });
 }, 600_000);
 
 const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
@@ -265,6 +297,8 @@ describe('functions: defaults and environment', () => {
     expect(env.POWERTOOLS_SERVICE_NAME).toBe('crm');
     expect(env.CRM_ALLOW_INSECURE_WEBHOOKS).toBe('false');
     expect(env).not.toHaveProperty('CURSOR_SECRET');
+    // Members per account stay the contract's 1,000 (CRM_MEMBER_LIMIT only lowers it, for the suite).
+    expect(env).not.toHaveProperty('CRM_MEMBER_LIMIT');
     // The fallback touches nothing; the stream only routes to the changes queue (it reads the stream, not the table).
     if (name !== 'fallback' && name !== 'stream') expect(refId(env.TABLE_NAME)).toBe(tableId());
   });
@@ -338,6 +372,7 @@ describe('least privilege', () => {
     const resources = JSON.stringify(readStatement.Resource);
     expect(resources).toContain(tableId());
     expect(resources).toContain(`/index/${TABLE_DEFINITION.gsi1.name}`);
+    expect(resources).toContain(`/index/${TABLE_DEFINITION.gsi2.name}`);
   });
 
   it.each(writers.map((name) => [name]))('%s (write): reads and writes the table only', (name) => {
@@ -452,6 +487,7 @@ describe('table', () => {
     expect(props.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
     expect(props.GlobalSecondaryIndexes).toEqual([
       expect.objectContaining({ IndexName: TABLE_DEFINITION.gsi1.name, Projection: { ProjectionType: 'ALL' } }),
+      expect.objectContaining({ IndexName: TABLE_DEFINITION.gsi2.name, Projection: { ProjectionType: 'ALL' } }),
     ]);
     expect(props.StreamSpecification).toEqual({ StreamViewType: TABLE_DEFINITION.stream });
     expect(props.BillingMode).toBe('PAY_PER_REQUEST');
@@ -723,10 +759,13 @@ describe('stages', () => {
 
 describe('cdk synth through the real CLI', () => {
   it(
-    'succeeds offline with no AWS credentials and bundles every function with the local esbuild',
+    'succeeds offline with no AWS credentials and bundles every function through NodejsFunction\'s command with the local esbuild',
     async () => {
-      const { out, done } = cli;
+      const { out, done, build, compared } = cli;
       const ms = await done;
+      await build;
+      // The function the command bundled itself has the code of the shared build's bundle (which the other functions' assets copy).
+      expect(readFileSync(compared, 'utf8').trim()).toMatch(/^same \S+\.mjs$/);
       // The parent template and its nested stacks' templates.
       const templates = readdirSync(out).filter((f) => f.endsWith('.template.json'));
       const functions = templates.flatMap((f) => ofType((JSON.parse(readFileSync(path.join(out, f), 'utf8')) as { Resources: Record<string, Resource> }).Resources, 'AWS::Lambda::Function'));
@@ -740,7 +779,7 @@ describe('cdk synth through the real CLI', () => {
       // Bundled, minified handlers stay far below Lambda's limits; a jump here means a bad import.
       expect(Math.max(...sizes)).toBeLessThan(2 * 1024 * 1024);
       expect(readdirSync(out).some((f) => f.endsWith('.assets.json'))).toBe(true);
-      console.info(`cdk synth: ${ms} ms (beside the template tests), bundles ${Math.min(...sizes)}–${Math.max(...sizes)} bytes`);
+      console.info(`cdk synth: ${ms} ms (beside the template tests, the bundles of the run's shared build), bundles ${Math.min(...sizes)}–${Math.max(...sizes)} bytes`);
     },
     600_000,
   );

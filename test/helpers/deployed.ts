@@ -7,11 +7,13 @@
  * which the events the deployed triggers send are built.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import type { APIGatewayRequestAuthorizerEventV2, DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { build, type Metafile } from 'esbuild';
+import { inject } from 'vitest';
 import { FUNCTIONS, type FunctionSpec } from '../../functions/topology.js';
 import { RUNTIME } from '../../lib/api-function.js';
 import { buildCrmApp } from '../../lib/app.js';
@@ -49,6 +51,42 @@ export async function buildDeployed(outDir: string, functions: readonly Function
     banner: { js: LAMBDA_BUNDLE.banner },
   });
   return { files: new Map(functions.map((f) => [f.name, join(outDir, f.entry.replace(/\.ts$/, '.mjs'))])), metafile };
+}
+
+/**
+ * `buildDeployed` once per test run, for every file that needs the bundles (deployed-bundles, and
+ * the CLI synth of test/cdk/stack.test.ts): the first to ask builds them into the run's directory
+ * (`bundlesDir`, test/helpers/global-setup.ts, removed when the run ends), the others wait for its
+ * `done` (or `failed`) marker and read the same files. Directory creation is the lock.
+ */
+export async function sharedDeployedBuild(): Promise<{ files: Map<string, string>; metafile: Metafile; outDir: string }> {
+  const dir = inject('bundlesDir');
+  const outDir = join(dir, 'out');
+  const files = new Map(FUNCTIONS.map((f) => [f.name, join(outDir, f.entry.replace(/\.ts$/, '.mjs'))]));
+  let owner = true;
+  try {
+    mkdirSync(dir);
+  } catch {
+    owner = false;
+  }
+  if (owner) {
+    try {
+      const { metafile } = await buildDeployed(outDir);
+      writeFileSync(join(dir, 'metafile.json'), JSON.stringify(metafile));
+      writeFileSync(join(dir, 'done'), '');
+      return { files, metafile, outDir };
+    } catch (error) {
+      writeFileSync(join(dir, 'failed'), String(error));
+      throw error;
+    }
+  }
+  const deadline = Date.now() + 600_000;
+  while (!existsSync(join(dir, 'done'))) {
+    if (existsSync(join(dir, 'failed'))) throw new Error(`the run's shared build failed: ${readFileSync(join(dir, 'failed'), 'utf8')}`);
+    if (Date.now() > deadline) throw new Error(`the run's shared build (${dir}) did not finish`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { files, metafile: JSON.parse(readFileSync(join(dir, 'metafile.json'), 'utf8')) as Metafile, outDir };
 }
 
 /** The bundle files of `buildDeployed`, by function name. */

@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { LOCAL_AWS_ENV, QUICK_JIT, startDynamo } from '../../local/dynamo.js';
 
@@ -19,8 +23,13 @@ export default async function setup(project: TestProject) {
   project.provide('dynamoEndpoints', instances.map((d) => d.endpoint));
   // The first instance, for helpers written before there was one per worker.
   project.provide('dynamoEndpoint', instances[0]!.endpoint);
+  // The run's Lambda bundles, built by the first file that needs them (test/helpers/deployed.ts, sharedDeployedBuild).
+  // Named crm-deployed-…: vitest.config.ts leaves such files to Node's own import (not transformed by Vite).
+  const bundlesDir = join(tmpdir(), `crm-deployed-${randomUUID()}`);
+  project.provide('bundlesDir', bundlesDir);
   return async () => {
     await Promise.all(instances.map((d) => d.stop()));
+    rmSync(bundlesDir, { recursive: true, force: true });
   };
 }
 
@@ -29,5 +38,7 @@ declare module 'vitest' {
     dynamoEndpoint: string;
     /** One DynamoDB Local per worker: a file uses `dynamoEndpoints[VITEST_POOL_ID - 1]` (test/helpers/setup-file.ts). */
     dynamoEndpoints: string[];
+    /** Where the run's deployed bundles are built once (test/helpers/deployed.ts, sharedDeployedBuild); created by the first file that builds them. */
+    bundlesDir: string;
   }
 }

@@ -55,6 +55,7 @@ describe('api-keys-create, -list, -get, -revoke', () => {
       expires_at: '2099-01-01T00:00:00.000Z',
       last_used_at: null,
       revoked_at: null,
+      member_id: null,
       created_by: s.auth.userId,
       created_at: expect.any(String),
     });

@@ -15,9 +15,7 @@
  * to their limits: every API operation within 300 KB, credentials from the environment (no SSO
  * provider), idempotency on the bundled JMESPath.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -30,7 +28,6 @@ import { issueToken } from '../../shared/auth/tokens.js';
 import { startServer, type TestServer } from '../helpers/api.js';
 import {
   authorizerEvent,
-  buildDeployed,
   bundleInputs,
   type Deployment,
   type Handler,
@@ -40,6 +37,7 @@ import {
   resolveEnvironment,
   s3NotificationBody,
   scheduledEvent,
+  sharedDeployedBuild,
   sqsEvent,
   synthesizedDeployment,
 } from '../helpers/deployed.js';
@@ -49,9 +47,8 @@ const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 const RATE_LIMIT = '1000,2000';
 
 let deployment: Deployment;
-let outDir: string;
 /** Every function's bundle file, and esbuild's metafile of the build. */
-let built: Awaited<ReturnType<typeof buildDeployed>>;
+let built: Awaited<ReturnType<typeof sharedDeployedBuild>>;
 const handlers = new Map<string, Handler>();
 let aws: LocalQueue;
 let sqs: SQSClient;
@@ -68,8 +65,8 @@ const queueOf = (name: string) => queues.get(deployment.functions.get(name)!.map
 
 beforeAll(async () => {
   deployment = synthesizedDeployment();
-  outDir = mkdtempSync(join(tmpdir(), 'crm-deployed-'));
-  built = await buildDeployed(outDir);
+  // The run's one build of the bundles (the CLI synth of test/cdk/stack.test.ts copies the same files).
+  built = await sharedDeployedBuild();
   const { files } = built;
   aws = await startLocalQueue('crm-deployed-unused');
   sqs = new SQSClient({ endpoint: aws.endpoint, region: 'us-east-1', credentials: CREDENTIALS });
@@ -122,7 +119,6 @@ afterAll(async () => {
   sqs?.destroy();
   s3?.destroy();
   await aws?.stop();
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
   for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
   Object.assign(process.env, saved);
 });

@@ -5,6 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { itemSize, measureCapacity } from '../../shared/db/capacity.js';
+import { db, tableName } from '../../shared/db/client.js';
+import { placeStageIndex } from '../../shared/db/sorted-index.js';
+import { keys } from '../../shared/db/table.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
 import { fileIndexBuildQueue } from '../helpers/stream.js';
 
@@ -56,6 +61,50 @@ describe('projects in a pipeline', () => {
     expect(inPipeline.items.map((x) => x.id)).toEqual([c.id, b.id, a.id]);
     const outside = await ok<{ items: Project[] }>('projects-list', { filter: { field: 'pipeline_id', op: 'not_exists' } }, auth);
     expect(outside.items.map((x) => x.id)).toEqual([plain.id]);
+  });
+
+  it('a stage change\'s commit, with its history, costs at most 4 write units more than an ordinary update (transactions billed as AWS bills them)', async () => {
+    const auth = newAccount();
+    const p = await pipelineOf(auth);
+    const [lead, proposal] = p.stages;
+    const a = await ok<Project>('projects-create', { name: 'A', stage_id: lead!.id, amount: 100, currency: 'USD' }, auth);
+    await ok('projects-update', { id: a.id, name: 'warm' }, auth);
+    const ordinary = (await measureCapacity(() => ok('projects-update', { id: a.id, name: 'A2' }, auth))).usage;
+    const move = (await measureCapacity(() => ok('projects-update', { id: a.id, stage_id: proposal!.id }, auth))).usage;
+    const back = (await measureCapacity(() => ok('projects-update', { id: a.id, stage_id: lead!.id }, auth))).usage;
+    // An ordinary update is the record's UpdateItem alone (no transaction); a move's commit is one
+    // transaction, billed as AWS bills it (2 units per item and KB: `transactWcuBilled`; DynamoDB
+    // Local under-reports transactions). Beyond the record's own write in it, at most 4 units.
+    expect(ordinary.transactWcuBilled).toBe(0);
+    const raw = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.record(auth.accountId, 'project', a.id) }))).Item!;
+    const recordUnits = 2 * Math.ceil(itemSize(raw) / 1024);
+    for (const u of [move, back]) expect(u.transactWcuBilled - recordUnits).toBeLessThanOrEqual(4);
+    // Besides the commit, both write the same: sort-ordered entries, the key's use (within a unit).
+    expect(Math.abs(move.wcu - back.wcu)).toBeLessThanOrEqual(1);
+    const history = await ok<{ items: { stage_id: string; exited_at: string | null }[] }>('projects-stage-history', { project_id: a.id }, auth);
+    expect(history.items.map((v) => [v.stage_id, v.exited_at !== null])).toEqual([
+      [lead!.id, true],
+      [proposal!.id, true],
+      [lead!.id, false],
+    ]);
+  });
+
+  it('upgrade: place-stage-index gives records written before GSI2 their place in it (a stage\'s projects)', async () => {
+    const auth = newAccount();
+    const p = await pipelineOf(auth);
+    const [lead] = p.stages;
+    const a = await ok<Project>('projects-create', { name: 'old', stage_id: lead!.id }, auth);
+    const b = await ok<Project>('projects-create', { name: 'new', stage_id: lead!.id }, auth);
+    await ok<Project>('projects-create', { name: 'outside' }, auth);
+    // as an earlier version wrote it: no GSI2 attributes
+    await db().send(new UpdateCommand({ TableName: tableName(), Key: keys.record(auth.accountId, 'project', a.id), UpdateExpression: 'REMOVE gsi2pk, gsi2sk' }));
+    const filter = { field: 'stage_id', op: 'eq', value: lead!.id };
+    const column = async () => (await ok<{ items: Project[] }>('projects-list', { filter }, auth)).items.map((x) => x.id);
+    expect(await column()).toEqual([b.id]);
+    const done = await placeStageIndex({ table: tableName(), segments: 2 });
+    expect(done.placed).toBeGreaterThanOrEqual(1);
+    expect(await column()).toEqual([b.id, a.id]);
+    expect((await placeStageIndex({ table: tableName(), segments: 2 })).placed).toBe(0);
   });
 
   it('moves a project between stages and out of the pipeline, keeping its stage times', async () => {

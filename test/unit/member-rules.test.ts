@@ -1,11 +1,13 @@
 /**
  * The order of members-list (contract §20): a member's sort key (`memberNameKey`) orders members
  * by their folded name (case- and accent-insensitively), then id, compared as DynamoDB compares
- * sort keys (UTF-8 bytes), and always fits a sort key; an address's claim key ignores case.
+ * sort keys (UTF-8 bytes), and always fits a sort key; an address's claim key ignores case. An
+ * account's limit is the contract's 1,000 unless CRM_MEMBER_LIMIT lowers it (never raises it).
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { compareSortKeys, memberEmailKey, memberNameKey } from '../../shared/schemas/members.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { memberLimit } from '../../shared/config/env.js';
+import { compareSortKeys, MAX_MEMBERS, memberEmailKey, memberNameKey } from '../../shared/schemas/members.js';
 import { normalize } from '../../shared/search/tokenize.js';
 
 const name = fc.oneof(
@@ -55,5 +57,26 @@ describe('member rules', () => {
         expect(memberEmailKey(` ${email.toUpperCase()} `)).toBe(memberEmailKey(email));
       }),
     );
+  });
+
+  describe('the limit of members per account', () => {
+    const saved = process.env.CRM_MEMBER_LIMIT;
+    afterEach(() => {
+      if (saved === undefined) delete process.env.CRM_MEMBER_LIMIT;
+      else process.env.CRM_MEMBER_LIMIT = saved;
+    });
+
+    it('is the contract\'s 1,000 by default', () => {
+      delete process.env.CRM_MEMBER_LIMIT;
+      expect(MAX_MEMBERS).toBe(1000);
+      expect(memberLimit(MAX_MEMBERS)).toBe(1000);
+    });
+
+    it('can be lowered by CRM_MEMBER_LIMIT, never raised, and ignores a value that is not a positive integer', () => {
+      for (const [value, limit] of [['20', 20], ['1', 1], ['1000', 1000], ['1001', 1000], ['100000', 1000], ['0', 1000], ['-5', 1000], ['2.5', 1000], ['x', 1000], ['', 1000]] as const) {
+        process.env.CRM_MEMBER_LIMIT = value;
+        expect(memberLimit(MAX_MEMBERS), value).toBe(limit);
+      }
+    });
   });
 });

@@ -10,11 +10,11 @@ import { contributionsOf, deltasOf, valuesOf } from '../../shared/domain/summari
 
 describe('summary counters', () => {
   it('counts a pipeline project in its stage, pipeline, status (all and the pipeline\'s) and, once closed, its UTC close month', () => {
-    const inStage = contributionsOf({ pipeline_id: 'P', stage_id: 'S', status: 'completed', amount: 5, currency: 'USD', closed_at: '2026-03-31T23:30:00.000Z' });
-    expect(inStage.map((c) => `${c.dimension}/${c.group}`).sort()).toEqual(['close_month#P/2026-03', 'close_month/2026-03', 'pipeline/P', 'stage#P/S', 'status#P/completed', 'status/completed']);
+    const inStage = contributionsOf('project', { pipeline_id: 'P', stage_id: 'S', status: 'completed', amount: 5, currency: 'USD', closed_at: '2026-03-31T23:30:00.000Z' });
+    expect(inStage.map((c) => `${c.dimension}/${c.group}`).sort()).toEqual(['close_month#P/2026-03', 'close_month/2026-03', 'pipeline/P', 'project.owner/-', 'stage#P/S', 'status#P/completed', 'status/completed']);
     expect(new Set(inStage.map((c) => c.key))).toEqual(new Set(['S|USD']));
-    const outside = contributionsOf({ pipeline_id: null, stage_id: null, status: 'open', amount: null, currency: '', closed_at: null });
-    expect(outside.map((c) => `${c.dimension}/${c.group}/${c.key}/${c.amount}`)).toEqual(['pipeline/-/status:open|/null', 'status/open/status:open|/null']);
+    const outside = contributionsOf('project', { pipeline_id: null, stage_id: null, status: 'open', amount: null, currency: '', closed_at: null });
+    expect(outside.map((c) => `${c.dimension}/${c.group}/${c.key}/${c.amount}`)).toEqual(['pipeline/-/status:open|/null', 'status/open/status:open|/null', 'project.owner/-/status:open|/null']);
   });
 
   it('a change\'s delta is its new image less its old one; other changes and merges\' items have none', () => {
@@ -28,11 +28,26 @@ describe('summary counters', () => {
       ['pipeline', 'P', 0, { 'A|USD': -100n, 'B|USD': 100n }],
       ['status', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
       ['status#P', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['project.owner', '-', 0, { 'A|USD': -100n, 'B|USD': 100n }],
     ].sort());
     expect(deltasOf({ ...base, op: 'updated', old, new: { ...old, name: 'renamed' } })).toEqual([]);
     expect(deltasOf({ ...base, op: 'merged', new: old })).toEqual([]);
-    expect(deltasOf({ ...base, type: 'contact', op: 'created', new: old })).toEqual([]);
+    expect(deltasOf({ ...base, type: 'source', op: 'created', new: { id: 's', name: 'Fair' } })).toEqual([]);
     expect(deltasOf({ ...base, op: 'deleted', old }).every((x) => x.n === -1)).toBe(true);
+  });
+
+  it('counts a contact by owner and source, a company by owner, an activity by assignee and type (all, and its completed or not completed grouping); null values in the "-" group', () => {
+    const places = (type: 'contact' | 'company' | 'activity', r: Record<string, unknown>) => contributionsOf(type, r).map((c) => `${c.dimension}/${c.group}`).sort();
+    expect(places('contact', { owner_id: 'M', source_id: null })).toEqual(['contact.owner/M', 'contact.source/-']);
+    expect(places('company', { owner_id: null })).toEqual(['company.owner/-']);
+    expect(places('activity', { type: 'task', assignee_id: 'M', completed: true })).toEqual(['activity.assignee#done/M', 'activity.assignee/M', 'activity.type#done/task', 'activity.type/task'].sort());
+    expect(places('activity', { type: 'note', completed: false })).toEqual(['activity.assignee#open/-', 'activity.assignee/-', 'activity.type#open/note', 'activity.type/note'].sort());
+    expect(contributionsOf('contact', {}).every((c) => c.amount === null && c.key === '')).toBe(true);
+    // completing a task moves it between the completed groupings only; reassigning it moves it between members in each
+    const base = { eventId: 'e', accountId: 'acc', id: 'x', at: '2026-01-01T00:00:00.000Z', type: 'activity' as const };
+    const task = { id: 'x', type: 'task', assignee_id: 'M', completed: false };
+    expect(deltasOf({ ...base, op: 'updated', old: task, new: { ...task, completed: true } }).map((x) => `${x.dimension}/${x.group}/${x.n}`).sort()).toEqual(['activity.assignee#done/M/1', 'activity.assignee#open/M/-1', 'activity.type#done/task/1', 'activity.type#open/task/-1']);
+    expect(deltasOf({ ...base, op: 'updated', old: task, new: { ...task, assignee_id: 'N' } }).map((x) => `${x.dimension}/${x.group}/${x.n}`).sort()).toEqual(['activity.assignee#open/M/-1', 'activity.assignee#open/N/1', 'activity.assignee/M/-1', 'activity.assignee/N/1']);
   });
 
   it('property: weighted amounts are Σ sum × probability / 100 rounded half up once per group and currency, exactly', () => {

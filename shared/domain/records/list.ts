@@ -6,7 +6,8 @@
  * bundles of record writes do not carry it (docs/performance.md, "Cold start").
  */
 import { type AccountMeta, overrideAttr, readMeta } from '../../db/meta.js';
-import { type ListPlan, type Predicate, type ReadOrder, runListPlan, SORT_LIMIT, type SortedRead } from '../../db/lists.js';
+import { type ListPlan, type Predicate, type ReadOrder, runListPlan, SORT_LIMIT, type SortedRead, stageRecords } from '../../db/lists.js';
+import { positionOf } from '../../db/items.js';
 import { type EntityType, indexName, orderKey } from '../../db/table.js';
 import { NO_REF, tagsField } from '../../schemas/entities/index.js';
 import { canonicalSearch, type IndexOption, parseQuery, type SearchKey, searchOptions } from '../../search/index.js';
@@ -181,4 +182,23 @@ export async function list(fam: RecordFamily, ctx: OperationContext, input: Reco
     );
   }
   return { items: page.items.map((r) => toApi(fam, r, page.meta)), next_cursor: next(page.next) };
+}
+
+/**
+ * A column of pipelines-board (contract §19): the newest `limit` records of one stage, as
+ * projects-list lists them with `input` (its `filter: stage_id eq`, which reads the same index), and
+ * the cursor that continues it there. One Query of `limit` records: whether more exist is told by
+ * `count`, the stage's counter (§21): a column that shows `limit` records has more unless its count
+ * is exactly `limit` (a count that lags a write by its few seconds errs towards a cursor, whose
+ * page may then be empty).
+ */
+export async function stageColumn(fam: RecordFamily, ctx: OperationContext, input: Record<string, unknown>, stageId: string, count: number, meta: AccountMeta): Promise<Page<Record<string, unknown>>> {
+  const query = await resolveQuery(fam.def, ctx.accountId, input, fam.family);
+  const planned = planOf(fam, input, query)!;
+  const { next } = await cursorScope(ctx, fam.family, undefined, planned.canonical);
+  const limit = (input.limit as number | undefined) ?? DEFAULT_LIMIT;
+  const { items } = await stageRecords(fam.def.type as EntityType, ctx.accountId, stageId, limit);
+  const last = items[items.length - 1];
+  const more = last !== undefined && items.length === limit && count !== limit;
+  return { items: items.map((r) => toApi(fam, r, meta)), next_cursor: more ? next(positionOf(last)) : '' };
 }

@@ -30,6 +30,6 @@ trashStage.restored = async (accountId, trashed, now, actor) => {
   const { seq, item } = beginVisit(accountId, record.id, record, times, pipeline, stage, now, actor);
   return {
     set: { ...derivedOf(pipeline, stage, now), stage_times: times, [VISIT_SEQ]: seq },
-    items: [item, trashedDelete(accountId, place.pipelineId, record.id), ...stageMoveItems(accountId, place, { pipelineId: pipeline.id, stageId: stage.id })],
+    items: [item, trashedDelete(accountId, place.pipelineId, record.id), ...stageMoveItems(accountId, place, { pipelineId: pipeline.id, stageId: stage.id }, pipeline)],
   };
 };

@@ -4,7 +4,7 @@
  * history, and the fields a stage gives it.
  */
 import type { StoredRecord, TransactItem } from '../../db/items.js';
-import { closeVisitItem, openVisitItem, type PipelineItem, type StagePlace } from '../../db/pipelines.js';
+import { closeVisitItem, openVisitItem, type PipelineItem, type StagePlace, type VisitEnd } from '../../db/pipelines.js';
 
 export type Stage = PipelineItem['stages'][number];
 interface StageTime { visits: number; total_ms: number; first_entered_at: string; last_exited_at: string | null }
@@ -20,14 +20,20 @@ const seqOf = (r: StoredRecord | undefined): number => Number(r?.[VISIT_SEQ] ?? 
 export const placeOf = (r: StoredRecord | undefined): StagePlace | undefined =>
   typeof r?.pipeline_id === 'string' && typeof r?.stage_id === 'string' ? { pipelineId: r.pipeline_id, stageId: r.stage_id } : undefined;
 
-/** Closes the record's current visit (its time counted), if it has one. */
-export function closeCurrent(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, now: string): TransactItem[] {
+/** Ends the record's current visit in its times (its time counted): how it ended, when it has a visit item to end. */
+export function endCurrent(current: StoredRecord | undefined, times: Record<string, StageTime>, now: string): VisitEnd | undefined {
   const place = placeOf(current);
-  if (!place || typeof current?.stage_entered_at !== 'string') return [];
+  if (!place || typeof current?.stage_entered_at !== 'string') return undefined;
   const duration = Math.max(0, Date.parse(now) - Date.parse(current.stage_entered_at));
   const t = times[place.stageId];
   if (t) times[place.stageId] = { ...t, total_ms: t.total_ms + duration, last_exited_at: now };
-  return seqOf(current) > 0 ? [closeVisitItem(accountId, id, seqOf(current), now, duration)] : [];
+  return seqOf(current) > 0 ? { exited_at: now, duration_ms: duration } : undefined;
+}
+
+/** Closes the record's current visit (its time counted), if it has one: its item's end written (a write that begins no visit). */
+export function closeCurrent(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, now: string): TransactItem[] {
+  const ended = endCurrent(current, times, now);
+  return ended ? [closeVisitItem(accountId, id, seqOf(current), ended.exited_at, ended.duration_ms)] : [];
 }
 
 /** The fields a stage gives a record that entered it at `enteredAt`. */
@@ -41,10 +47,14 @@ export const derivedOf = (pipeline: PipelineItem, stage: Stage, enteredAt: strin
   rotting_since: stage.kind === 'open' && stage.rot_days ? new Date(Date.parse(enteredAt) + stage.rot_days * DAY_MS).toISOString() : null,
 });
 
-/** A visit of `stage` begins: its count in the record's times, the visit's item. */
-export function beginVisit(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, pipeline: PipelineItem, stage: Stage, now: string, actor: unknown) {
+/**
+ * A visit of `stage` begins: its count in the record's times, the visit's item. `ends`: the end of
+ * the record's current visit (`endCurrent`), when this write ends it (a move): the new visit's
+ * item holds it, so that a move writes one history item.
+ */
+export function beginVisit(accountId: string, id: string, current: StoredRecord | undefined, times: Record<string, StageTime>, pipeline: PipelineItem, stage: Stage, now: string, actor: unknown, ends?: VisitEnd) {
   const t = times[stage.id];
   times[stage.id] = t ? { ...t, visits: t.visits + 1 } : { visits: 1, total_ms: 0, first_entered_at: now, last_exited_at: null };
   const seq = seqOf(current) + 1;
-  return { seq, item: openVisitItem(accountId, id, { seq, stage_id: stage.id, stage_name: stage.name, pipeline_id: pipeline.id, entered_at: now, exited_at: null, duration_ms: null, actor }) };
+  return { seq, item: openVisitItem(accountId, id, { seq, stage_id: stage.id, stage_name: stage.name, pipeline_id: pipeline.id, entered_at: now, exited_at: null, duration_ms: null, actor }, ends) };
 }

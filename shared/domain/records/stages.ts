@@ -16,7 +16,7 @@ import { createRecord } from '../../db/record-store.js';
 import { actorOf } from '../context.js';
 import { writing } from './family.js';
 import { bulkPlacement, type Placement, setPlacement } from './placement.js';
-import { beginVisit, closeCurrent, derivedOf, placeOf, type Stage, STATUS_OF_KIND, timesOf, VISIT_SEQ } from './stage-visits.js';
+import { beginVisit, closeCurrent, derivedOf, endCurrent, placeOf, type Stage, STATUS_OF_KIND, timesOf, VISIT_SEQ } from './stage-visits.js';
 
 const KIND_OF_STATUS: Record<string, Stage['kind']> = { open: 'open', completed: 'won', canceled: 'lost' };
 const PLACE_FIELDS = ['pipeline_id', 'stage_id', 'status', 'stage'] as const;
@@ -103,10 +103,10 @@ function enter(accountId: string, id: string, current: StoredRecord | undefined,
   const derived = (enteredAt: string) => derivedOf(pipeline, stage, enteredAt);
   if (!moved) return { set: derived(String(current!.stage_entered_at ?? now)), items: [] };
   const times = timesOf(current);
-  const items = closeCurrent(accountId, id, current, times, now);
-  const { seq, item } = beginVisit(accountId, id, current, times, pipeline, stage, now, actor);
-  items.push(item, ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id }));
-  return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items };
+  // One history item: the visit it begins holds the end of the one it ends.
+  const ended = endCurrent(current, times, now);
+  const { seq, item } = beginVisit(accountId, id, current, times, pipeline, stage, now, actor, ended);
+  return { set: { ...derived(now), stage_times: times, [VISIT_SEQ]: seq }, items: [item, ...stageMoveItems(accountId, from, { pipelineId: pipeline.id, stageId: stage.id }, pipeline)] };
 }
 
 /** Leaves the pipeline: stage, probability and times kept in history; `stage` keeps the last name. */

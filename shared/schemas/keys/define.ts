@@ -7,7 +7,8 @@
  * - `'A#{account}#wh'`: a partition (or any key string); a template without placeholders is a
  *   constant (`'IMPORTS#ACTIVE'`).
  * - `['A#{account}#wh', '{id}']`: a table key, `{ pk, sk }`.
- * - `{ gsi1: ['A#{account}#imp', '{createdAt}#{id}'] }`: GSI1 attributes, `{ gsi1pk, gsi1sk }`.
+ * - `{ gsi1: ['A#{account}#imp', '{createdAt}#{id}'] }`: GSI1 attributes, `{ gsi1pk, gsi1sk }`
+ *   (`{ gsi2: … }`: GSI2's, `{ gsi2pk, gsi2sk }`).
  *
  * A builder takes its placeholders as arguments, in order of first appearance (partition key
  * first). `{name:N}` is a number, zero-padded to N digits so the sort key orders numerically;
@@ -16,7 +17,11 @@
 import type { EntityType } from '../entities/index.js';
 
 export type KeyTemplate = string;
-export type KeyDeclaration = KeyTemplate | readonly [pk: KeyTemplate, sk: KeyTemplate] | { readonly gsi1: readonly [pk: KeyTemplate, sk: KeyTemplate] };
+export type KeyDeclaration =
+  | KeyTemplate
+  | readonly [pk: KeyTemplate, sk: KeyTemplate]
+  | { readonly gsi1: readonly [pk: KeyTemplate, sk: KeyTemplate] }
+  | { readonly gsi2: readonly [pk: KeyTemplate, sk: KeyTemplate] };
 export type KeyDeclarations = Readonly<Record<string, KeyDeclaration>>;
 
 /** Declares a family's keys (identity function that keeps the templates' literal types). */
@@ -35,7 +40,9 @@ export type KeyBuilder<D> = D extends string
     ? Builder<Dedupe<[...Placeholders<P>, ...Placeholders<S>]>, { pk: string; sk: string }>
     : D extends { readonly gsi1: readonly [infer P extends string, infer S extends string] }
       ? Builder<Dedupe<[...Placeholders<P>, ...Placeholders<S>]>, { gsi1pk: string; gsi1sk: string }>
-      : never;
+      : D extends { readonly gsi2: readonly [infer P extends string, infer S extends string] }
+        ? Builder<Dedupe<[...Placeholders<P>, ...Placeholders<S>]>, { gsi2pk: string; gsi2sk: string }>
+        : never;
 
 export type KeyBuilders<K extends KeyDeclarations> = { readonly [N in keyof K]: KeyBuilder<K[N]> };
 

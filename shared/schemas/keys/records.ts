@@ -12,6 +12,7 @@ const INDEX = `${ACCOUNT}#{type}#x#{name}`;
 const TRASH = `${ACCOUNT}#trash#{type}`;
 const SORTED = `${ACCOUNT}#{type}#s#{field}`;
 const CASCADES = `${ACCOUNT}#{target}#{targetId}`;
+const STAGE = `${ACCOUNT}#{type}#g#{stageId}`;
 
 export const RECORD_KEYS = defineKeys({
   /** A record: one item, `sk` R. */
@@ -20,6 +21,12 @@ export const RECORD_KEYS = defineKeys({
   /** GSI1 attributes of a record: the account's list of that type, newest first. */
   recordGsi: { gsi1: [`${ACCOUNT}#{type}`, ORDER] },
   listPartition: `${ACCOUNT}#{type}`,
+  /**
+   * GSI2 attributes of a record in a pipeline stage (a project's `stage_id`): the stage's records,
+   * newest first, on the record items themselves (a sparse index: a record without a stage has none).
+   */
+  stageGsi: { gsi2: [STAGE, ORDER] },
+  stagePartition: STAGE,
   /**
    * An index entry: one small item per (record, indexed value), in a partition per value
    * (`name`: see RECORD_INDEX_NAMES), sorted like the GSI.

@@ -1,5 +1,5 @@
 /**
- * Keys of the project summary counters (contract §21), in the control table. Not part of
+ * Keys of the summary counters (contract §21), in the control table. Not part of
  * `TABLE_KEYS` (every bundle carries those, and the record writes' have no bytes to spare): the
  * data layer derives their builders apart (`summaryKeys` in shared/db/table.ts), and only the
  * changes worker, the summary and board operations and the rebuild command carry them.
@@ -11,10 +11,11 @@ export const SUMMARY_KEYS = /* @__PURE__ */ (() => {
   const SUMMARIES = `${ACCOUNT}#sm`;
   return defineKeys({
   /**
-   * One counter per (dimension, group): `n` projects, and per `<bucket>|<currency>` the sum of
-   * their amounts (`a:…`, cents) and how many have an amount (`k:…`). A dimension's groups are
-   * one partition (`stage#<pipeline>`, `pipeline`, `status`, `status#<pipeline>`, `close_month`,
-   * `close_month#<pipeline>`), read by one Query.
+   * One counter per (dimension, group): `n` records, and for projects per `<bucket>|<currency>`
+   * the sum of their amounts (`a:…`, cents) and how many have an amount (`k:…`). A dimension's
+   * groups are one partition (`stage#<pipeline>`, `pipeline`, `status`, `status#<pipeline>`,
+   * `close_month`, `close_month#<pipeline>`, `project.owner`, `contact.owner`, `contact.source`,
+   * `company.owner`, `activity.assignee[#done|#open]`, `activity.type[#done|#open]`), read by Query.
    */
   summaryCounter: [`${SUMMARIES}#{dimension}`, '{group}'],
   summaryPartition: `${SUMMARIES}#{dimension}`,

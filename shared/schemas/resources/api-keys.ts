@@ -26,7 +26,7 @@ export const apiKeysResource = defineResource({
       summary: 'Create an API key with the given scopes (the token is shown only in this answer)',
       description:
         'The key can do what its `scopes` allow and nothing else; it cannot be given a scope the calling key does not hold, and an unknown scope name is refused too (both `api_keys.invalid_scopes`). ' +
-        '`expires_at` (optional, in the future) ends it by itself. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.',
+        '`expires_at` (optional, in the future) ends it by itself. `member_id` (optional) binds the key to an active member of the account (else `api_keys.invalid_request`): what it creates has `created_by` the member\'s id, and its events\' `actor` adds `member_id`. The token (`crm_` + 43 base64url characters) is returned here once and stored only as a SHA-256 hash: keep it, or create another key.',
       input: apiKeyCreateInput,
       result: apiKeyCreateResult,
       errors: ['api_keys.invalid_scopes'],

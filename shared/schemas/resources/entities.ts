@@ -23,6 +23,7 @@ import { filterSchemas } from '../filter.js';
 import { defineResource, type OperationDecl, type ResourceDefinition } from '../resource.js';
 import { mergeInput } from '../trash.js';
 import { stageHistoryOperation } from '../pipelines.js';
+import { activitiesSummaryOperation, companiesSummaryOperation, contactsSummaryOperation } from '../count-summaries.js';
 import { projectsSummaryOperation } from '../summaries.js';
 import { deletedSchema } from './shared.js';
 import { ENTITY_OPERATIONS as OPS } from './entity-operations.js';
@@ -214,12 +215,16 @@ function mergeOperation(def: EntityDefinition): OperationDecl {
   };
 }
 
+/** The summary of each family that has one (contract §21; shared/schemas/summaries.ts). */
+const SUMMARY_OPERATIONS: Partial<Record<string, OperationDecl>> = { project: projectsSummaryOperation, contact: contactsSummaryOperation, company: companiesSummaryOperation, activity: activitiesSummaryOperation };
+
 function operationsOf(def: EntityDefinition): Record<string, OperationDecl> {
   const ops: Record<string, OperationDecl> = { ...crudOperations(def), ...batchOperations(def) };
   if (def.trash) ops.restore = restoreOperation(def);
   if (def.merge) ops.merge = mergeOperation(def);
   if (def.pipeline) ops['stage-history'] = stageHistoryOperation;
-  if (def.pipeline) ops.summary = projectsSummaryOperation;
+  const summary = SUMMARY_OPERATIONS[def.type];
+  if (summary) ops.summary = summary;
   return ops;
 }
 

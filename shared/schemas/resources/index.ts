@@ -15,10 +15,11 @@ import { importsResource } from './imports.js';
 import { inboundEmailsResource } from './inbound-emails.js';
 import { membersResource } from './members.js';
 import { pipelinesResource } from './pipelines.js';
+import { reassignmentsResource } from './reassignments.js';
 import { trashResource } from './trash.js';
 import { webhooksResource } from './webhooks.js';
 
-export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, membersResource, pipelinesResource, trashResource, webhooksResource };
+export { apiKeysResource, customFieldsResource, entityResource, erasuresResource, eventsResource, exportsResource, importsResource, inboundEmailsResource, membersResource, pipelinesResource, reassignmentsResource, trashResource, webhooksResource };
 
 export const RESOURCES: readonly ResourceDefinition[] = [
   ...ENTITIES.map(entityResource),
@@ -33,4 +34,5 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   erasuresResource,
   pipelinesResource,
   membersResource,
+  reassignmentsResource,
 ];

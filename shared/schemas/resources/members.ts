@@ -61,7 +61,9 @@ export const membersResource = defineResource({
       access: 'write',
       summary: 'Deactivate a member: it stays readable and keeps its email',
       description:
-        'Returns the member with `status` deactivated and `deactivated_at`; deactivating a deactivated member returns it unchanged. `reassign_to` (handing the member\'s records on) is not available yet: sending it is 400 `members.invalid_request` (after checking it names an active member of the account other than this one, or is null).',
+        'Returns the member with `status` deactivated and `deactivated_at`; deactivating a deactivated member returns it unchanged. ' +
+        '`reassign_to` (an active member of the account other than this one, or null; else 400 `members.invalid_request` and nothing changes) hands the member\'s records of every family on to it, or leaves them unowned, as `reassignments-create` does: the job (status, progress) is the newest of `reassignments-list` with this member as `from_owner_id`.',
+      bindings: { indexBuildsQueue: 'send' },
       input: memberDeactivateInput,
       result: memberSchema,
       errors: [...BY_ID_ERRORS, 'members.conflict'],

@@ -1,0 +1,5 @@
+import { listReassignments } from '../../shared/domain/reassignments.js';
+import { handle } from '../../shared/http/resource.js';
+import { reassignmentsResource } from '../../shared/schemas/resources/reassignments.js';
+
+export const handler = handle(reassignmentsResource, 'list', (input, ctx) => listReassignments(ctx, input));
