@@ -84,12 +84,12 @@ export function putMember(item: MemberItem, max: number): Promise<MemberRefusal 
  * Writes a changed member (`next`, whose `ver` is `before.ver` + 1) on condition it is still at
  * `before.ver`: its name entry moved when its name or status changed, its address's claim moved
  * (the old one released, the new one taken on condition it is free) when its email changed other
- * than in case.
+ * than in case; `extra` items in the same transaction (a rename's META override).
  */
-export function replaceMember(before: MemberItem, next: MemberItem): Promise<MemberRefusal | undefined> {
+export function replaceMember(before: MemberItem, next: MemberItem, extra: TransactItem[] = []): Promise<MemberRefusal | undefined> {
   const acct = before.account_id;
-  const items: TransactItem[] = [{ Put: { TableName: tableName(), Item: { ...keys.member(acct, next.id), ...next }, ...eq('ver', before.ver) } }];
-  const labels: MemberRefusal[] = ['member'];
+  const items: TransactItem[] = [{ Put: { TableName: tableName(), Item: { ...keys.member(acct, next.id), ...next }, ...eq('ver', before.ver) } }, ...extra];
+  const labels: MemberRefusal[] = ['member', ...extra.map(() => 'member' as const)];
   const [from, to] = [entryKey(before), entryKey(next)];
   if (from.pk !== to.pk || from.sk !== to.sk) {
     items.push({ Delete: { TableName: tableName(), Key: from } });

@@ -2,19 +2,19 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { eq, update } from './expr.js';
 import { batchGetItems, type StoredRecord, type TransactItem, writeUnlessRefused } from './items.js';
-import { type EntityType, keys, metaAttr } from './table.js';
+import { type EntityType, keys, metaAttr, type ReferenceTarget } from './table.js';
 import type { FieldType } from '../schemas/filter.js';
 
 /**
  * Per-account metadata item. It makes derived data current at once while the stream worker
  * catches up in the background:
- * - `o#company#<id>` / `o#source#<id>`: a rename (`name`) or deletion (`name: null`) whose
+ * - `o#company#<id>` / `o#source#<id>` / `o#member#<id>`: a rename (`name`) or deletion (`name: null`) whose
  *   fan-out to contacts is still running; reads apply it, the fan-out removes it when done.
  * - `df`: ids of deleted custom-field definitions; reads hide their values.
  * - `cf_count_<entity>`: number of custom-field definitions (at most 200 per entity type).
  */
-/** A referenced entity type whose renames and deletions are applied on read while they fan out. */
-export type RefKind = EntityType;
+/** A referenced entity type (or `member`: renames of owners, contract §20) whose renames and deletions are applied on read while they fan out. */
+export type RefKind = ReferenceTarget;
 
 export interface AccountMeta {
   /** `to`: a merged record (contract §15) shows as the record it was merged into until its links have moved. */

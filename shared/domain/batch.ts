@@ -23,8 +23,8 @@
 import { randomUUID } from 'node:crypto';
 import { newestFirst, type StoredRecord, type TransactItem } from '../db/items.js';
 import { readMeta } from '../db/meta.js';
-import { createRecords, readClaims, recordReads, takeClaims, type UpsertClaim } from '../db/record-store.js';
-import type { EntityType } from '../db/table.js';
+import { createRecords, readClaims, takeClaims, targetReads, type UpsertClaim } from '../db/record-store.js';
+import type { ReferenceTarget } from '../db/table.js';
 import { trashedIds } from '../db/trash.js';
 import { ApiError, type Family, internal, invalidRequest } from '../errors.js';
 import { customField, type Entity, type EntityDefinition, refFields } from '../schemas/entities/index.js';
@@ -62,8 +62,8 @@ async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
 
-/** Records of one type by id, strongly consistent (a batch's reference checks). */
-const readRecords = (type: string, accountId: string, ids: readonly string[]) => recordReads(type as EntityType).getManyConsistent(accountId, ids);
+/** Records of one type (or members: owners, assignees) by id, strongly consistent (a batch's reference checks). */
+const readRecords = (type: string, accountId: string, ids: readonly string[]) => targetReads(type as ReferenceTarget).getManyConsistent(accountId, ids);
 
 type Rec = Record<string, unknown>;
 type Slot = { index: number; result?: ItemResult<Rec> };

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { untilAnswered } from '../backoff.js';
 import { getMemberItem, type MemberItem, memberCount, memberIdByEmail, membersByName, putMember, replaceMember } from '../db/members.js';
+import { setOverrideItem } from '../db/meta.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { compareSortKeys, MAX_MEMBERS, type Member, type MemberCreate, type MemberDeactivate, type MemberListInput, type MemberStatus, type MemberUpdate, MEMBER_STATUSES, memberSchema } from '../schemas/members.js';
 import { apiShape } from '../schemas/resource.js';
@@ -63,7 +64,10 @@ function changeMember(ctx: OperationContext, id: string, change: (m: MemberItem,
     const fields = change(before, now);
     if (!fields || Object.entries(fields).every(([k, v]) => before[k as keyof MemberItem] === v)) return toApi(before);
     const next: MemberItem = { ...before, ...fields, updated_at: now, ver: before.ver + 1 };
-    const refused = await replaceMember(before, next);
+    // A rename shows at once as the owner_name / assignee_name of its records (contract §20): a
+    // META override, removed by the stream's fan-out once they carry the new name.
+    const renamed = next.name !== before.name ? [setOverrideItem(ctx.accountId, 'member', id, next.name, next.ver)] : [];
+    const refused = await replaceMember(before, next, renamed);
     if (!refused) return toApi(next);
     if (refused === 'email') {
       const taken = await emailTaken(ctx, next.email);
@@ -120,4 +124,10 @@ export async function listMembers(ctx: OperationContext, input: MemberListInput)
   const items = found.slice(0, limit);
   const next = found.length > limit ? items[items.length - 1]!.at : undefined;
   return { items: items.map(toApi), next_cursor: scope.next(next) };
+}
+
+/** The member holding an address (compared case-insensitively), if any: an import row's owner named by email (contract §20). */
+export async function memberByEmail(accountId: string, email: string): Promise<Pick<MemberItem, 'id' | 'status'> | undefined> {
+  const id = await memberIdByEmail(accountId, email);
+  return id === undefined ? undefined : getMemberItem(accountId, id);
 }

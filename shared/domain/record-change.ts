@@ -10,7 +10,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { RecordChange, RecordOp } from '../db/changes.js';
-import { type EntityType, MERGE_SK, RECORD_SK, RESTORED_ATTR, TABLE_DEFINITION } from '../db/table.js';
+import { type EntityType, keys, MERGE_SK, RECORD_SK, RESTORED_ATTR, TABLE_DEFINITION } from '../db/table.js';
 
 export type { RecordChange } from '../db/changes.js';
 
@@ -68,4 +68,28 @@ export function stageChangeOf(change: RecordChange | undefined): RecordChange | 
   if (!change || !change.new || !['created', 'updated', 'restored'].includes(change.op)) return undefined;
   const place = (r: Record<string, unknown> | undefined) => `${String(r?.pipeline_id ?? null)}/${String(r?.stage_id ?? null)}`;
   return place(change.old) !== place(change.new) ? { ...change, eventId: `${change.eventId}:stage`, op: 'stage_changed' } : undefined;
+}
+
+/** A member renamed (contract §20): the records it owns or is assigned to show its new name. */
+export interface MemberRename {
+  accountId: string;
+  id: string;
+}
+
+/**
+ * The rename a stream record is when it is the update of a member item (`keys.member`; not its
+ * name entry, a copy) whose name changed; undefined otherwise. Reads the raw images: no decoding
+ * of the many records that are no member.
+ */
+export function memberRenameOf(record: DynamoDBRecord): MemberRename | undefined {
+  const d = record.dynamodb;
+  if (record.eventName !== 'MODIFY' || !d?.NewImage || !d.OldImage) return undefined;
+  const str = (image: Record<string, unknown>, attr: string) => (image[attr] as { S?: string } | undefined)?.S;
+  const [n, o] = [d.NewImage, d.OldImage] as Record<string, unknown>[];
+  const accountId = str(n!, 'account_id');
+  const id = str(n!, 'id');
+  const name = str(n!, 'name');
+  if (!accountId || !id || name === undefined || name === str(o!, 'name')) return undefined;
+  const key = keys.member(accountId, id);
+  return str(n!, TABLE_DEFINITION.partitionKey) === key.pk && str(n!, TABLE_DEFINITION.sortKey) === key.sk ? { accountId, id } : undefined;
 }

@@ -2,18 +2,25 @@
  * The CSV columns of a record family, both ways (contract §10 and §16), pure: one module defines them.
  *
  * - Import: headers mapped to the create fields of the entity (compared without case, spaces,
- *   `-` and `_`), `tags` split on `;`, a contact's `company_domain`, `custom:<definition name>`
- *   columns converted to their definition's type; the export-only columns `id`, `created_at`,
- *   `updated_at` are accepted and ignored; a cell's formula-injection prefix `'` is stripped.
+ *   `-` and `_`), `tags` split on `;`, a contact's `company_domain`, a member by email for each
+ *   member reference (`owner_email` for `owner_id`, `assignee_email` for `assignee_id`),
+ *   `custom:<definition name>` columns converted to their definition's type; the export-only
+ *   columns `id`, `created_at`, `updated_at` and the members' names (`owner_name`) are accepted
+ *   and ignored; a cell's formula-injection prefix `'` is stripped.
  * - Export: the same headers in the same spelling (`exportColumns`), cells from a record
  *   (`recordCells`), a cell that a spreadsheet would run as a formula prefixed with `'`.
  */
 import * as v from 'valibot';
 import { type CustomFieldDefinition, valueSchema } from '../domain/custom-fields.js';
-import { customField, type EntityDefinition, settable, tagsField } from '../schemas/entities/index.js';
+import { customField, type EntityDefinition, refFields, settable, tagsField } from '../schemas/entities/index.js';
 import type { RowErrorCode } from '../schemas/imports.js';
 
-export type ColumnTarget = { kind: 'field'; field: string } | { kind: 'company_domain' } | { kind: 'custom'; definition: CustomFieldDefinition };
+export type ColumnTarget =
+  | { kind: 'field'; field: string }
+  | { kind: 'company_domain' }
+  /** A member by email (case-insensitively) for the member reference `field` (contract §20: `owner_email` → `owner_id`). */
+  | { kind: 'member_email'; field: string }
+  | { kind: 'custom'; definition: CustomFieldDefinition };
 
 export interface Column {
   index: number;
@@ -46,9 +53,18 @@ const FORMULA_START = /^'*[=+\-@\t\r]/;
 export const escapeFormula = (cell: string): string => (FORMULA_START.test(cell) ? `'${cell}` : cell);
 export const unescapeFormula = (cell: string): string => (cell.startsWith("'") && FORMULA_START.test(cell.slice(1)) ? cell.slice(1) : cell);
 
+/** The member references of an entity (`owner_id`, `assignee_id`), with their email column (`owner_email`) and name field (`owner_name`). */
+export const memberRefs = (def: EntityDefinition) =>
+  refFields(def)
+    .filter((r) => r.target === 'member')
+    .map((r) => ({ field: r.field, emailHeader: `${r.field.replace(/_id$/, '')}_email`, nameField: r.nameField }));
+
 /** Maps a header row; `definitions` are the account's custom fields of the entity. */
 export function mapHeaders(def: EntityDefinition, headers: string[], definitions: CustomFieldDefinition[]): HeaderMapping {
   const cf = customField(def);
+  const members = memberRefs(def);
+  // An export's member names (`owner_name`): accepted and ignored, as the export-only columns.
+  const names = new Set(members.flatMap((m) => (m.nameField ? [normalizeHeader(m.nameField)] : [])));
   const fields = new Map(settable(def, 'create').filter((f) => f !== cf).map((f) => [normalizeHeader(f), f]));
   const byName = new Map<string, CustomFieldDefinition>();
   for (const d of definitions) if (!byName.has(d.name.trim().toLowerCase())) byName.set(d.name.trim().toLowerCase(), d);
@@ -59,7 +75,7 @@ export function mapHeaders(def: EntityDefinition, headers: string[], definitions
     const custom = /^\s*custom\s*:(.*)$/i.exec(header);
     let target: ColumnTarget | undefined;
     let slot = '';
-    if (EXPORT_ONLY.has(normalizeHeader(header))) return;
+    if (EXPORT_ONLY.has(normalizeHeader(header)) || names.has(normalizeHeader(header))) return;
     if (custom && cf) {
       const d = byName.get(custom[1]!.trim().toLowerCase());
       if (d) [target, slot] = [{ kind: 'custom', definition: d }, `custom:${d.id}`];
@@ -68,6 +84,10 @@ export function mapHeaders(def: EntityDefinition, headers: string[], definitions
       const field = fields.get(n);
       if (field) [target, slot] = [{ kind: 'field', field }, field];
       else if (n === 'companydomain' && def.type === 'contact') [target, slot] = [{ kind: 'company_domain' }, 'company_domain'];
+      else {
+        const member = members.find((m) => normalizeHeader(m.emailHeader) === n);
+        if (member) [target, slot] = [{ kind: 'member_email', field: member.field }, member.emailHeader];
+      }
     }
     if (!target || used.has(slot)) {
       unmapped.push(header);
@@ -93,6 +113,8 @@ export interface MappedRow {
   body: Record<string, unknown>;
   /** The `company_domain` cell (contacts), trimmed. */
   companyDomain?: string;
+  /** The member email cells (`owner_email`), trimmed, by the reference field they set (`owner_id`). */
+  memberEmails?: Map<string, { email: string; header: string }>;
   /** Header of each body field (and `custom_fields.<id>`), for error messages. */
   headerOf: Map<string, string>;
   /** Cell of each body field, for error messages. */
@@ -134,11 +156,13 @@ export function mapRow(def: EntityDefinition, mapping: HeaderMapping, cells: str
   const headerOf = new Map<string, string>();
   const cellOf = new Map<string, string>();
   let companyDomain: string | undefined;
+  let memberEmails: MappedRow['memberEmails'];
   for (const col of mapping.columns) {
     const cell = unescapeFormula((cells[col.index] ?? '').trim());
     if (cell === '') continue;
     const t = col.target;
     if (t.kind === 'company_domain') companyDomain = cell;
+    else if (t.kind === 'member_email') (memberEmails ??= new Map()).set(t.field, { email: cell, header: col.header });
     else if (t.kind === 'custom') {
       const out = customValue(t.definition, cell);
       if ('problem' in out) return { code: 'invalid_custom_fields', column: col.header, message: `${t.definition.name}: ${out.problem}`, value: cell };
@@ -152,7 +176,7 @@ export function mapRow(def: EntityDefinition, mapping: HeaderMapping, cells: str
     }
   }
   if (cf && Object.keys(custom).length) body[cf] = custom;
-  return { body, companyDomain, headerOf, cellOf };
+  return { body, companyDomain, ...(memberEmails ? { memberEmails } : {}), headerOf, cellOf };
 }
 
 /** A cell as shown in a row error (at most 500 characters). */
@@ -168,9 +192,9 @@ export interface ExportColumn {
 
 /**
  * The columns of an export, in order: every create field of the entity (the import's targets,
- * custom values aside), a contact's `company_domain`, `custom:<name>` per definition of the
- * entity's type (oldest first), then `id`, `created_at`, `updated_at`. `mapHeaders` maps every
- * one of them back to the same target.
+ * custom values aside), a contact's `company_domain`, the members' current names (`owner_name`,
+ * ignored by an import), `custom:<name>` per definition of the entity's type (oldest first), then
+ * `id`, `created_at`, `updated_at`. `mapHeaders` maps every one of them back to the same target.
  */
 export function exportColumns(def: EntityDefinition, definitions: CustomFieldDefinition[]): ExportColumn[] {
   const cf = customField(def);
@@ -178,6 +202,7 @@ export function exportColumns(def: EntityDefinition, definitions: CustomFieldDef
     .filter((f) => f !== cf)
     .map((field) => ({ header: field, target: { kind: 'field', field } }));
   if (def.type === 'contact') columns.push({ header: 'company_domain', target: { kind: 'company_domain' } });
+  for (const m of memberRefs(def)) if (m.nameField) columns.push({ header: m.nameField, target: { kind: 'field', field: m.nameField } });
   if (cf) for (const d of [...definitions].reverse()) columns.push({ header: `custom:${d.name}`, target: { kind: 'custom', definition: d } });
   for (const field of EXPORT_ONLY_COLUMNS) columns.push({ header: field, target: { kind: 'meta', field } });
   return columns;
@@ -199,6 +224,7 @@ export function recordCells(columns: ExportColumn[], record: Record<string, unkn
   const custom = (customKey ? record[customKey] : undefined) as Record<string, unknown> | undefined;
   return columns.map(({ target }) => {
     if (target.kind === 'company_domain') return escapeFormula(companyDomain);
+    if (target.kind === 'member_email') return '';
     if (target.kind === 'custom') return escapeFormula(cellOf(custom?.[target.definition.id]));
     return escapeFormula(cellOf(record[target.field]));
   });

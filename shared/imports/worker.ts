@@ -39,11 +39,12 @@ import { ApiError } from '../errors.js';
 import { companyEntity, contactEntity, customField, type Entity, type EntityDefinition, projectEntity } from '../schemas/entities/index.js';
 import '../domain/records/stages.js'; // project rows are created into pipelines (contract §19)
 import { getPipeline } from '../domain/pipelines.js';
+import { memberByEmail } from '../domain/members.js';
 import { type Pipeline, stageNameKey } from '../schemas/pipelines.js';
 import { isUuid } from '../schemas/primitives.js';
 import { MAX_FILE_BYTES, MAX_ROWS, type RowErrorCode } from '../schemas/imports.js';
 import { type ParsedBody, parseRecordBody } from '../schemas/record-body.js';
-import { type HeaderMapping, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
+import { type HeaderMapping, type MappedRow, mapHeaders, mapRow, type RowProblem, shownValue, unescapeFormula } from './mapping.js';
 import { enqueueImport, importQueueFairness, type ImportMessage } from './storage.js';
 
 export interface ImportWorkerDeps {
@@ -171,7 +172,7 @@ interface ChunkResult {
   errors: RowErrorItem[];
 }
 
-type Ready = { row: CsvRow; body: Record<string, unknown>; key?: string; companyDomain?: string; headerOf: Map<string, string>; cellOf: Map<string, string> };
+type Ready = { row: CsvRow; body: Record<string, unknown>; key?: string; companyDomain?: string; memberEmails?: MappedRow['memberEmails']; headerOf: Map<string, string>; cellOf: Map<string, string> };
 
 interface Prepared {
   rows: number;
@@ -209,6 +210,8 @@ class JobRun {
   readonly ctx: OperationContext;
   readonly seen = new Set<string>();
   readonly domains = new Map<string, StoredRecord | null>();
+  /** Members by lowercased email (`owner_email` cells, contract §20): the active one's id, else null. */
+  readonly members = new Map<string, string | null>();
   readonly refs = new Map<string, StoredRecord | null>();
   readonly pipelines = new Map<string, Promise<Pipeline | undefined>>();
   constructor(
@@ -322,6 +325,13 @@ class JobRun {
       const found = await companiesByDomain(job.account_id, newDomains);
       for (const d of newDomains) this.domains.set(d, found.get(d)?.[0] ?? null);
     }
+    const newEmails = [...new Set(ready.flatMap((r) => [...(r.memberEmails?.values() ?? [])].map((m) => m.email.toLowerCase())))].filter((e) => !this.members.has(e));
+    await Promise.all(
+      newEmails.map(async (e) => {
+        const member = await memberByEmail(job.account_id, e);
+        this.members.set(e, member?.status === 'active' ? member.id : null);
+      }),
+    );
     return { rows: rows.length, result, ready, lookupMatches };
   }
 
@@ -350,6 +360,13 @@ class JobRun {
           }
           r.body.company_id = company.id;
         }
+        const noMember = [...(r.memberEmails ?? [])].find(([, m]) => !this.members.get(m.email.toLowerCase()));
+        if (noMember) {
+          const { email, header } = noMember[1];
+          problem(r, { code: 'invalid_value', column: header, message: `${header}: no active member of this account has the email ${email}`, value: email });
+          continue;
+        }
+        for (const [field, m] of r.memberEmails ?? []) r.body[field] = this.members.get(m.email.toLowerCase());
         const unknownStage = await this.stageByName(r);
         if (unknownStage) {
           problem(r, unknownStage);

@@ -4,13 +4,13 @@
  * order (search entries, fan-out, cascades, webhook deliveries), different items in parallel.
  */
 import type { DynamoDBRecord } from 'aws-lambda';
-import { type RecordChange, stageChangeOf, toRecordChange } from '../domain/record-change.js';
+import { memberRenameOf, type RecordChange, stageChangeOf, toRecordChange } from '../domain/record-change.js';
 import { countChanges } from '../domain/summaries.js';
 import type { WebhookPayload } from '../schemas/webhooks.js';
 import { enqueueWebhookDeliveries, WebhookBatchCache } from '../webhooks/pipeline.js';
 import { logChanges } from './change-log.js';
 import { FairSlots } from '../fair-slots.js';
-import { applyProjections } from './fanout.js';
+import { applyProjections, fanOutReference } from './fanout.js';
 
 /** How many items' changes one batch works on at once (within the process's slots). */
 const PARALLEL_ITEMS = 16;
@@ -112,6 +112,18 @@ export async function applyChanges(records: readonly DynamoDBRecord[], group: st
           for (const i of queue) {
             if (i > firstFailed) break;
             const change = changes[i];
+            // A member's rename (contract §20): no event; its owners' and assignees' names follow.
+            const renamed = change ? undefined : memberRenameOf(records[i]!);
+            if (renamed) {
+              try {
+                doing.set(worker, { step: 'a member rename\'s fan-out', eventId: records[i]!.eventID, since: Date.now() });
+                await fanOutReference('member', renamed.accountId, renamed.id, 'renamed');
+              } catch (error) {
+                logError('stream record failed', { eventId: records[i]!.eventID, error });
+                firstFailed = Math.min(firstFailed, i);
+                break;
+              }
+            }
             if (change) {
               try {
                 doing.set(worker, { step: 'projections', eventId: records[i]!.eventID, since: Date.now() });

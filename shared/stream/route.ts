@@ -11,7 +11,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { bindingEnv } from '../config/bindings.js';
 import { requireEnv } from '../config/env.js';
-import { toRecordChange } from '../domain/record-change.js';
+import { memberRenameOf, toRecordChange } from '../domain/record-change.js';
 import { sqs } from '../webhooks/queue.js';
 
 /** One message of the changes queue: an account's record changes, in stream order. */
@@ -45,11 +45,11 @@ export interface PlannedMessage {
 export function planMessages(records: readonly DynamoDBRecord[]): PlannedMessage[] {
   const byAccount = new Map<string, Array<{ i: number; json: string }>>();
   records.forEach((record, i) => {
-    const change = toRecordChange(record);
-    if (!change) return;
-    const list = byAccount.get(change.accountId) ?? [];
+    const accountId = (toRecordChange(record) ?? memberRenameOf(record))?.accountId;
+    if (!accountId) return;
+    const list = byAccount.get(accountId) ?? [];
     list.push({ i, json: JSON.stringify(record) });
-    byAccount.set(change.accountId, list);
+    byAccount.set(accountId, list);
   });
   const out: PlannedMessage[] = [];
   for (const [account, list] of byAccount) {

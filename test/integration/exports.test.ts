@@ -217,8 +217,8 @@ describe('exports', () => {
     expect([...file.bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(file.text.indexOf('\r\n')).toBeGreaterThan(0);
     expect(file.header).toEqual([
-      'first_name', 'last_name', 'email', 'phone', 'company_id', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'tags', 'source_id',
-      'company_domain', 'custom:Tier', 'custom:Score', 'custom:VIP', 'custom:Since', 'custom:Langs', 'custom:Formula, "quoted"', 'custom:Bio',
+      'first_name', 'last_name', 'email', 'phone', 'company_id', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'owner_id', 'tags', 'source_id',
+      'company_domain', 'owner_name', 'custom:Tier', 'custom:Score', 'custom:VIP', 'custom:Since', 'custom:Langs', 'custom:Formula, "quoted"', 'custom:Bio',
       'id', 'created_at', 'updated_at',
     ]);
     expect(file.records).toHaveLength(ROWS);
@@ -275,8 +275,8 @@ describe('exports', () => {
     expect(vip).toMatchObject({ status: 'completed', total_rows: 2, filters: { tags: ['vip'] } });
     const file = await download(vip);
     expect(file.header).toEqual([
-      'name', 'domain', 'industry', 'notes', 'phone', 'website', 'social_url', 'address', 'city', 'state', 'zip_code', 'country', 'employee_count', 'annual_revenue', 'tags',
-      'custom:Region', 'id', 'created_at', 'updated_at',
+      'name', 'domain', 'industry', 'notes', 'phone', 'website', 'social_url', 'address', 'city', 'state', 'zip_code', 'country', 'employee_count', 'annual_revenue', 'owner_id', 'tags',
+      'owner_name', 'custom:Region', 'id', 'created_at', 'updated_at',
     ]);
     // One batch: the same created_at, so the list orders them by id.
     expect(file.records.map((r) => r.name).sort()).toEqual(["'@Globex", 'Acme']);
@@ -330,14 +330,14 @@ describe('exports', () => {
     const p1 = await ok<Rec>('projects-create', { name: 'Engine', status: 'open', company_id: co.id, contact_ids: [c1.id, c2.id], amount: 500, tags: ['big'], custom_fields: { [stage.id]: 'high' } }, auth);
     await ok<Rec>('projects-create', { name: 'Loom', status: 'completed' }, auth);
     const projects = await download(await exportOf(auth, { object_type: 'projects', filters: { status: ['open'] } }));
-    expect(projects.header).toEqual(['name', 'description', 'status', 'stage', 'amount', 'currency', 'company_id', 'contact_ids', 'start_date', 'due_date', 'pipeline_id', 'stage_id', 'tags', 'custom:Priority', 'id', 'created_at', 'updated_at']);
+    expect(projects.header).toEqual(['name', 'description', 'status', 'stage', 'amount', 'currency', 'company_id', 'contact_ids', 'start_date', 'due_date', 'pipeline_id', 'stage_id', 'owner_id', 'tags', 'owner_name', 'custom:Priority', 'id', 'created_at', 'updated_at']);
     expect(projects.records).toHaveLength(1);
     expect(projects.records[0]).toMatchObject({ name: 'Engine', status: 'open', amount: '500', company_id: co.id, contact_ids: `${c1.id};${c2.id}`, tags: 'big', 'custom:Priority': 'high', id: p1.id });
 
     await ok<Rec>('activities-create', { type: 'task', subject: '-call back', contact_ids: [c1.id], due_at: '2026-12-01T10:00:00.000Z' }, auth);
     await ok<Rec>('activities-create', { type: 'note', subject: 'hello', body: 'a\nb' }, auth);
     const tasks = await download(await exportOf(auth, { object_type: 'activities', filters: { types: ['task'], contact_id: c1.id } }));
-    expect(tasks.header).toEqual(['type', 'subject', 'body', 'occurred_at', 'due_at', 'completed', 'direction', 'duration_seconds', 'contact_ids', 'company_id', 'project_id', 'id', 'created_at', 'updated_at']);
+    expect(tasks.header).toEqual(['type', 'subject', 'body', 'occurred_at', 'due_at', 'completed', 'direction', 'duration_seconds', 'contact_ids', 'company_id', 'project_id', 'assignee_id', 'assignee_name', 'id', 'created_at', 'updated_at']);
     expect(tasks.records).toHaveLength(1);
     expect(tasks.records[0]).toMatchObject({ type: 'task', subject: "'-call back", completed: 'false', contact_ids: c1.id, due_at: '2026-12-01T10:00:00.000Z' });
     const notes = await download(await exportOf(auth, { object_type: 'activities', filters: { completed: false, types: ['note'] } }));

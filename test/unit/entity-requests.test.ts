@@ -60,6 +60,7 @@ describe('requests of a write', () => {
       [SORTED('first_name')]: `vada\u0001${NOW}#${K1}`,
       [SORTED('last_name')]: `z\u0001${NOW}#${K1}`,
       [SORTED('email')]: `z\u0001${NOW}#${K1}`,
+      [SORTED('owner_id')]: `z\u0001${NOW}#${K1}`,
       [SORTED('updated_at')]: `v${instantKey(NOW)}\u0001${NOW}#${K1}`,
     });
     expect(entries.filter((e) => e.pk.includes('#s#')).every((e) => e.id === K1 && (e as { pos?: string }).pos === `${NOW}#${K1}`)).toBe(true);

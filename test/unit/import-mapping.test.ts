@@ -73,18 +73,18 @@ describe('import header mapping', () => {
     });
   });
 
-  it('export columns are the import headers: each maps back to its field; id, created_at and updated_at are ignored silently', () => {
+  it('export columns are the import headers: each maps back to its field; id, created_at, updated_at and owner_name are ignored silently', () => {
     const defs = [def('Tier', 'select', ['gold']), def('Score', 'number')];
     const cols = exportColumns(contact, defs);
     const headers = cols.map((c) => c.header);
     // Definitions come newest first (custom-fields-list): the columns list them oldest first.
     expect(headers).toEqual([
-      'first_name', 'last_name', 'email', 'phone', 'company_id', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'tags', 'source_id',
-      'company_domain', 'custom:Score', 'custom:Tier', 'id', 'created_at', 'updated_at',
+      'first_name', 'last_name', 'email', 'phone', 'company_id', 'job_title', 'address', 'city', 'state', 'zip_code', 'country', 'notes', 'owner_id', 'tags', 'source_id',
+      'company_domain', 'owner_name', 'custom:Score', 'custom:Tier', 'id', 'created_at', 'updated_at',
     ]);
     const m = mapHeaders(contact, headers, defs);
     expect(m.unmapped).toEqual([]);
-    expect(m.columns).toHaveLength(headers.length - 3);
+    expect(m.columns).toHaveLength(headers.length - 4);
     expect(m.keyColumn?.header).toBe('email');
     expect(mapHeaders(company, exportColumns(company, []).map((c) => c.header), []).unmapped).toEqual([]);
     expect(exportColumns(company, []).map((c) => c.header)).not.toContain('company_domain');
@@ -95,5 +95,15 @@ describe('import header mapping', () => {
     expect(row).toMatchObject({ first_name: "'=Ada", last_name: '', tags: "'-x;y", company_domain: 'acme.example', 'custom:Score': "'-1", 'custom:Tier': 'gold', id: 'i', created_at: 'c', updated_at: 'u' });
     // And back: the row maps to the record's values.
     expect(mapRow(contact, m, cells)).toMatchObject({ body: { first_name: '=Ada', tags: ['-x', 'y'], custom_fields: { 'id-score': -1, 'id-tier': 'gold' } }, companyDomain: 'acme.example' });
+  });
+
+  it('maps an owner_email column (any spelling) to the member reference it names, for the worker to look up', () => {
+    const m = mapHeaders(contact, ['First Name', 'Owner-Email', 'owner_name'], []);
+    expect(m.unmapped).toEqual([]);
+    expect(m.columns.map((c) => c.target)).toEqual([{ kind: 'field', field: 'first_name' }, { kind: 'member_email', field: 'owner_id' }]);
+    const row = mapRow(contact, m, ['Ada', ' Grace@Example.com ', 'Grace']);
+    expect(row).toMatchObject({ body: { first_name: 'Ada' }, memberEmails: new Map([['owner_id', { email: 'Grace@Example.com', header: 'Owner-Email' }]]) });
+    expect((row as { body: object }).body).not.toHaveProperty('owner_name');
+    expect(mapRow(contact, m, ['Ada', '', ''])).not.toHaveProperty('memberEmails');
   });
 });

@@ -4,8 +4,8 @@
  * family's store.
  */
 import { clearOverride, overrideAttr, readMeta } from '../../db/meta.js';
-import { recordStore } from '../../db/record-store.js';
-import type { EntityType } from '../../db/table.js';
+import { recordStore, targetReads } from '../../db/record-store.js';
+import type { EntityType, ReferenceTarget } from '../../db/table.js';
 import { cascadeRecordPut, getTrash } from '../../db/trash.js';
 import { entityByType, type EntityDefinition } from '../../schemas/entities/index.js';
 import { SYSTEM_ACTOR } from '../../schemas/events.js';
@@ -19,14 +19,15 @@ import { updateOptimistic } from './optimistic.js';
  * null, an id leaves an id array). Each update raises the record's `*.updated` event.
  * Idempotent; when done it removes the meta override that kept reads current meanwhile.
  */
-export async function fanOutReference(target: EntityType, accountId: string, refId: string, kind: 'renamed' | 'deleted', deletedVer?: number): Promise<number> {
+export async function fanOutReference(target: ReferenceTarget, accountId: string, refId: string, kind: 'renamed' | 'deleted', deletedVer?: number): Promise<number> {
   const targetDef = entityByType(target) as EntityDefinition | undefined;
   // Contract §15: a record restored before its deletion's cascade ran keeps its links, and a
   // merged one has them re-pointed to the primary instead (restore.ts, merge.ts).
   const trashable = kind === 'deleted' && Boolean(targetDef?.trash);
-  const targetStore = targetDef && recordStore(targetDef);
-  if (trashable && ((await targetStore!.get(accountId, refId)) || (await getTrash(accountId, target, refId))?.merged_into)) return 0;
-  const ref = kind === 'deleted' ? undefined : await targetStore?.get(accountId, refId);
+  // A member (an owner, an assignee: contract §20) is no record, and is renamed only.
+  const reads = targetReads(target);
+  if (trashable && ((await reads.get(accountId, refId)) || (await getTrash(accountId, target as EntityType, refId))?.merged_into)) return 0;
+  const ref = kind === 'deleted' ? undefined : await reads.get(accountId, refId);
   const meta = NAMED_TARGETS.has(target) ? await readMeta(accountId) : undefined;
   const pending = meta?.overrides.get(overrideAttr(target, refId));
   let changed = 0;
@@ -45,7 +46,7 @@ export async function fanOutReference(target: EntityType, accountId: string, ref
           ? (current, next) => {
               const before = current[field.field];
               const pos = field.many && Array.isArray(before) ? (before as string[]).indexOf(refId) : -1;
-              return [cascadeRecordPut(accountId, target, refId, { type: entity.type as EntityType, id, field: field.field, after: next[field.field] ?? null, pos, dver: deletedVer ?? 0 })];
+              return [cascadeRecordPut(accountId, target as EntityType, refId, { type: entity.type as EntityType, id, field: field.field, after: next[field.field] ?? null, pos, dver: deletedVer ?? 0 })];
             }
           : undefined,
       });

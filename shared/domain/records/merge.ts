@@ -112,7 +112,7 @@ async function mergeOnce(fam: RecordFamily, ctx: OperationContext, primaryId: st
     let deletion: ReturnType<typeof upkeep.deletion> | undefined;
     // One transaction: the primary's update (guarded by the version read here), the secondary's
     // deletion at the version read here with its trash item, and the merge item.
-    const { stored, changed, meta } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, undefined, {
+    const { stored, changed, meta } = await applyUpdate(fam, ctx, { id: primaryId, fields: sent }, { deactivatedMembers: true }, {
       load: async () => undefined,
       items: (current, next, custom) => {
         firstTry();

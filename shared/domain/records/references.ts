@@ -21,6 +21,8 @@ export interface Preloaded {
   definitions?: readonly CustomFieldDefinition[];
   /** Referenced records by target type, then id: an id missing from a loaded type is not a record of the account. */
   records?: ReadonlyMap<string, ReadonlyMap<string, StoredRecord>>;
+  /** A deactivated member is taken as well (a merge takes the secondary's owner as it is: contract §20). */
+  deactivatedMembers?: true;
 }
 
 export interface Resolved {
@@ -54,12 +56,12 @@ async function resolveMany(ref: Ref, accountId: string, value: unknown, known: R
 }
 
 /** A single reference: a UUID of a record of the account, or null. */
-async function resolveOne(ref: Ref, accountId: string, value: unknown, known: ReadonlyMap<string, StoredRecord> | undefined) {
+async function resolveOne(ref: Ref, accountId: string, value: unknown, known: ReadonlyMap<string, StoredRecord> | undefined, deactivated?: true) {
   const id = String(value).toLowerCase();
   if (!isUuid(id)) throw new ApiError(ref.code, `${ref.field} must be a UUID or null: ${JSON.stringify(String(value).slice(0, 64))} is not a UUID`, [{ path: ref.field, message: 'is not a UUID' }]);
   const record = known ? known.get(id) : await targetStore(ref).get(accountId, id);
   if (!record) throw invalidRef(ref, `no such ${ref.target}`);
-  if (ref.target === MEMBER && record.status !== 'active') throw invalidRef(ref, 'is a deactivated member');
+  if (ref.target === MEMBER && record.status !== 'active' && !deactivated) throw invalidRef(ref, 'is a deactivated member');
   return record;
 }
 
@@ -83,7 +85,7 @@ export async function resolveRefs(fam: RecordFamily, accountId: string, sent: Re
         if (ref.nameField) set[ref.nameField] = '';
         return;
       }
-      const record = await resolveOne(ref, accountId, value, known);
+      const record = await resolveOne(ref, accountId, value, known, pre?.deactivatedMembers);
       set[ref.field] = record.id;
       if (ref.nameField) set[ref.nameField] = String(record.name ?? '');
       resolved.push({ field: ref.field, target: ref.target, linked: [linkOf(record)] });

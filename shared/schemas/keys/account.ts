@@ -25,8 +25,8 @@ export const ACCOUNT_KEYS = defineKeys({
 
 /** Attribute names of the per-account META item (see shared/db/meta.ts). */
 export const ACCOUNT_META_ATTRIBUTES = defineKeys({
-  /** A pending rename (`name`) or deletion (`name: null`) of a referenced record. */
-  override: 'o#{type}#{id}',
+  /** A pending rename (`name`) or deletion (`name: null`) of a referenced record, or a rename of a member (`referenced`: an entity type or `member`). */
+  override: 'o#{referenced}#{id}',
   /** Ids of deleted custom-field definitions. */
   deletedFields: 'df',
   /** Number of custom-field definitions of an entity type. */
