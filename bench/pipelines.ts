@@ -1,11 +1,13 @@
 /**
- * `npm run bench:pipelines [-- --sizes 1000,10000]`: the pipeline board and the project summaries
- * (contracts §19, §21) at two account sizes on the local stack: read units (ConsumedCapacity),
- * items read and latency of `pipelines-board` (limit 10 and 25) and of `projects-summary` by stage
- * (a 30-stage pipeline), status and pipeline; and the write units the changes worker spends to
- * count one stage move (its transaction: the change's marker and the counters it moves).
- * Projects are created through `projects-create` (placed in the pipeline's 30 stages in turn) and
- * counted by the stream worker before the reads. Prints a table; writes bench-pipelines.json.
+ * `npm run bench:pipelines [-- --sizes 1000,10000] [--contacts-only]`: the pipeline board and the
+ * summaries (contracts §19, §21) at two account sizes on the local stack: read units
+ * (ConsumedCapacity), items read and latency of `pipelines-board` (limit 10 and 25), of
+ * `projects-summary` by stage (a 30-stage pipeline), status and pipeline, and of
+ * `contacts-summary` by owner (50 members owning the contacts in turn); and the write units the
+ * changes worker spends to count one stage move (its transaction: the change's marker and the
+ * counters it moves). Records are created through `projects-create` (placed in the pipeline's 30
+ * stages in turn) and `contacts-create`, and counted by the stream worker before the reads.
+ * Prints a table; writes bench-pipelines.json.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { percentile, table } from './stats.js';
 
 const arg = process.argv.indexOf('--sizes');
 const sizes = arg > 0 ? process.argv[arg + 1]!.split(',').map(Number) : [1_000, 10_000];
+const contactsOnly = process.argv.includes('--contacts-only');
 const RUNS = 15;
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.CRM_RATE_LIMIT ??= '0';
@@ -73,10 +76,10 @@ async function measure(name: string, size: number, op: string, body: unknown, ch
     rcu = Math.max(rcu, usage.rcu);
     items = Math.max(items, usage.itemsRead);
   }
-  rows.push({ read: name, projects: size, rcu: round(rcu), items_read: items, p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
+  rows.push({ read: name, records: size, rcu: round(rcu), items_read: items, p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
 }
 
-for (const size of sizes) {
+for (const size of contactsOnly ? [] : sizes) {
   await growTo(size);
   const counted = (r: Record<string, unknown>) => {
     const total = (r.total as { count: number } | undefined)?.count ?? (r.columns as { count: number }[]).reduce((n, c) => n + c.count, 0);
@@ -88,6 +91,45 @@ for (const size of sizes) {
   await measure('projects-summary status', size, 'projects-summary', { group_by: 'status' }, counted);
   await measure('projects-summary pipeline', size, 'projects-summary', { group_by: 'pipeline' }, counted);
 }
+
+// contacts-summary by owner: 50 members owning the contacts in turn (another account than the projects').
+
+const people: AuthContext = { accountId: randomUUID(), userId: randomUUID() };
+const owners: string[] = [];
+for (let i = 0; i < 50; i++) {
+  const r = await invokeOperation<{ id: string }>('members-create', { email: `owner${i}@example.com`, name: `Owner ${String(i).padStart(2, '0')}` }, people);
+  owners.push(r.body.result!.id);
+}
+let contacts = 0;
+for (const size of sizes) {
+  const t = performance.now();
+  let next = contacts;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < size) {
+        const i = next++;
+        const r = await invokeOperation('contacts-create', { first_name: `Person ${i}`, owner_id: owners[i % owners.length] }, people);
+        if (!r.body.ok) throw new Error(`contacts-create: ${JSON.stringify(r.body.error)}`);
+      }
+    }),
+  );
+  contacts = size;
+  await stack.poller.drain(60 * 60_000);
+  log(`${size} contacts created and counted in ${Math.round(performance.now() - t)} ms`);
+  const ms: number[] = [];
+  let rcu = 0;
+  let items = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    const { result, usage } = await measureCapacity(async () => (await invokeOperation<{ total: { count: number }; groups: unknown[] }>('contacts-summary', { group_by: 'owner' }, people)).body.result!);
+    ms.push(performance.now() - t0);
+    if (result.total.count !== size || result.groups.length !== 51) throw new Error(`counted ${result.total.count} of ${size} contacts in ${result.groups.length} groups`);
+    rcu = Math.max(rcu, usage.rcu);
+    items = Math.max(items, usage.itemsRead);
+  }
+  rows.push({ read: 'contacts-summary owner (50 members)', records: size, rcu: round(rcu), items_read: items, p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
+}
+
 
 // The worker's cost of counting one stage move (a project leaving a stage for another): one
 // transaction of its marker and the counters it changes (stage × 2; pipeline, status, the

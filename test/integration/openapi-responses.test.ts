@@ -257,7 +257,17 @@ describe('real responses match the OpenAPI document', () => {
     await call('members-deactivate', { id: b.id });
     await call('members-list', { status: 'deactivated' });
     await call('members-reactivate', { id: b.id });
+    // the summaries by owner (contract §21)
+    await call('contacts-create', { first_name: 'Owned', owner_id: a.id });
+    await call('contacts-summary', { group_by: 'owner' });
+    await call('contacts-summary', { group_by: 'source' });
+    await call('companies-summary', { group_by: 'owner' });
+    await call('activities-summary', { group_by: 'assignee', completed: false });
+    await call('activities-summary', { group_by: 'type' });
+    await call('projects-summary', { group_by: 'owner' });
     for (const [op, body, status] of [
+      ['contacts-summary', { group_by: 'type' }, 400],
+      ['activities-summary', { group_by: 'type', completed: 1 }, 400],
       ['members-create', { email: 'DOC.MEMBER@example.com', name: 'x' }, 409],
       ['members-create', { email: 'nope', name: 'x' }, 400],
       ['members-update', { id: b.id, email: 'doc.member@EXAMPLE.com' }, 409],
