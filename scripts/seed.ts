@@ -5,13 +5,14 @@
  *
  * Without --url/--token (or CRM_URL/CRM_TOKEN) it uses the running `npm start` (its state file,
  * local/state-file.ts) and its printed dev token. It adds: 3 lead sources, 4 companies, 20
- * contacts (with companies, sources, tags, phones), a "Sales" pipeline (Lead, Qualified, Proposal,
+ * contacts (with companies, sources, tags, phones), 4 members who own the companies, contacts and
+ * deals and are assigned the tasks, a "Sales" pipeline (Lead, Qualified, Proposal,
  * Won, Lost) with 10 projects spread over its stages (amounts in USD and EUR), a timeline of 30 activities
  * (notes, calls, meetings, tasks, emails over the last 30 days) and a webhook endpoint to the
  * local receiver (`npm run receiver`, default http://127.0.0.1:4000/hook; loopback only), whose
  * signing secret it prints with the command that starts the receiver.
  *
- * Run it again and nothing is duplicated: sources and the endpoint are looked up first,
+ * Run it again and nothing is duplicated: sources, members and the endpoint are looked up first,
  * companies and contacts are upserted (by domain, by email), and projects and activities are
  * added only with the companies' first creation.
  */
@@ -106,6 +107,12 @@ const PEOPLE: Array<[first: string, last: string, title: string, company: number
   ['Jean', 'Sammet', 'Consultant', -1, 1, ['freelance']],
   ['Linus', 'Torvalds', 'Maintainer', -1, 0, ['open-source']],
 ];
+const MEMBERS: Array<[name: string, email: string]> = [
+  ['Sam Carter', 'sam.carter@crm.example'],
+  ['Priya Nair', 'priya.nair@crm.example'],
+  ['Tomás Ruiz', 'tomas.ruiz@crm.example'],
+  ['Mei Chen', 'mei.chen@crm.example'],
+];
 const EVENTS = ['contact.created', 'contact.updated', 'contact.deleted', 'company.created', 'company.updated', 'company.deleted'];
 
 // 1. The webhook endpoint first, so the receiver gets the seeded records' events.
@@ -117,11 +124,16 @@ if (!existing) {
   secretLine = `webhook endpoint ${created.endpoint.id} → ${values.receiver}; start the receiver with:\n  WEBHOOK_SECRET=${created.signing_secret} npm run receiver   (deliveries made before it listens are retried)`;
 }
 
-// 2. Lead sources (looked up by name), companies (by domain), contacts (by email).
+// 2. Members (looked up by email), lead sources (by name), companies (by domain), contacts (by email).
+const knownMembers = (await call<{ items: Array<{ id: string; email: string }> }>('members-list', { limit: 100 })).items;
+const memberIds: string[] = [];
+for (const [name, email] of MEMBERS) memberIds.push(knownMembers.find((m) => m.email.toLowerCase() === email)?.id ?? (await call<{ id: string }>('members-create', { name, email })).id);
+/** The owner of the i-th record of a kind: the members take turns. */
+const ownerOf = (i: number) => memberIds[i % memberIds.length]!;
 const knownSources = (await call<{ items: Array<{ id: string; name: string }> }>('sources-list', { limit: 100 })).items;
 const sourceIds: string[] = [];
 for (const name of SOURCES) sourceIds.push(knownSources.find((s) => s.name === name)?.id ?? (await call<{ id: string }>('sources-create', { name })).id);
-const companies = await batch('companies-batch-upsert', COMPANIES);
+const companies = await batch('companies-batch-upsert', COMPANIES.map((c, i) => ({ ...c, owner_id: ownerOf(i) })));
 // A custom "Plan" field (select), for filtering and sorting examples (docs/api.md, "Filtering and sorting").
 const plans = (await call<{ items: Array<{ id: string; name: string }> }>('custom-fields-list', { entity_type: 'contact' })).items;
 const planId = plans.find((d) => d.name === 'Plan')?.id ?? (await call<{ id: string }>('custom-fields-create', { entity_type: 'contact', name: 'Plan', field_type: 'select', options: ['free', 'pro', 'enterprise'] })).id;
@@ -136,6 +148,8 @@ const contacts = await batch(
     job_title: title,
     company_id: company >= 0 ? companies[company]!.id : null,
     source_id: sourceIds[source]!,
+    // A contact is owned by its company's owner; the two without a company by the first member.
+    owner_id: ownerOf(Math.max(company, 0)),
     tags,
     custom_fields: { [planId]: ['enterprise', 'pro', 'free'][i % 3] },
   })),
@@ -180,7 +194,7 @@ if (firstRun) {
   const sales = await salesPipeline();
   const stageOf = (name: string) => sales.stages.find((s) => s.name === name)!.id;
   const placed = [...projects.map((p, i) => ({ id: p.id, stage: ['Proposal', 'Qualified', 'Won', 'Lost'][i]! })), ...deals.map((d, i) => ({ id: d.id, stage: DEALS[i]![1] }))];
-  await batch('projects-batch-update', placed.map((p) => ({ id: p.id, stage_id: stageOf(p.stage) })));
+  await batch('projects-batch-update', placed.map((p, i) => ({ id: p.id, stage_id: stageOf(p.stage), owner_id: ownerOf(i) })));
   projectCount = placed.length;
   const timeline: unknown[] = [];
   PEOPLE.forEach(([first, , , company], i) => {
@@ -191,11 +205,11 @@ if (firstRun) {
     if (kind === 1) timeline.push({ ...base, type: 'call', subject: `Discovery call with ${first}`, direction: 'outbound', duration_seconds: 1_500 + i * 60, occurred_at: daysAgo(25 - i, 15) });
     if (kind === 2) timeline.push({ ...base, type: 'meeting', subject: `Demo for ${first}'s team`, duration_seconds: 3_600, occurred_at: daysAgo(20 - i, 11) });
     if (kind === 3) timeline.push({ ...base, type: 'email', subject: `Proposal sent to ${first}`, direction: 'outbound', body: 'Attached: proposal v2 with the revised pricing.', occurred_at: daysAgo(15 - Math.floor(i / 2), 9) });
-    if (kind === 4) timeline.push({ ...base, type: 'task', subject: `Follow up with ${first}`, due_at: daysAgo(-3 - i), completed: false });
+    if (kind === 4) timeline.push({ ...base, type: 'task', subject: `Follow up with ${first}`, due_at: daysAgo(-3 - i), completed: false, assignee_id: ownerOf(Math.max(company, 0)) });
     // Everyone in the pilot gets a second touch.
     if (i < 6) timeline.push({ ...base, type: 'note', subject: `${first}: pilot scope agreed`, body: 'Two sites, eight weeks, success = 20% fewer picking errors.', occurred_at: daysAgo(5 - i, 16), project_id: projects[0]!.id });
   });
-  timeline.push({ type: 'task', subject: 'Send renewal quote to Globex', due_at: daysAgo(-7), completed: false, company_id: companies[1]!.id, project_id: projects[1]!.id, contact_ids: [contacts[5]!.id] });
+  timeline.push({ type: 'task', subject: 'Send renewal quote to Globex', due_at: daysAgo(-7), completed: false, assignee_id: ownerOf(1), company_id: companies[1]!.id, project_id: projects[1]!.id, contact_ids: [contacts[5]!.id] });
   timeline.push({ type: 'call', subject: 'Renewal check-in', direction: 'inbound', duration_seconds: 900, occurred_at: daysAgo(2, 14), company_id: companies[1]!.id, project_id: projects[1]!.id, contact_ids: [contacts[4]!.id, contacts[5]!.id] });
   timeline.push({ type: 'task', subject: 'Call Umbra back about the campaign', due_at: daysAgo(2), completed: false, company_id: companies[3]!.id, contact_ids: [contacts[14]!.id] });
   timeline.push({ type: 'task', subject: 'Security questionnaire returned', due_at: daysAgo(10), completed: true, company_id: companies[2]!.id, project_id: projects[2]!.id, contact_ids: [contacts[12]!.id] });
@@ -205,6 +219,7 @@ if (firstRun) {
 
 const actions = (xs: Array<{ action: string }>) => Object.entries(xs.reduce<Record<string, number>>((n, x) => ({ ...n, [x.action]: (n[x.action] ?? 0) + 1 }), {})).map(([a, n]) => `${n} ${a}`).join(', ');
 console.log(`seeded ${baseUrl}:`);
+console.log(`  ${memberIds.length} members (${MEMBERS.map(([name]) => name).join(', ')}), owners of the companies, contacts and deals`);
 console.log(`  ${SOURCES.length} lead sources, ${companies.length} companies (${actions(companies)}), ${contacts.length} contacts (${actions(contacts)})`);
 console.log(firstRun ? `  ${projectCount} projects in the "Sales" pipeline (${STAGES.map((s) => s.name).join(', ')}), ${activityCount} activities (a timeline over the last 30 days)` : '  projects and activities: already seeded, not added again');
 console.log(`  ${secretLine}`);

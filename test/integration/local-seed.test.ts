@@ -33,6 +33,7 @@ describe('npm run seed', () => {
     expect(first.stdout).toMatch(/3 lead sources, 4 companies \(4 created\), 20 contacts \(20 created\)/);
     expect(first.stdout).toMatch(/10 projects in the "Sales" pipeline \(Lead, Qualified, Proposal, Won, Lost\), 30 activities/);
     expect(first.stdout).toMatch(/WEBHOOK_SECRET=whsec_\S+ npm run receiver/);
+    expect(first.stdout).toMatch(/4 members \(.+\), owners of the companies, contacts and deals/);
     const figures = { companies: await count('companies-list'), contacts: await count('contacts-list'), sources: await count('sources-list'), projects: await count('projects-list'), activities: await count('activities-list'), endpoints: await count('webhooks-list') };
     expect(figures).toEqual({ companies: 4, contacts: 20, sources: 3, projects: 10, activities: 30, endpoints: 1 });
     // The pipeline: every project in one of its stages, amounts in two currencies.
@@ -42,6 +43,15 @@ describe('npm run seed', () => {
     expect(perStage).toEqual([2, 2, 2, 2, 2]);
     const currencies = (await s.call<{ items: Array<{ currency: string }> }>('projects-list', { limit: 100 })).body.result!.items.map((x) => x.currency);
     expect(new Set(currencies)).toEqual(new Set(['USD', 'EUR', '']));
+    // Members own every company, contact and deal, each member something; tasks have assignees.
+    const members = (await s.call<{ items: Array<{ id: string; name: string }> }>('members-list', { limit: 100 })).body.result!.items;
+    expect(members).toHaveLength(4);
+    for (const family of ['companies', 'contacts', 'projects']) expect(await count(`${family}-list`, { owner_id: 'none' }), family).toBe(0);
+    const owned = await Promise.all(members.map((m) => count('contacts-list', { owner_id: m.id })));
+    expect(owned.every((n) => n > 0) && owned.reduce((a, b) => a + b) === 20).toBe(true);
+    const deal = (await s.call<{ items: Array<{ owner_id: string; owner_name: string }> }>('projects-list', { limit: 1 })).body.result!.items[0]!;
+    expect(deal.owner_name).toBe(members.find((m) => m.id === deal.owner_id)!.name);
+    expect(await count('activities-list', { filter: { field: 'assignee_id', op: 'eq', value: members[0]!.id } })).toBeGreaterThan(0);
     // A contact's timeline has entries.
     const ada = (await s.call<{ items: Array<{ id: string }> }>('contacts-list', { search: 'ada.lovelace@acme-robotics.example' })).body.result!.items[0]!;
     expect(await count('activities-list', { contact_id: ada.id })).toBeGreaterThanOrEqual(2);
@@ -56,6 +66,7 @@ describe('npm run seed', () => {
     const second = await seed();
     expect(second.stdout).toMatch(/already seeded/);
     expect({ companies: await count('companies-list'), contacts: await count('contacts-list'), sources: await count('sources-list'), projects: await count('projects-list'), activities: await count('activities-list'), endpoints: await count('webhooks-list') }).toEqual(figures);
+    expect(await count('members-list', { limit: 100 })).toBe(4);
   });
 
   it('refuses a server that is not on this machine', async () => {
