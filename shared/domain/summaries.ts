@@ -10,6 +10,7 @@
  * current stage probabilities, so a stage's new probability applies at once. The other families'
  * counters hold a count only (`n`).
  */
+import { membersByName } from '../db/members.js';
 import { listPipelineItems, type PipelineItem } from '../db/pipelines.js';
 import {
   accountsWithSummaries,
@@ -46,6 +47,8 @@ export const dimensions = {
   closeMonth: (pipelineId?: string) => (pipelineId ? `close_month#${pipelineId}` : 'close_month'),
   /** A grouping by a field of a family (`project.owner`, `contact.source`), of completed (`#done`) or other (`#open`) activities only when `completed` is given. */
   grouping: (type: EntityType, groupBy: string, completed?: boolean) => `${type}.${groupBy}${completed === undefined ? '' : completed ? '#done' : '#open'}`,
+  /** A projects dimension of one owner's projects only (`projects-summary { owner_id }`; NONE: the unowned ones). */
+  ofOwner: (dimension: string, owner: string) => `${dimension}@${owner}`,
 };
 
 /** The field each count grouping reads (contract §21), and the projects' owner. */
@@ -80,14 +83,17 @@ function projectContributions(r: Record<string, unknown>): Contribution[] {
   const key = `${stageId ?? statusBucket(status)}|${typeof r.currency === 'string' ? r.currency : ''}`;
   const amount = typeof r.amount === 'number' && Number.isFinite(r.amount) ? r.amount : null;
   const month = status !== 'open' && typeof r.closed_at === 'string' && r.closed_at ? new Date(r.closed_at).toISOString().slice(0, 7) : undefined;
-  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status], [dimensions.grouping('project', 'owner'), groupOf(r, 'owner_id')]];
+  const owner = groupOf(r, 'owner_id');
+  const places: [string, string][] = [[dimensions.pipeline(), pipelineId ?? NO_PIPELINE], [dimensions.status(), status]];
   if (pipelineId) places.push([dimensions.status(pipelineId), status]);
   if (stageId) places.push([dimensions.stage(pipelineId!), stageId]);
   if (month) {
     places.push([dimensions.closeMonth(), month]);
     if (pipelineId) places.push([dimensions.closeMonth(pipelineId), month]);
   }
-  return places.map(([dimension, group]) => ({ dimension, group, key, amount }));
+  // Each grouping again within its owner's projects (`owner_id`), then the grouping by owner.
+  const scoped = places.map(([dimension, group]): [string, string] => [dimensions.ofOwner(dimension, owner), group]);
+  return [...places, ...scoped, [dimensions.grouping('project', 'owner'), owner] as [string, string]].map(([dimension, group]) => ({ dimension, group, key, amount }));
 }
 
 const emptyValues = (): CounterValues => ({ n: 0, sums: {}, counts: {} });
@@ -299,13 +305,11 @@ export async function rebuildSummaries(accountId: string): Promise<CounterDrift[
   }
   const pipelineCounters = await allCounters(accountId, dimensions.pipeline());
   for (const c of pipelineCounters) if (c.group !== NO_PIPELINE) pipelineIds.add(c.group);
-  const dims = [
-    dimensions.pipeline(),
-    dimensions.status(),
-    dimensions.closeMonth(),
-    ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)]),
-    ...groupingDimensions(),
-  ];
+  const projectDims = [dimensions.pipeline(), dimensions.status(), dimensions.closeMonth(), ...[...pipelineIds].flatMap((p) => [dimensions.stage(p), dimensions.status(p), dimensions.closeMonth(p)])];
+  // The owners whose projects may have counters: every member (any status), the records' owners, and none.
+  const owners = new Set<string>([NONE, ...(await allMemberIds(accountId))]);
+  for (const d of expected.values()) if (d.dimension.includes('@')) owners.add(d.dimension.slice(d.dimension.lastIndexOf('@') + 1));
+  const dims = [...projectDims, ...[...owners].flatMap((o) => projectDims.map((d) => dimensions.ofOwner(d, o))), ...groupingDimensions()];
   const actual = new Map<string, CounterDelta>();
   await Promise.all(
     dims.map(async (dimension) => {
@@ -327,6 +331,20 @@ export async function rebuildSummaries(accountId: string): Promise<CounterDrift[
   const drift = nonZero(corrections.values());
   await addToCounters(drift);
   return drift.map(({ dimension, group, n, sums, counts }) => ({ dimension, group, n, sums, counts }));
+}
+
+/** Every member of the account, active and deactivated (pages of their name entries). */
+async function allMemberIds(accountId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const status of ['active', 'deactivated'] as const) {
+    for (let after: string | undefined; ; ) {
+      const page = await membersByName(accountId, status, after, 100);
+      ids.push(...page.map((m) => m.id));
+      if (page.length < 100) break;
+      after = page.at(-1)!.at;
+    }
+  }
+  return ids;
 }
 
 /** Every dimension of the groupings by a field: the projects' owner, the count summaries' (activities' also by completion). */

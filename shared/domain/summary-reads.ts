@@ -45,7 +45,7 @@ function monthsOf(input: ProjectsSummaryInput, details: ErrorDetail[]): string[]
 /** The request's rules beyond its schema (contract §21): `details` for each. */
 function checked(input: ProjectsSummaryInput): { months: string[] } {
   const details: ErrorDetail[] = [];
-  if (input.owner_id !== undefined) details.push({ path: 'owner_id', message: 'owner filtering is not available (group_by owner gives every owner\'s values)' });
+  if (input.owner_id !== undefined && input.group_by === 'owner') details.push({ path: 'owner_id', message: 'does not apply to group_by owner (each owner is a group)' });
   if (input.group_by === 'stage' && !input.pipeline_id) details.push({ path: 'pipeline_id', message: 'is required for group_by stage' });
   if (input.group_by === 'pipeline' && input.pipeline_id) details.push({ path: 'pipeline_id', message: 'does not apply to group_by pipeline (each pipeline is a group)' });
   if (input.group_by === 'owner' && input.pipeline_id) details.push({ path: 'pipeline_id', message: 'does not apply to group_by owner' });
@@ -145,18 +145,25 @@ export async function countSummary(ctx: OperationContext, type: CountedType, inp
 export async function projectsSummary(ctx: OperationContext, input: ProjectsSummaryInput): Promise<SummaryResult> {
   const { months } = checked(input);
   const pid = input.pipeline_id;
+  const owner = input.owner_id === 'none' ? NONE : input.owner_id?.toLowerCase();
+  if (owner && owner !== NONE && !(await getMemberItem(ctx.accountId, owner))) {
+    const message = 'is not a member of the account';
+    throw new ApiError(`${FAMILY}.invalid_owner_id`, `owner_id ${message}`, [{ path: 'owner_id', message }]);
+  }
+  /** The dimension, within the owner's projects when `owner_id` is given. */
+  const scoped = (dimension: string) => (owner ? dimensions.ofOwner(dimension, owner) : dimension);
   let pipelines: PipelineItem[];
   let counters: CounterItem[];
   let groups: { key: string | null; label: string; counters: CounterItem[] }[];
   const pick = (group: string) => counters.filter((c) => c.group === group);
   switch (input.group_by) {
     case 'stage': {
-      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.stage(pid!)));
+      ({ pipelines, counters } = await readFor(ctx.accountId, pid, scoped(dimensions.stage(pid!))));
       groups = pipelines[0]!.stages.map((s) => ({ key: s.id, label: s.name, counters: pick(s.id) }));
       break;
     }
     case 'pipeline': {
-      ({ pipelines, counters } = await readFor(ctx.accountId, undefined, dimensions.pipeline()));
+      ({ pipelines, counters } = await readFor(ctx.accountId, undefined, scoped(dimensions.pipeline())));
       groups = [...inListOrder(pipelines).map((p) => ({ key: p.id, label: p.name, counters: pick(p.id) })), { key: null, label: 'No pipeline', counters: pick(NO_PIPELINE) }];
       break;
     }
@@ -166,12 +173,12 @@ export async function projectsSummary(ctx: OperationContext, input: ProjectsSumm
       break;
     }
     case 'status': {
-      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.status(pid)));
+      ({ pipelines, counters } = await readFor(ctx.accountId, pid, scoped(dimensions.status(pid))));
       groups = PROJECT_STATUSES.map((s) => ({ key: s, label: s, counters: pick(s) }));
       break;
     }
     default: {
-      ({ pipelines, counters } = await readFor(ctx.accountId, pid, dimensions.closeMonth(pid), { from: months[0]!, to: months[months.length - 1]! }));
+      ({ pipelines, counters } = await readFor(ctx.accountId, pid, scoped(dimensions.closeMonth(pid)), { from: months[0]!, to: months[months.length - 1]! }));
       groups = months.map((m) => ({ key: m, label: m, counters: pick(m) }));
     }
   }

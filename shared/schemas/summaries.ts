@@ -24,7 +24,13 @@ export const projectsSummaryInput = v.strictObject({
     'stage',
   ),
   pipeline_id: v.optional(d(uuid, 'Only the projects of this pipeline (required for group_by stage; not with group_by pipeline). Unknown: `projects.invalid_pipeline_id`', '2c1b0a9f-8e7d-4c6b-9a5f-4e3d2c1b0a9f')),
-  owner_id: v.optional(d(uuid, 'Not available yet: refused (`projects.invalid_request`)')),
+  owner_id: v.optional(
+    d(
+      v.union([v.literal('none'), uuid], 'must be a member id or "none"'),
+      'Only the projects of this member (a member of the account, any status: else `projects.invalid_owner_id`), or "none": the unowned ones. Not with group_by owner',
+      '7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c',
+    ),
+  ),
   closed_from: v.optional(month('group_by close_month: the first month (default: 11 months before closed_to); at most 36 months in all')),
   closed_to: v.optional(month('group_by close_month: the last month (default: the current UTC month)')),
 });
@@ -61,10 +67,10 @@ export const projectsSummaryOperation = {
   access: 'read',
   summary: 'Counts and sums of projects by stage, pipeline, owner, status or close month',
   description:
-    'Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages\' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, an owner_id filter, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account\'s.',
+    'Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages\' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, owner_id with group_by owner, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account\'s, `projects.invalid_owner_id` for an owner_id that is no member of it.',
   input: projectsSummaryInput,
   result: summaryResult,
-  errors: ['projects.invalid_pipeline_id'],
+  errors: ['projects.invalid_pipeline_id', 'projects.invalid_owner_id'],
   items: { reads: ['summaries'] },
 } as const;
 

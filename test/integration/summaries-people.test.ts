@@ -170,7 +170,13 @@ describe('contacts-, companies- and activities-summary', () => {
     expect(await code('contacts-summary', { group_by: 'owner', completed: true }, auth)).toMatchObject({ status: 400, code: 'contacts.invalid_request' });
     expect(await code('activities-summary', { group_by: 'type', completed: 'yes' }, auth)).toMatchObject({ status: 400, code: 'activities.invalid_request', details: [{ path: 'completed' }] });
     expect(await code('projects-summary', { group_by: 'owner', pipeline_id: randomUUID() }, auth)).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'pipeline_id' }] });
-    expect(await code('projects-summary', { group_by: 'status', owner_id: randomUUID() }, auth)).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'owner_id' }] });
+    expect(await code('projects-summary', { group_by: 'status', owner_id: randomUUID() }, auth)).toMatchObject({ status: 400, code: 'projects.invalid_owner_id', details: [{ path: 'owner_id' }] });
+    expect(await code('projects-summary', { group_by: 'status', owner_id: 'nobody' }, auth)).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'owner_id' }] });
+    const mine = await member(auth, 'Mine');
+    expect(await code('projects-summary', { group_by: 'owner', owner_id: mine.id }, auth)).toMatchObject({ status: 400, code: 'projects.invalid_request', details: [{ path: 'owner_id' }] });
+    // Another account's member is no member of this one.
+    const theirs = await member(newAccount(), 'Theirs');
+    expect(await code('projects-summary', { group_by: 'pipeline', owner_id: theirs.id }, auth)).toMatchObject({ status: 400, code: 'projects.invalid_owner_id' });
   });
 
   it('reads the same items at two account sizes (bounded by the groups, never the records)', async () => {
@@ -225,6 +231,52 @@ describe('projects-summary by owner', () => {
     await worker.drain();
     const gone = [want[0], { ...want[2], count: 0, amount: {}, weighted_amount: {} }];
     expect((await poll(gone)).groups).toEqual(gone);
+    expect(await rebuildSummaries(auth.accountId)).toEqual([]);
+  }, 120_000);
+
+  it('owner_id: every other grouping within one owner\'s projects (or the unowned ones), equal to counting them', async () => {
+    const auth = newAccount();
+    const [ada, bob] = [await member(auth, 'Ada'), await member(auth, 'Bob')];
+    const pipeline = await ok<{ id: string; stages: { id: string }[] }>('pipelines-create', { name: 'Sales', stages: [{ name: 'Lead', probability: 10 }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }, auth);
+    const [lead, won] = pipeline.stages;
+    const made = [
+      { name: 'a', owner_id: ada.id, amount: 1000, currency: 'USD', pipeline_id: pipeline.id, stage_id: lead!.id },
+      { name: 'b', owner_id: ada.id, amount: 400, currency: 'EUR', pipeline_id: pipeline.id, stage_id: won!.id },
+      { name: 'c', owner_id: bob.id, amount: 300, currency: 'USD', pipeline_id: pipeline.id, stage_id: lead!.id },
+      { name: 'd', amount: 50, currency: 'USD', pipeline_id: pipeline.id, stage_id: lead!.id },
+      { name: 'e', owner_id: ada.id, status: 'completed' },
+    ];
+    const ids: string[] = [];
+    for (const p of made) ids.push((await ok<Rec>('projects-create', p, auth)).id);
+    // Bob's deal goes to Ada: it leaves Bob's counts and joins hers.
+    await ok('projects-update', { id: ids[2], owner_id: ada.id }, auth);
+    await worker.drain();
+    type Summary = { groups: { key: string | null; count: number; amount: Record<string, number>; weighted_amount: Record<string, number> }[]; total: { count: number } };
+    const read = async (body: Record<string, unknown>, count: number) => {
+      for (let i = 0; ; i++) {
+        const got = await ok<Summary>('projects-summary', body, auth);
+        if (got.total.count === count || i > 30) return got;
+        await worker.drain();
+      }
+    };
+    const adaStages = await read({ group_by: 'stage', pipeline_id: pipeline.id, owner_id: ada.id }, 3);
+    expect(adaStages.groups.map((g) => [g.count, g.amount])).toEqual([[2, { USD: 1300 }], [1, { EUR: 400 }], [0, {}]]);
+    expect(adaStages.groups[0]!.weighted_amount).toEqual({ USD: 130 });
+    const bobStages = await read({ group_by: 'stage', pipeline_id: pipeline.id, owner_id: bob.id }, 0);
+    expect(bobStages.groups.map((g) => g.count)).toEqual([0, 0, 0]);
+    const unowned = await read({ group_by: 'status', owner_id: 'none' }, 1);
+    expect(unowned.groups.map((g) => [g.key, g.count])).toEqual([['open', 1], ['completed', 0], ['canceled', 0]]);
+    const adaStatus = await read({ group_by: 'status', owner_id: ada.id }, 4);
+    expect(adaStatus.groups.map((g) => [g.key, g.count])).toEqual([['open', 2], ['completed', 2], ['canceled', 0]]);
+    const adaPipelines = await read({ group_by: 'pipeline', owner_id: ada.id }, 4);
+    expect(adaPipelines.groups.map((g) => [g.key, g.count])).toEqual([[pipeline.id, 3], [null, 1]]);
+    const month = new Date().toISOString().slice(0, 7);
+    const adaMonths = await read({ group_by: 'close_month', owner_id: ada.id, closed_from: month, closed_to: month }, 2);
+    expect(adaMonths.groups).toMatchObject([{ key: month, count: 2 }]);
+    // A trashed project counts nowhere in its owner's summaries; the rebuild finds nothing to correct.
+    await ok('projects-delete', { id: ids[0] }, auth);
+    await worker.drain();
+    expect((await read({ group_by: 'status', owner_id: ada.id }, 3)).total.count).toBe(3);
     expect(await rebuildSummaries(auth.accountId)).toEqual([]);
   }, 120_000);
 });

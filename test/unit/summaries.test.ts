@@ -10,11 +10,14 @@ import { contributionsOf, deltasOf, valuesOf } from '../../shared/domain/summari
 
 describe('summary counters', () => {
   it('counts a pipeline project in its stage, pipeline, status (all and the pipeline\'s) and, once closed, its UTC close month', () => {
-    const inStage = contributionsOf('project', { pipeline_id: 'P', stage_id: 'S', status: 'completed', amount: 5, currency: 'USD', closed_at: '2026-03-31T23:30:00.000Z' });
-    expect(inStage.map((c) => `${c.dimension}/${c.group}`).sort()).toEqual(['close_month#P/2026-03', 'close_month/2026-03', 'pipeline/P', 'project.owner/-', 'stage#P/S', 'status#P/completed', 'status/completed']);
+    const inStage = contributionsOf('project', { pipeline_id: 'P', stage_id: 'S', status: 'completed', amount: 5, currency: 'USD', closed_at: '2026-03-31T23:30:00.000Z', owner_id: 'M' });
+    const groupings = ['close_month#P/2026-03', 'close_month/2026-03', 'pipeline/P', 'stage#P/S', 'status#P/completed', 'status/completed'];
+    // Each grouping, the same within its owner's projects (projects-summary owner_id), and by owner.
+    const within = (owner: string) => groupings.map((g) => g.replace('/', `@${owner}/`));
+    expect(inStage.map((c) => `${c.dimension}/${c.group}`).sort()).toEqual([...groupings, ...within('M'), 'project.owner/M'].sort());
     expect(new Set(inStage.map((c) => c.key))).toEqual(new Set(['S|USD']));
     const outside = contributionsOf('project', { pipeline_id: null, stage_id: null, status: 'open', amount: null, currency: '', closed_at: null });
-    expect(outside.map((c) => `${c.dimension}/${c.group}/${c.key}/${c.amount}`)).toEqual(['pipeline/-/status:open|/null', 'status/open/status:open|/null', 'project.owner/-/status:open|/null']);
+    expect(outside.map((c) => `${c.dimension}/${c.group}/${c.key}/${c.amount}`)).toEqual(['pipeline/-/status:open|/null', 'status/open/status:open|/null', 'pipeline@-/-/status:open|/null', 'status@-/open/status:open|/null', 'project.owner/-/status:open|/null']);
   });
 
   it('a change\'s delta is its new image less its old one; other changes and merges\' items have none', () => {
@@ -29,7 +32,17 @@ describe('summary counters', () => {
       ['status', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
       ['status#P', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
       ['project.owner', '-', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['stage#P@-', 'A', -1, { 'A|USD': -100n }],
+      ['stage#P@-', 'B', 1, { 'B|USD': 100n }],
+      ['pipeline@-', 'P', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['status@-', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
+      ['status#P@-', 'open', 0, { 'A|USD': -100n, 'B|USD': 100n }],
     ].sort());
+    // A change of owner moves the project between its owners' groupings, and nothing else.
+    const handed = deltasOf({ ...base, op: 'updated', old: { ...old, owner_id: 'M' }, new: { ...old, owner_id: 'N' } });
+    expect(handed.every((x) => x.dimension.includes('@') || x.dimension === 'project.owner')).toBe(true);
+    expect(handed.filter((x) => x.dimension.endsWith('@M')).every((x) => x.n === -1)).toBe(true);
+    expect(handed.filter((x) => x.dimension.endsWith('@N')).every((x) => x.n === 1)).toBe(true);
     expect(deltasOf({ ...base, op: 'updated', old, new: { ...old, name: 'renamed' } })).toEqual([]);
     expect(deltasOf({ ...base, op: 'merged', new: old })).toEqual([]);
     expect(deltasOf({ ...base, type: 'source', op: 'created', new: { id: 's', name: 'Fair' } })).toEqual([]);
