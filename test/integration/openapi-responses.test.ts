@@ -13,6 +13,7 @@ import { createApiServer } from '../../local/server.js';
 import { responseValidator } from '../helpers/openapi-validator.js';
 import { newAccount, startServer, type TestServer } from '../helpers/api.js';
 import { issueToken } from '../../shared/auth/tokens.js';
+import { bindingEnv } from '../../shared/config/bindings.js';
 
 let server: TestServer;
 const check = responseValidator();
@@ -40,6 +41,8 @@ beforeAll(async () => {
   imports = await startLocalImports(`http://127.0.0.1:${queue.port}`);
   // --- exports (contract §16): the export queue and worker on the same server.
   exportsLocal = await startLocalExports(`http://127.0.0.1:${queue.port}`);
+  // Reassignments (contract §20) queue their job on the index-build queue; nothing consumes it here.
+  process.env[bindingEnv('indexBuildsQueue')] = queue.createQueue('openapi-responses-index-builds').queueUrl;
   server = await startServer();
 });
 afterAll(async () => {
@@ -265,7 +268,15 @@ describe('real responses match the OpenAPI document', () => {
     await call('activities-summary', { group_by: 'assignee', completed: false });
     await call('activities-summary', { group_by: 'type' });
     await call('projects-summary', { group_by: 'owner' });
+    await call('projects-summary', { group_by: 'status', owner_id: a.id });
+    // reassignments (contract §20)
+    const job = (await call('reassignments-create', { from_owner_id: a.id, to_owner_id: b.id, types: ['contacts'] })).body.result!;
+    await call('reassignments-get', { id: job.id });
+    await call('reassignments-list', { limit: 1 });
     for (const [op, body, status] of [
+      ['reassignments-create', { from_owner_id: a.id, to_owner_id: a.id }, 400],
+      ['reassignments-get', { id: randomUUID() }, 404],
+      ['projects-summary', { group_by: 'status', owner_id: randomUUID() }, 400],
       ['contacts-summary', { group_by: 'type' }, 400],
       ['activities-summary', { group_by: 'type', completed: 1 }, 400],
       ['members-create', { email: 'DOC.MEMBER@example.com', name: 'x' }, 409],
@@ -274,9 +285,11 @@ describe('real responses match the OpenAPI document', () => {
       ['members-get', { id: randomUUID() }, 404],
       ['members-get', { id: 'x' }, 400],
       ['members-list', { cursor: 'x' }, 400],
-      ['members-deactivate', { id: a.id, reassign_to: null }, 400],
+      ['members-deactivate', { id: a.id, reassign_to: a.id }, 400],
       ['members-reactivate', { id: randomUUID() }, 404],
     ] as const) expect((await call(op, body)).status, `${op} ${JSON.stringify(body)}`).toBe(status);
+    // A leaver's records handed on: the member answers, the job is queued.
+    expect((await call('members-deactivate', { id: a.id, reassign_to: b.id })).status).toBe(200);
   });
 
   it('covered every operation of the document', () => {
