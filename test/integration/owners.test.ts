@@ -13,6 +13,7 @@ import type { StreamPoller } from '../../local/stream-poller.js';
 import { type LocalExports, startLocalExports } from '../../local/exports.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
+import { measureCapacity } from '../../shared/db/capacity.js';
 import { getRecord } from '../../shared/db/items.js';
 import { readMeta } from '../../shared/db/meta.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
@@ -178,6 +179,25 @@ describe('owners and assignees', () => {
     const sorted = await walk('contacts-list', { filter: { field: 'owner_id', op: 'exists' }, sort: { field: 'owner_name', direction: 'asc' }, limit: 10 }, auth);
     expect(sorted.items.map((r) => r.owner_name)).toEqual([...Array(15).fill('Alan'), ...Array(16).fill('Grace')]);
   });
+
+  it('reads a page of one owner\'s records in proportion to the page, not to the account (at most 16 RCU, the same at two sizes)', async () => {
+    const auth = newAccount();
+    const members = await Promise.all(Array.from({ length: 5 }, (_, i) => member(auth, `Owner ${i}`)));
+    const reads: Array<{ rcu: number; items: number }> = [];
+    let made = 0;
+    for (const size of [150, 450]) {
+      for (; made < size; made += 50) {
+        const items = Array.from({ length: 50 }, (_, k) => ({ first_name: `P${made + k}`, email: `p${made + k}@example.com`, city: 'London', owner_id: members[(made + k) % 5]!.id }));
+        await ok('contacts-batch-create', { items }, auth);
+      }
+      const { result, usage } = await measureCapacity(() => ok<Page>('contacts-list', { owner_id: members[2]!.id, limit: 25 }, auth));
+      expect(result.items).toHaveLength(25);
+      expect(result.items.every((r) => r.owner_id === members[2]!.id)).toBe(true);
+      expect(usage.rcu).toBeLessThanOrEqual(16);
+      reads.push({ rcu: usage.rcu, items: usage.itemsRead });
+    }
+    expect(reads[1]).toEqual(reads[0]);
+  }, 120_000);
 
   it('shows a member\'s rename at once, and the stream writes it into the records', async () => {
     const auth = newAccount();
