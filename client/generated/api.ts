@@ -1207,13 +1207,13 @@ export interface paths {
         put?: never;
         /**
          * Counts and sums of projects by stage, pipeline, owner, status or close month
-         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, an owner_id filter, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account's.
+         * @description Answered from counters the changes worker keeps (within 5 s of a write locally; exact once writes stop): a few reads whatever the number of projects. `weighted_amount` uses the stages' current probabilities. Errors: `projects.invalid_request` with `details` (group_by stage without pipeline_id, owner_id with group_by owner, a month range over 36 months or reversed), `projects.invalid_pipeline_id` for a pipeline that is not the account's, `projects.invalid_owner_id` for an owner_id that is no member of it.
          *
          *     Called as `POST /api/projects-summary` with a JSON object body and `Authorization: Bearer <token>`; answers `{ "ok": true, "result": … }`.
          *
          *     Needs the scope `projects:read` (or one that includes it: see "Keys and scopes").
          *
-         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_pipeline_id`.
+         *     Error codes: `auth.unauthorized`, `auth.forbidden`, `api.payload_too_large`, `api.rate_limited`, `projects.invalid_request`, `projects.internal`, `projects.invalid_pipeline_id`, `projects.invalid_owner_id`.
          */
         post: operations["projects-summary"];
         delete?: never;
@@ -20540,10 +20540,10 @@ export interface operations {
                      */
                     pipeline_id?: string;
                     /**
-                     * Format: uuid
-                     * @description Not available yet: refused (`projects.invalid_request`)
+                     * @description Only the projects of this member (a member of the account, any status: else `projects.invalid_owner_id`), or "none": the unowned ones. Not with group_by owner
+                     * @example 7b3e2a1c-5d4f-4e6a-8b9c-0d1e2f3a4b5c
                      */
-                    owner_id?: string;
+                    owner_id?: "none" | string;
                     /**
                      * @description group_by close_month: the first month (default: 11 months before closed_to); at most 36 months in all
                      * @example 2026-01
@@ -20646,7 +20646,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: projects.invalid_request, projects.invalid_pipeline_id */
+            /** @description Error: projects.invalid_request, projects.invalid_pipeline_id, projects.invalid_owner_id */
             400: {
                 headers: {
                     /** @description The account's bucket size (burst): requests allowed at once after a quiet period. */
@@ -20663,7 +20663,7 @@ export interface operations {
                         ok: false;
                         error: {
                             /** @enum {string} */
-                            code: "projects.invalid_request" | "projects.invalid_pipeline_id";
+                            code: "projects.invalid_request" | "projects.invalid_pipeline_id" | "projects.invalid_owner_id";
                             /**
                              * @description For humans; never a stack trace or internal data
                              * @example request body is invalid
