@@ -48,7 +48,7 @@ describe('typed client against the local server', () => {
     const groups = [...new Set(operations.map((o) => o.family.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase())))];
     expect(Object.keys(crm).sort()).toEqual(['call', ...groups].sort());
     expect(Object.keys(crm)).toEqual(expect.arrayContaining(['projects', 'activities']));
-    expect(Object.keys(crm.contacts).sort()).toEqual(['batchCreate', 'batchDelete', 'batchGet', 'batchUpdate', 'batchUpsert', 'create', 'delete', 'get', 'list', 'merge', 'restore', 'update']);
+    expect(Object.keys(crm.contacts).sort()).toEqual(['batchCreate', 'batchDelete', 'batchGet', 'batchUpdate', 'batchUpsert', 'create', 'delete', 'get', 'list', 'merge', 'restore', 'summary', 'update']);
     // Trash, restore and merge (contract §15): typed like the records they answer.
     expectTypeOf(crm.contacts.restore).returns.resolves.toEqualTypeOf<Contact>();
     expectTypeOf(crm.contacts.merge).returns.resolves.toEqualTypeOf<Contact>();

@@ -67,6 +67,11 @@ const BODIES: Record<string, () => Promise<Record<string, unknown>> | Record<str
   'exports-create': () => ({ object_type: 'companies' }),
   'pipelines-create': () => ({ name: `Idem ${unique()}`, stages: [{ name: 'Lead' }, { name: 'Won', kind: 'won' }, { name: 'Lost', kind: 'lost' }] }),
   'members-create': () => ({ email: `idem-${unique()}@example.com`, name: `Idem ${unique()}` }),
+  'reassignments-create': async () => {
+    const member = await post('members-create', { email: `from-${unique()}@example.com`, name: `From ${unique()}` });
+    expect(member.status).toBe(200);
+    return { from_owner_id: member.body.result!.id, to_owner_id: null, types: ['contacts'] };
+  },
   'erasures-create': async () => {
     const contact = await post('contacts-create', { first_name: 'To erase', email: `erase-${unique()}@example.com` });
     expect(contact.status).toBe(200);
