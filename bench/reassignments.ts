@@ -10,11 +10,9 @@
  * records a second (changed / (completed_at − created_at)), and B's webhook delivery (p50, p99,
  * max) while it ran. Only 127.0.0.1 is contacted.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startLocalStack } from '../local/runtime.js';
 import { issueToken } from '../shared/auth/tokens.js';
-import { apiClient } from './http.js';
+import { resultApi, webhookArrivals } from './http.js';
 import { percentile, table } from './stats.js';
 
 const CONTACTS = Number(process.argv[2] ?? 2_000);
@@ -25,36 +23,17 @@ const log = (...a: unknown[]) => console.error('[bench:reassign]', ...a);
 const stack = await startLocalStack({ port: 0, workersInThread: (process.env.CRM_LOCAL_WORKERS ?? 'thread') !== 'main' });
 
 /** When each of B's contacts' webhooks arrived (by contact id). */
-const arrived = new Map<string, number>();
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    try {
-      const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id?: string } }).data?.id;
-      if (id) arrived.set(id, Date.now());
-    } catch {
-      // not ours
-    }
-    res.writeHead(200).end('ok');
-  });
-});
-await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+const receiver = await webhookArrivals();
+const { arrived } = receiver;
 
-const clients = new Map<string, ReturnType<typeof apiClient>>();
-async function api<T = Record<string, unknown>>(token: string, op: string, body: unknown): Promise<T> {
-  if (!clients.has(token)) clients.set(token, apiClient(stack.baseUrl, token));
-  const { status, json } = await clients.get(token)!(op, body);
-  if (!json.ok) throw new Error(`${op} failed (${status}): ${JSON.stringify(json.error)}`);
-  return json.result as T;
-}
+const api = resultApi(stack.baseUrl);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 try {
   const a = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
   const b = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
-  await api(b, 'webhooks-create', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/b`, events: ['contact.created'] });
+  await api(b, 'webhooks-create', { url: receiver.url('/b'), events: ['contact.created'] });
   const from = await api<{ id: string }>(a, 'members-create', { email: 'from@bench.example', name: 'From' });
   const to = await api<{ id: string }>(a, 'members-create', { email: 'to@bench.example', name: 'To' });
   for (let i = 0; i < CONTACTS; i += 100) {
