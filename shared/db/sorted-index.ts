@@ -8,14 +8,15 @@
  * then reads those records again (strongly consistent): a record written or deleted meanwhile
  * gets its entry corrected, so no record is left without its entry or with a stale one.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type EntityDefinition, entityByType } from '../schemas/entities/index.js';
 import type { FieldType } from '../schemas/filter.js';
 import { CUSTOM_FIELD_PREFIX } from '../schemas/filter.js';
 import { putItems, readRecords } from './batch.js';
 import { db, tableName } from './client.js';
 import { afterCursor, eq, merge, notExists, partition, project, update } from './expr.js';
-import { batchWriteItems, isConditionFailure, scanPages } from './items.js';
-import { positionKeyOf, sortedFieldValue, sortedKeyOf } from './record-model.js';
+import { batchGetItems, batchWriteItems, isConditionFailure, scanPages } from './items.js';
+import { positionKeyOf, sortedEntriesOf, sortedFieldValue, sortedKeyOf } from './record-model.js';
 import { type EntityType, keys, orderKey, TABLE_DEFINITION } from './table.js';
 
 const entryOf = (accountId: string, type: EntityType, field: string, fieldType: FieldType, r: Record<string, unknown>) => ({
@@ -141,6 +142,108 @@ export async function placeStageIndex(opts: { table: string; segments?: number; 
       }
     }
     progress.scanned += scanned;
+    opts.onPage?.({ ...progress });
+  });
+  return progress;
+}
+
+/** A sorted entry placed for a record: its record's type, account and id, the field and the item. */
+interface Placed {
+  type: EntityType;
+  accountId: string;
+  id: string;
+  field: string;
+  item: Record<string, unknown>;
+}
+
+/** The built-in sort-ordered entries of a record item (its definition's `sorted` fields; custom fields have their own index builds). */
+function builtInEntries(r: Record<string, unknown>): Placed[] {
+  const type = r[TABLE_DEFINITION.entityTypeAttribute] as EntityType;
+  const def = entityByType(String(type)) as EntityDefinition | undefined;
+  if (!def?.sorted?.length || typeof r.id !== 'string' || typeof r.created_at !== 'string') return [];
+  const accountId = String(r.account_id);
+  return Object.entries(sortedEntriesOf(def, r)).map(([field, at]) => ({
+    type,
+    accountId,
+    id: r.id as string,
+    field,
+    item: {
+      ...keys.sortedEntry(accountId, type, field, at),
+      id: r.id,
+      pos: orderKey(String(r.created_at), String(r.id)),
+      ...(typeof r.ver === 'number' ? { ver: r.ver } : {}),
+    },
+  }));
+}
+
+const itemKey = (i: Record<string, unknown>) => `${String(i.pk)}\u0000${String(i.sk)}`;
+
+/** Runs `fn` over `all`, 25 at a time. */
+async function inChunks<T>(all: readonly T[], fn: (t: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < all.length; i += 25) await Promise.all(all.slice(i, i + 25).map(fn));
+}
+
+/** A conditional write whose refused condition is an answer (false), not an error. */
+async function unlessRefused(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Upgrade: gives every record the built-in sort-ordered entries (contract §17: its definition's
+ * `sorted` fields) that the version that wrote it did not keep (a field that joined `sorted`
+ * later: owners, assignees) — a Scan of the table; for the record items of each page, their
+ * entries read (eventually consistent) and each missing one put on condition it is still missing
+ * (a write since may have put it). Then, as an index build's page does, the records it placed
+ * entries for are read again (strongly consistent): an entry that no longer matches the record
+ * as it is now (updated since the scan: the update's own entry is the right one; deleted or
+ * trashed since: a deletion removes its record's entries) is deleted while still the one placed,
+ * and the record's right entry put where missing. Trashed records have no record item (their
+ * image is in the trash item) and so get no entries: a restore writes them all. Idempotent: a
+ * second run reads and places nothing. `beforeReread`: for tests, what happens between the puts
+ * and the read again.
+ */
+export async function placeSortedEntries(opts: {
+  table: string;
+  segments?: number;
+  onPage?: (p: { scanned: number; placed: number }) => void;
+  beforeReread?: (placed: readonly Placed[]) => Promise<void>;
+}): Promise<{ scanned: number; placed: number }> {
+  const table = opts.table;
+  const progress = { scanned: 0, placed: 0 };
+  const putIfMissing = (item: Record<string, unknown>) => unlessRefused(db().send(new PutCommand({ TableName: table, Item: item, ...notExists() })));
+  await scanPages(table, opts.segments ?? 4, async (items, scanned) => {
+    const wanted = items.filter((i) => i.sk === keys.recordSk).flatMap(builtInEntries);
+    const found = wanted.length ? new Set((await batchGetItems(wanted.map(({ item }) => ({ pk: item.pk, sk: item.sk })), { table })).map(itemKey)) : new Set<string>();
+    const placed: Placed[] = [];
+    await inChunks(
+      wanted.filter(({ item }) => !found.has(itemKey(item))),
+      async (p) => {
+        if (await putIfMissing(p.item)) placed.push(p);
+      },
+    );
+    if (placed.length) {
+      await opts.beforeReread?.(placed);
+      // The records written, deleted or trashed since the scan: each placed entry follows the record as it is now.
+      const recordKeys = new Map(placed.map((p) => [`${p.type}\u0000${p.accountId}\u0000${p.id}`, keys.record(p.accountId, p.type, p.id)]));
+      const now = new Map((await batchGetItems([...recordKeys.values()], { consistent: true, table })).map((r) => [itemKey(r), r]));
+      await inChunks(placed, async (p) => {
+        const current = now.get(itemKey(keys.record(p.accountId, p.type, p.id)));
+        const want = current && builtInEntries(current).find((e) => e.field === p.field);
+        if (want && want.item.sk === p.item.sk) return;
+        // Only while it is still the entry placed: a write since that set the value back owns it.
+        const placedVer = typeof p.item.ver === 'number' ? eq('ver', p.item.ver) : notExists('ver');
+        await unlessRefused(db().send(new DeleteCommand({ TableName: table, Key: { pk: p.item.pk, sk: p.item.sk }, ...placedVer })));
+        if (want) await putIfMissing(want.item);
+      });
+    }
+    progress.scanned += scanned;
+    progress.placed += placed.length;
     opts.onPage?.({ ...progress });
   });
   return progress;
