@@ -7,7 +7,7 @@
  */
 import { startLocalStack } from '../local/runtime.js';
 import { issueToken } from '../shared/auth/tokens.js';
-import { apiClient } from './http.js';
+import { resultApi } from './http.js';
 import { percentile, table } from './stats.js';
 
 const N = Number(process.argv[2] ?? 20);
@@ -18,13 +18,7 @@ const log = (...a: unknown[]) => console.error('[bench:erasures]', ...a);
 const stack = await startLocalStack({ port: 0 });
 
 /** An API call as `token` (the benches' keep-alive client), its result or a thrown error. */
-const clients = new Map<string, ReturnType<typeof apiClient>>();
-async function api<T = Record<string, unknown>>(token: string, op: string, body: unknown): Promise<T> {
-  if (!clients.has(token)) clients.set(token, apiClient(stack.baseUrl, token));
-  const { status, json } = await clients.get(token)!(op, body);
-  if (!json.ok) throw new Error(`${op} failed (${status}): ${JSON.stringify(json.error)}`);
-  return json.result as T;
-}
+const api = resultApi(stack.baseUrl);
 
 /** A contact with three activities, ready to be erased. */
 async function person(token: string, i: number): Promise<string> {

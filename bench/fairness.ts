@@ -13,11 +13,10 @@
  *
  * Target: B's webhook delivery p99 and search freshness p99 ≤ 2 s while A writes.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { startLocalStack } from '../local/runtime.js';
 import { issueToken } from '../shared/auth/tokens.js';
+import { resultApi, webhookArrivals } from './http.js';
 import { percentile, table } from './stats.js';
 
 const CONTACTS = Number(process.argv[2] ?? 20_000);
@@ -37,28 +36,10 @@ console.log = (...a: unknown[]) => {
 const stack = await startLocalStack({ port: 0, workersInThread: (process.env.CRM_LOCAL_WORKERS ?? 'thread') !== 'main' });
 
 /** When each of B's contacts' webhooks arrived (by contact id). */
-const arrived = new Map<string, number>();
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    try {
-      const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { id?: string } }).data?.id;
-      if (id) arrived.set(id, Date.now());
-    } catch {
-      // not ours
-    }
-    res.writeHead(200).end('ok');
-  });
-});
-await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+const receiver = await webhookArrivals();
+const { arrived } = receiver;
 
-async function api<T = Record<string, unknown>>(token: string, op: string, body: unknown): Promise<T> {
-  const res = await fetch(`${stack.baseUrl}/api/${op}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { ok: boolean; result?: T; error?: unknown };
-  if (!json.ok) throw new Error(`${op} failed (${res.status}): ${JSON.stringify(json.error)}`);
-  return json.result!;
-}
+const api = resultApi(stack.baseUrl);
 
 const until = async (fn: () => Promise<boolean> | boolean, timeoutMs: number, what: string) => {
   const deadline = Date.now() + timeoutMs;
@@ -71,7 +52,7 @@ const until = async (fn: () => Promise<boolean> | boolean, timeoutMs: number, wh
 try {
   const a = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
   const b = await issueToken({ accountId: crypto.randomUUID(), userId: crypto.randomUUID() });
-  await api(b, 'webhooks-create', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/b`, events: ['contact.created'] });
+  await api(b, 'webhooks-create', { url: receiver.url('/b'), events: ['contact.created'] });
 
   let probes = 0;
   /** When A's last batch call answered (0 while A writes). */
