@@ -8,9 +8,12 @@ import type { Context } from 'aws-lambda';
 import { FUNCTIONS, type FunctionSpec } from '../functions/topology.js';
 import { installFairGate } from './fair-gate.js';
 import { asFunction, installIamEnforcement } from './iam.js';
+import { installWriteSignal } from './write-signal.js';
 
 installIamEnforcement();
 installFairGate();
+// Writes wake the local stream poller (local/stream-poller.ts), in whichever thread it runs.
+installWriteSignal();
 
 const loaded = new Map<string, Promise<unknown>>();
 

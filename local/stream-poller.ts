@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { installWriteSignal, onTableWrites } from './write-signal.js';
 
 type AV = Record<string, unknown>;
 
@@ -96,6 +97,12 @@ function writePositions(file: string, positions: Positions): void {
  */
 /** How often the poller looks for new shards (DescribeStream). */
 const SHARD_REFRESH_MS = 1_000;
+/**
+ * The longest pause between polls of a quiet stream: after each poll that finds nothing the pause
+ * doubles from `intervalMs` up to this, and a write of this process (local/write-signal.ts) or a
+ * `drain()` ends it at once. Lambda's event source mapping polls a shard four times a second.
+ */
+const IDLE_PAUSE_MAX_MS = 1_000;
 
 export async function startStreamPoller(opts: {
   endpoint: string;
@@ -131,6 +138,32 @@ export async function startStreamPoller(opts: {
   if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
   const interval = opts.intervalMs ?? 50;
   const retryDelay = opts.retryDelayMs ?? 500;
+  // This thread's writes wake the poller too (the functions' threads announce theirs: local/handlers.ts).
+  installWriteSignal();
+  /** A write (or a drain) since the last poll began: the next pause is skipped. */
+  let woken = false;
+  let endPause: (() => void) | undefined;
+  const wake = () => {
+    woken = true;
+    endPause?.();
+  };
+  const stopWakes = onTableWrites(wake);
+  /**
+   * The pause after a poll that found nothing: `interval` at least (writes close together are read
+   * in one batch, as before), then doubling with the quiet polls in a row, ended by a wake.
+   */
+  const idlePause = async (quiet: number) => {
+    await new Promise((r) => setTimeout(r, interval));
+    await new Promise<void>((resolve) => {
+      if (woken || !running) return resolve();
+      const timer = setTimeout(resolve, Math.min(IDLE_PAUSE_MAX_MS, interval * 2 ** Math.min(quiet, 10)) - interval);
+      endPause = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    endPause = undefined;
+  };
 
   const iterators = new Map<string, string | undefined>(); // shardId -> iterator (undefined = closed)
   const positions = readPositions(opts.positionFile, streamArn);
@@ -280,6 +313,7 @@ export async function startStreamPoller(opts: {
   const loop = (async () => {
     while (running) {
       let busy = false;
+      woken = false;
       try {
         busy = await tick();
       } catch (error) {
@@ -288,7 +322,8 @@ export async function startStreamPoller(opts: {
       ticks++;
       idleTicks = busy || pendingBatch.length ? 0 : idleTicks + 1;
       if (!busy) await commit().catch((error: unknown) => opts.onError?.(error));
-      if (!busy) await new Promise((r) => setTimeout(r, pendingBatch.length ? retryDelay : interval));
+      if (!busy && pendingBatch.length) await new Promise((r) => setTimeout(r, retryDelay));
+      else if (!busy) await idlePause(idleTicks - 1);
     }
   })();
 
@@ -308,6 +343,8 @@ export async function startStreamPoller(opts: {
     async stop() {
       clearInterval(watchTimer);
       running = false;
+      stopWakes();
+      endPause?.();
       await loop;
       ddb.destroy();
       streams.destroy();
@@ -325,6 +362,7 @@ export async function startStreamPoller(opts: {
       let since = Date.now();
       for (;;) {
         if (ticks - from >= 3 && idleTicks >= 2) return;
+        wake();
         if (handled !== seen || inHandler) {
           seen = handled;
           since = Date.now();
