@@ -127,6 +127,8 @@ describe.concurrent('local mode after kill -9 of the service and of DynamoDB Loc
       CRM_DEV_TOKENS: DEV_TOKENS,
       // Chunks of 50 rows and of 50 links (the product's 200 and 250): the kill lands between two.
       CRM_IMPORT_CHUNK_ROWS: '50',
+      // The restarted service takes the killed worker's imports over once their lease runs out: 20 s, not 2 minutes.
+      CRM_IMPORT_LEASE_MS: '20000',
       CRM_MERGE_CHUNK: '50',
       // Many quick retries: deliveries stay pending (and retrying) while the receiver is down.
       WEBHOOK_RETRY_DELAYS: Array.from({ length: 120 }, () => '1').join(','),
