@@ -448,9 +448,7 @@ async function countRows(job: ImportItem, def: EntityDefinition): Promise<{ tota
  * comes back and the job resumes from its last finished chunk.
  */
 export async function runImport(message: ImportMessage, deps: ImportWorkerDeps = {}): Promise<RunOutcome> {
-  // CRM_IMPORT_LEASE_MS can only shorten the lease (the kill -9 drill's restart takes the job over sooner).
-  const leaseMs = Math.min(positiveIntEnv('CRM_IMPORT_LEASE_MS', DEFAULTS.leaseMs), DEFAULTS.leaseMs);
-  const opts = { ...DEFAULTS, leaseMs, chunkSize: positiveIntEnv('CRM_IMPORT_CHUNK_ROWS', DEFAULTS.chunkSize), ...deps };
+  const opts = { ...DEFAULTS, chunkSize: positiveIntEnv('CRM_IMPORT_CHUNK_ROWS', DEFAULTS.chunkSize), ...deps };
   const lease = await leaseImportJob(message.account_id, message.import_id, opts.leaseMs);
   if (!lease) return 'skipped';
   try {

@@ -299,7 +299,6 @@ describe('functions: defaults and environment', () => {
     expect(env).not.toHaveProperty('CURSOR_SECRET');
     // Members per account stay the contract's 1,000 (CRM_MEMBER_LIMIT only lowers it, for the suite).
     expect(env).not.toHaveProperty('CRM_MEMBER_LIMIT');
-    expect(env).not.toHaveProperty('CRM_IMPORT_LEASE_MS');
     // The fallback touches nothing; the stream only routes to the changes queue (it reads the stream, not the table).
     if (name !== 'fallback' && name !== 'stream') expect(refId(env.TABLE_NAME)).toBe(tableId());
   });

@@ -19,7 +19,6 @@ import { exportKeyOf, fileUpload } from '../../shared/exports/storage.js';
 import { recoverExports } from '../../shared/exports/recover.js';
 import { type ExportWorkerDeps, MAX_EXPORT_ATTEMPTS } from '../../shared/exports/worker.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 import { startTestStream } from '../helpers/stream.js';
 
 type Rec = Record<string, unknown> & { id: string };
@@ -53,8 +52,6 @@ let poller: StreamPoller;
 let stream: StreamPoller;
 const changes: RecordChange[] = [];
 
-// Hundreds of large contacts and their stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
-useOwnDynamo();
 
 beforeAll(async () => {
   queue = await startLocalQueue('crm-webhook-deliveries');

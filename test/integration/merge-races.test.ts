@@ -8,13 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
 import { invoke, newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 
 type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;
 
 // Many rounds of merges and their streams: a DynamoDB Local of this file's own.
-useOwnDynamo();
 
 let poller: StreamPoller;
 beforeAll(async () => {

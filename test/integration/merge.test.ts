@@ -10,7 +10,6 @@ import { startSmtpListener } from '../../local/smtp.js';
 import { mergeChunk } from '../../shared/domain/records/merge.js';
 import { ENTITY_EVENTS } from '../../shared/schemas/entities/index.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 import { type Pipeline, Receiver, registerEndpoint, type Received, startPipeline, waitFor } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
@@ -22,8 +21,6 @@ type Rec = Record<string, unknown> & { id: string };
 type Auth = ReturnType<typeof newAccount>;
 type Payload = NonNullable<Received['payload']> & { previous_attributes?: Record<string, unknown>; merged_id?: string; record_id?: string; actor?: unknown };
 
-// A contact on hundreds of activities and its stream: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
-useOwnDynamo();
 
 /** Activities on the merged contact: three chunks (CRM_MERGE_CHUNK) of links to move. */
 const LINKS = 150;

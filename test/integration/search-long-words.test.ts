@@ -7,13 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamPoller } from '../../local/stream-poller.js';
 import { measureCapacity } from '../../shared/db/capacity.js';
 import { newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 
 type Rec = Record<string, unknown> & { id: string; first_name: string };
 type Page = { items: Rec[]; next_cursor: string };
 
-// Hundreds of records with many search entries each: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
-useOwnDynamo();
 
 let worker: StreamPoller;
 beforeAll(async () => {

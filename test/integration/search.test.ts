@@ -9,13 +9,10 @@ import type { StreamPoller } from '../../local/stream-poller.js';
 import { measureCapacity } from '../../shared/db/capacity.js';
 import { matchesQuery, parseQuery, recordWords } from '../../shared/search/tokenize.js';
 import { newAccount, ok, startTestStreamWorker } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 
 type Rec = Record<string, unknown> & { id: string; created_at: string };
 type Page = { items: Rec[]; next_cursor: string };
 
-// Hundreds of records with many search entries each: a DynamoDB Local of this file's own (test/helpers/own-dynamo.ts).
-useOwnDynamo();
 
 let worker: StreamPoller;
 beforeAll(async () => {

@@ -11,7 +11,6 @@ import { functionByName } from '../../functions/topology.js';
 import { type LocalImports, startLocalImports } from '../../local/imports.js';
 import { type LocalQueue, startLocalQueue } from '../../local/queue.js';
 import { invoke, newAccount, ok } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 
 const importHandler = (deps?: Parameters<typeof importWorkerHandler>[0]) => asFunction(functionByName('importWorker')!, importWorkerHandler(deps));
 
@@ -21,7 +20,6 @@ type ItemResult = { index: number; ok: boolean; action?: string; record?: Rec; e
 type Results = { results: ItemResult[] };
 
 // Thousands of writes: a DynamoDB Local of this file's own.
-useOwnDynamo();
 
 let queue: LocalQueue;
 let imports: LocalImports;

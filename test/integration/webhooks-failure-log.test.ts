@@ -8,7 +8,6 @@ import { freePort } from '../../local/dynamo.js';
 import { logger } from '../../shared/http/logger.js';
 import { failureLog } from '../../shared/webhooks/failure-log.js';
 import { newAccount, ok } from '../helpers/api.js';
-import { useOwnDynamo } from '../helpers/own-dynamo.js';
 import { type Pipeline, startPipeline } from '../helpers/webhook-harness.js';
 
 process.env.CRM_ALLOW_INSECURE_WEBHOOKS = 'true';
@@ -57,9 +56,7 @@ describe('failureLog (unit)', () => {
 });
 
 describe('a dead receiver under many deliveries', () => {
-  // 40 contacts, their events and 120 attempts: a DynamoDB Local of its own, so that the run's
-  // other stream workers do not slow this file's (nor this file's theirs).
-  useOwnDynamo();
+  // 40 contacts, their events and 120 attempts.
   let pipeline: Pipeline;
   const written: string[] = [];
   beforeAll(async () => {
