@@ -3,7 +3,8 @@
  * summaries (contracts §19, §21) at two account sizes on the local stack: read units
  * (ConsumedCapacity), items read and latency of `pipelines-board` (limit 10 and 25), of
  * `projects-summary` by stage (a 30-stage pipeline), status and pipeline, and of
- * `contacts-summary` by owner (50 members owning the contacts in turn); and the write units the
+ * `contacts-summary` by owner (50 members owning the contacts in turn) and a page of one owner's
+ * contacts (`contacts-list { owner_id, limit: 25 }`); and the write units the
  * changes worker spends to count one stage move (its transaction: the change's marker and the
  * counters it moves). Records are created through `projects-create` (placed in the pipeline's 30
  * stages in turn) and `contacts-create`, and counted by the stream worker before the reads.
@@ -128,6 +129,19 @@ for (const size of sizes) {
     items = Math.max(items, usage.itemsRead);
   }
   rows.push({ read: 'contacts-summary owner (50 members)', records: size, rcu: round(rcu), items_read: items, p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)) });
+  // A page of one owner's contacts (the owners in turn): its owner_id sort-ordered entries, then the page's records.
+  const pageMs: number[] = [];
+  let pageRcu = 0;
+  let pageItems = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    const { result, usage } = await measureCapacity(async () => (await invokeOperation<{ items: { owner_id: string }[] }>('contacts-list', { owner_id: owners[i % 5], limit: 25 }, people)).body.result!);
+    pageMs.push(performance.now() - t0);
+    if (result.items.length !== 25 || result.items.some((c) => c.owner_id !== owners[i % 5])) throw new Error(`contacts-list owner_id: ${result.items.length} items`);
+    pageRcu = Math.max(pageRcu, usage.rcu);
+    pageItems = Math.max(pageItems, usage.itemsRead);
+  }
+  rows.push({ read: 'contacts-list owner_id (limit 25)', records: size, rcu: round(pageRcu), items_read: pageItems, p50_ms: round(percentile(pageMs, 50)), p95_ms: round(percentile(pageMs, 95)) });
 }
 
 
