@@ -1,12 +1,12 @@
 /**
- * `npm run bench:pipelines [-- --sizes 1000,10000] [--contacts-only]`: the pipeline board and the
+ * `npm run bench:pipelines [-- --sizes 1000,10000] [--contacts-only | --projects-only]`: the pipeline board and the
  * summaries (contracts §19, §21) at two account sizes on the local stack: read units
  * (ConsumedCapacity), items read and latency of `pipelines-board` (limit 10 and 25), of
  * `projects-summary` by stage (a 30-stage pipeline), status and pipeline, and of
  * `contacts-summary` by owner (50 members owning the contacts in turn) and a page of one owner's
  * contacts (`contacts-list { owner_id, limit: 25 }`); and the write units the
  * changes worker spends to count one stage move (its transaction: the change's marker and the
- * counters it moves). Records are created through `projects-create` (placed in the pipeline's 30
+ * counters it moves). Records are created through `projects-batch-create` (placed in the pipeline's 30
  * stages in turn) and `contacts-batch-create`, and counted by the stream worker before the reads.
  * Each row is also printed on stderr as it is measured.
  * Prints a table; writes bench-pipelines.json.
@@ -24,6 +24,7 @@ import { percentile, table } from './stats.js';
 const arg = process.argv.indexOf('--sizes');
 const sizes = arg > 0 ? process.argv[arg + 1]!.split(',').map(Number) : [1_000, 10_000];
 const contactsOnly = process.argv.includes('--contacts-only');
+const projectsOnly = process.argv.includes('--projects-only');
 const RUNS = 15;
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.CRM_RATE_LIMIT ??= '0';
@@ -45,15 +46,22 @@ const pipeline = await call<Pipeline>('pipelines-create', { name: 'Sales', stage
 const CURRENCIES = ['USD', 'EUR', 'GBP'];
 
 let created = 0;
-/** Projects through projects-create, 8 at a time, each in the next stage, with an amount in one of three currencies. */
+/** Projects through projects-batch-create (100 a call, two calls at once), each in the next stage, with an amount in one of three currencies. */
 async function growTo(size: number) {
   const t = performance.now();
   let next = created;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: 2 }, async () => {
       while (next < size) {
-        const i = next++;
-        await call('projects-create', { name: `Deal ${i}`, stage_id: pipeline.stages[i % stages.length]!.id, amount: 1000 + ((i * 7919) % 100_000), currency: CURRENCIES[i % 3] });
+        const from = next;
+        next = Math.min(size, next + 100);
+        const items = Array.from({ length: next - from }, (_, j) => {
+          const i = from + j;
+          return { name: `Deal ${i}`, stage_id: pipeline.stages[i % stages.length]!.id, amount: 1000 + ((i * 7919) % 100_000), currency: CURRENCIES[i % 3] };
+        });
+        const out = await call<{ results: { ok: boolean; error?: unknown }[] }>('projects-batch-create', { items });
+        const failed = out.results.find((r) => !r.ok);
+        if (failed) throw new Error(`projects-batch-create: ${JSON.stringify(failed.error)}`);
       }
     }),
   );
@@ -108,7 +116,7 @@ for (let i = 0; i < 50; i++) {
   owners.push(r.body.result!.id);
 }
 let contacts = 0;
-for (const size of sizes) {
+for (const size of projectsOnly ? [] : sizes) {
   const t = performance.now();
   let next = contacts;
   // contacts-batch-create, 100 a call, two calls at once: each contact owned by the next member.
